@@ -1,0 +1,41 @@
+"""The MCP client: describe servers, explore them, call their tools. No Django import.
+
+    import llm_mcp
+    docs = llm_mcp.mcp(url="https://learn.microsoft.com/api/mcp")
+    docs.call("microsoft_docs_search", query="Azure Blob Storage").text
+"""
+
+from .errors import (
+    CancelledError,
+    ConfigurationError,
+    ConnectionError,
+    ForbiddenError,
+    InputRequiredError,
+    InsufficientScopeError,
+    MCPError,
+    UnauthorizedError,
+)
+from .result import Attachment, Result
+from .server import MCP, Servers, mcp
+from .session import Client
+from .tool import Tool
+from .transports import Transport
+
+__all__ = [
+    "MCP",
+    "Attachment",
+    "CancelledError",
+    "Client",
+    "ConfigurationError",
+    "ConnectionError",
+    "ForbiddenError",
+    "InputRequiredError",
+    "InsufficientScopeError",
+    "MCPError",
+    "Result",
+    "Servers",
+    "Tool",
+    "Transport",
+    "UnauthorizedError",
+    "mcp",
+]

@@ -1,0 +1,98 @@
+"""Protocol facts the engine builds on: revisions, reserved keys, error codes, JSON-RPC shapes.
+
+Kept free of heavy imports so that ``import llm_mcp.client`` stays fast; the values are
+the ones the MCP specification (revision 2026-07-28, "Base Protocol" and "Versioning")
+and the ``mcp-types`` wire models define.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+from .._version import __version__
+
+__all__ = [
+    "CLIENT_INFO",
+    "HANDSHAKE_REVISIONS",
+    "LATEST",
+    "SUPPORTED_REVISIONS",
+    "notification",
+    "request",
+]
+
+LATEST = "2026-07-28"
+"""The revision we speak first: stateless requests, ``server/discover``, per-request ``_meta``."""
+
+HANDSHAKE_REVISIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
+"""Older revisions, reached through the ``initialize`` handshake, newest first."""
+
+SUPPORTED_REVISIONS = (LATEST, *HANDSHAKE_REVISIONS)
+
+CLIENT_INFO = {"name": "llm_mcp", "version": __version__}
+"""What we call ourselves in ``clientInfo``."""
+
+META_PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
+META_CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
+META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
+
+# JSON-RPC and MCP error codes (JSON-RPC 2.0 §5.1; MCP 2026-07-28 "Error codes").
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+RESOURCE_NOT_FOUND_LEGACY = -32002
+HEADER_MISMATCH = -32020
+MISSING_REQUIRED_CLIENT_CAPABILITY = -32021
+UNSUPPORTED_PROTOCOL_VERSION = -32022
+
+RESULT_TYPES = ("complete", "input_required", "task")
+"""``resultType`` values the core protocol defines; a missing one means ``complete``."""
+
+_ids = itertools.count(1)
+
+
+def next_id() -> int:
+    """A fresh JSON-RPC request id, unique in this process."""
+    return next(_ids)
+
+
+def request(method: str, params: dict[str, Any] | None = None, *, id: int | str | None = None) -> dict[str, Any]:
+    """Build a JSON-RPC 2.0 request object (a dict ready for ``json.dumps``)."""
+    message: dict[str, Any] = {"jsonrpc": "2.0", "id": next_id() if id is None else id, "method": method}
+    if params is not None:
+        message["params"] = params
+    return message
+
+
+def notification(method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Build a JSON-RPC 2.0 notification object."""
+    message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+    if params is not None:
+        message["params"] = params
+    return message
+
+
+def error_response(id: Any, code: int, message: str) -> dict[str, Any]:
+    """Build a JSON-RPC 2.0 error response to a request the server sent us."""
+    return {"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}
+
+
+def is_response(message: Any) -> bool:
+    return isinstance(message, dict) and "id" in message and ("result" in message or "error" in message) \
+        and "method" not in message
+
+
+def is_request(message: Any) -> bool:
+    return isinstance(message, dict) and "method" in message and "id" in message
+
+
+def is_notification(message: Any) -> bool:
+    return isinstance(message, dict) and "method" in message and "id" not in message
+
+
+def is_message(message: Any) -> bool:
+    """Whether ``message`` looks like any JSON-RPC 2.0 message."""
+    return isinstance(message, dict) and message.get("jsonrpc") == "2.0" and (
+        is_response(message) or "method" in message)

@@ -1,0 +1,156 @@
+"""What a tool call returns: :class:`Result` and its :class:`Attachment` objects.
+
+MCP 2026-07-28, "Server Features / Tools / Tool Result": a result holds ``content``
+blocks (``text``, ``image``, ``audio``, ``resource`` (embedded), ``resource_link``),
+optional ``structuredContent``, ``isError`` and ``_meta``.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import copy
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["Attachment", "Result"]
+
+OCTET_STREAM = "application/octet-stream"
+
+_MAGIC = (  # a few signatures, enough to name common blobs sent without a MIME type
+    (b"\x89PNG\r\n\x1a\n", "image/png"),
+    (b"\xff\xd8\xff", "image/jpeg"),
+    (b"GIF87a", "image/gif"),
+    (b"GIF89a", "image/gif"),
+    (b"%PDF-", "application/pdf"),
+    (b"OggS", "audio/ogg"),
+    (b"ID3", "audio/mpeg"),
+)
+
+
+def sniff_mime_type(data: bytes) -> str:
+    """Guess a MIME type from the first bytes; ``application/octet-stream`` when unsure."""
+    for magic, mime in _MAGIC:
+        if data.startswith(magic):
+            return mime
+    if data[:4] == b"RIFF" and data[8:12] == b"WAVE":
+        return "audio/wav"
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return "image/webp"
+    return OCTET_STREAM
+
+
+def decode_base64(value: str) -> bytes:
+    """Decode base64 the way servers send it (padding optional); ``ValueError`` when it is not."""
+    try:
+        return base64.b64decode(value + "=" * (-len(value) % 4), validate=False)
+    except (binascii.Error, TypeError) as exc:
+        raise ValueError("content is not valid base64") from exc
+
+
+@dataclass(frozen=True)
+class Attachment:
+    """A non-text part of a result: an image, audio, an embedded resource or a resource link.
+
+        result = server.call("chart")
+        png = result.attachments[0]
+        png.kind, png.mime_type, len(png.content)      # ("image", "image/png", 1234)
+
+    Attributes:
+        kind: ``"image"``, ``"audio"``, ``"resource"`` (embedded) or ``"resource_link"``.
+        mime_type: the MIME type the server gave; for blobs without one, sniffed from the
+            bytes, else ``application/octet-stream``; ``None`` for a link without one.
+        content: ``bytes`` for images, audio and blob resources; ``str`` for text resources;
+            ``None`` for a resource link (the client never fetches it by itself).
+        uri: the resource URI (``resource`` and ``resource_link``), else ``None``.
+        name: the link's or resource's name, when given.
+        meta: the block's ``_meta`` (a dict, empty when absent).
+        raw: the content block exactly as sent.
+    """
+
+    kind: str
+    mime_type: str | None
+    content: bytes | str | None
+    uri: str | None = None
+    name: str | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
+    raw: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @property
+    def size(self) -> int | None:
+        """The content's size in bytes (UTF-8 for text), or the link's declared ``size``."""
+        if isinstance(self.content, bytes):
+            return len(self.content)
+        if isinstance(self.content, str):
+            return len(self.content.encode())
+        size = self.raw.get("size")
+        return size if isinstance(size, int) else None
+
+    @property
+    def is_text(self) -> bool:
+        return isinstance(self.content, str)
+
+    @classmethod
+    def from_block(cls, block: dict[str, Any]) -> Attachment | None:
+        """Build an attachment from a content block; ``None`` for text blocks and unknown types."""
+        kind = block.get("type")
+        meta = block.get("_meta") or {}
+        if kind in ("image", "audio"):
+            data = decode_base64(block.get("data") or "")
+            return cls(kind, block.get("mimeType") or sniff_mime_type(data), data, meta=meta, raw=block)
+        if kind == "resource":
+            resource = block.get("resource") or {}
+            uri, mime = resource.get("uri"), resource.get("mimeType")
+            if "blob" in resource:
+                data = decode_base64(resource.get("blob") or "")
+                return cls(kind, mime or sniff_mime_type(data), data, uri=uri, meta=meta, raw=block)
+            return cls(kind, mime or "text/plain", resource.get("text", ""), uri=uri, meta=meta, raw=block)
+        if kind == "resource_link":
+            return cls(kind, block.get("mimeType"), None, uri=block.get("uri"), name=block.get("name"),
+                       meta=meta, raw=block)
+        return None
+
+
+class Result:
+    """The answer to a ``tools/call``.
+
+        result = server.call("get_weather", city="Paris")
+        result.text, result.structured, result.is_error
+        result.to_dict()                     # exactly what the server sent
+
+    Attributes:
+        text: the text blocks' text joined with newlines (``""`` when there is none).
+        structured: ``structuredContent`` (any JSON value), or ``None`` when absent.
+        attachments: a list of :class:`Attachment` for every non-text block, in order.
+        meta: the result's ``_meta`` dict with keys as sent, ``{}`` when absent.
+        is_error: ``True`` when the server set ``isError`` (a tool-level failure).
+        schema_errors: messages from checking ``structured`` against the tool's
+            ``outputSchema``; empty when it conforms or when there is no schema.
+        tool_name: the server-side name of the tool that produced it, when known.
+    """
+
+    __slots__ = ("_raw", "attachments", "is_error", "meta", "schema_errors", "structured", "text", "tool_name")
+
+    def __init__(self, raw: dict[str, Any], *, tool_name: str | None = None):
+        self._raw = raw
+        self.tool_name = tool_name
+        content = raw.get("content") or []
+        self.text = "\n".join(b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text")
+        self.attachments = [a for a in (Attachment.from_block(b) for b in content if isinstance(b, dict)) if a]
+        self.structured = raw.get("structuredContent")
+        self.meta = raw.get("_meta") or {}
+        self.is_error = raw.get("isError") is True
+        self.schema_errors: list[str] = []
+
+    @property
+    def content(self) -> list[dict[str, Any]]:
+        """The raw content blocks, as sent."""
+        return self._raw.get("content") or []
+
+    def to_dict(self) -> dict[str, Any]:
+        """A deep copy of the result exactly as the server sent it."""
+        return copy.deepcopy(self._raw)
+
+    def __repr__(self) -> str:
+        text = self.text if len(self.text) <= 60 else self.text[:57] + "..."
+        return f"<Result text={text!r} attachments={len(self.attachments)} is_error={self.is_error}>"

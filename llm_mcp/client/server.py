@@ -1,0 +1,414 @@
+"""Describing a server: the :class:`MCP` base class, :func:`mcp` for inline servers, :class:`Servers`.
+
+A server is described by class attributes, the way a Django ``ModelAdmin`` is. Values
+that depend on the user or change over time may be a callable (called with the server
+instance) or the name of a method defined on the subclass; they are evaluated when
+they are needed: per request for ``bearer_token`` and ``headers``, per process start for
+``command`` and ``env``.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import ipaddress
+import logging
+import os
+import re
+import threading
+from typing import Any, Callable, Iterator
+from urllib.parse import urlsplit
+
+from .errors import MCPError
+from .param_headers import param_headers
+from .result import Result
+from .session import Client
+from .tool import Tool
+from .transports.base import Transport
+
+__all__ = ["MCP", "Servers", "check_url", "mcp"]
+
+log = logging.getLogger("llm_mcp.client")
+
+DEFAULT_TIMEOUT = 60.0
+"""Seconds a request may take when a server sets no ``timeout``."""
+
+SETTINGS = ("url", "allow_http", "command", "directory", "env", "transport", "name", "timeout", "bearer_token",
+            "headers", "inputs")
+
+
+def check_url(url: str, *, allow_http: bool = False) -> str:
+    """Validate a server URL and return it.
+
+    Raises ``ValueError`` (naming the option to use) for a scheme other than ``https`` or
+    ``http``, for credentials in the URL (use ``bearer_token`` or ``headers``), and for
+    plain ``http`` to a host other than ``localhost`` or a loopback address unless
+    ``allow_http=True``.
+    """
+    if not isinstance(url, str):
+        raise ValueError(f"url must be a string, not {type(url).__name__}")
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"url must be an absolute http(s) URL, got scheme {parts.scheme!r}")
+    if parts.username is not None or parts.password is not None:
+        raise ValueError("url must not carry credentials; send them with bearer_token or headers")
+    if parts.scheme == "http" and not allow_http and not _is_loopback(parts.hostname):
+        raise ValueError(f"plain http to {parts.hostname!r} is not encrypted; use https, or set allow_http=True "
+                         "for a private network you trust")
+    return url
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def _snake(name: str) -> str:
+    name = re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1_\2", name)
+    return re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name).lower()
+
+
+class MCP:
+    """An MCP server your app connects to.
+
+        class Linear(llm_mcp.MCP):
+            url = "https://mcp.linear.app/mcp"
+            bearer_token = lambda self: self.user.linear_token
+
+    Attributes (class settings; see ``docs/servers.md``):
+        url: Streamable HTTP endpoint (https; http only for loopback unless ``allow_http``).
+        allow_http: allow plain http to a non-loopback host (a network you trust).
+        command: argv list of a stdio server (run without a shell).
+        directory: working directory of the stdio process.
+        env: extra environment for the stdio process (values may be callables).
+        transport: a callable or method name returning a custom transport object.
+        name: the server's name (default: the class name in snake_case, or the URL's host
+            or the command's executable for inline servers).
+        timeout: seconds a request may take (default 60).
+        bearer_token: sent as ``Authorization: Bearer ...`` on every HTTP request.
+        headers: extra HTTP headers; values (or the whole dict) may be callables.
+        inputs: names of the keyword arguments the constructor takes (``["user"]``).
+    """
+
+    url: Any = None
+    allow_http: bool = False
+    command: Any = None
+    directory: Any = None
+    env: Any = None
+    transport: Any = None
+    name: Any = None
+    timeout: float | None = None
+    bearer_token: Any = None
+    headers: Any = None
+    inputs: Any = ()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        url = cls.__dict__.get("url")
+        if isinstance(url, str) and not cls._names_method(url):
+            check_url(url, allow_http=bool(cls.allow_http))
+
+    def __init__(self, **inputs: Any):
+        declared = [self.inputs] if isinstance(self.inputs, str) else list(self.inputs or ())
+        for key in inputs:
+            if key not in declared:
+                raise TypeError(f"{type(self).__name__} takes the inputs {declared}, not {key!r}")
+        for key in declared:
+            setattr(self, key, inputs.get(key))
+        self._options: dict[str, Any] = getattr(self, "_options", {})
+        self._client: Client | None = None
+        self._tools: list[Tool] | None = None
+        self._lock = threading.RLock()
+        self.name = self._default_name()
+        if self._option("transport") is None and self._option("url") is None and self._option("command") is None:
+            raise ValueError(f"{type(self).__name__} needs a url, a command or a transport")
+        url = self._option("url")
+        if isinstance(url, str) and not self._names_method(url):
+            check_url(url, allow_http=bool(self._option("allow_http")))
+
+    # -- settings -----------------------------------------------------------------------------
+
+    @classmethod
+    def _names_method(cls, value: Any) -> bool:
+        """Whether a string names a method defined on a subclass (not on MCP itself)."""
+        if not isinstance(value, str) or not value.isidentifier():
+            return False
+        for klass in cls.__mro__:
+            if klass is MCP:
+                return False
+            if value in klass.__dict__ and callable(klass.__dict__[value]):
+                return True
+        return False
+
+    def _option(self, key: str) -> Any:
+        if key in self._options:
+            return self._options[key]
+        return inspect.getattr_static(type(self), key)
+
+    def resolve(self, value: Any) -> Any:
+        """Evaluate a setting: call a callable (with this instance when it takes an argument),
+        call the method a string names, or return a literal as it is."""
+        if isinstance(value, (staticmethod, classmethod)):
+            value = value.__get__(None, type(self))
+        if isinstance(value, str) and self._names_method(value):
+            return getattr(self, value)()
+        if callable(value) and not isinstance(value, type):
+            try:
+                takes_instance = bool(inspect.signature(value).parameters)
+            except (TypeError, ValueError):
+                takes_instance = False
+            return value(self) if takes_instance else value()
+        return value
+
+    def setting(self, key: str) -> Any:
+        """The current value of a setting, evaluated (see :meth:`resolve`)."""
+        return self.resolve(self._option(key))
+
+    def _default_name(self) -> str:
+        name = self.setting("name") if self._option("name") is not None else None
+        if name:
+            return str(name)
+        if type(self) is not _Inline:
+            return _snake(type(self).__name__)
+        url = self._option("url")
+        if isinstance(url, str):
+            return urlsplit(url).hostname or "server"
+        command = self._option("command")
+        if isinstance(command, (list, tuple)) and command:
+            return os.path.basename(str(command[0]))
+        if isinstance(command, str) and command.strip():
+            return os.path.basename(command.split()[0])
+        raise ValueError("an inline server with a transport or a computed url/command needs a name=")
+
+    def http_headers(self) -> dict[str, str]:
+        """The headers sent with every HTTP request: ``headers`` then ``Authorization``."""
+        headers = self.setting("headers") or {}
+        result = {str(k): str(self.resolve(v)) for k, v in dict(headers).items() if self.resolve(v) is not None}
+        token = self.setting("bearer_token")
+        if token:
+            result["Authorization"] = f"Bearer {token}"
+        return result
+
+    def process_spec(self) -> tuple[list[str], dict[str, str]]:
+        """``(argv, env)`` for a stdio process, evaluated now (at each process start)."""
+        from .transports.stdio import child_environment
+
+        command = self.setting("command")
+        argv = command.split() if isinstance(command, str) else [str(part) for part in command]
+        if not argv:
+            raise ValueError(f"{self.name}: command is empty")
+        env = self.setting("env") or {}
+        values = {k: self.resolve(v) for k, v in dict(env).items()}
+        return argv, child_environment({k: v for k, v in values.items() if v is not None})
+
+    # -- the connection -----------------------------------------------------------------------
+
+    @property
+    def client(self) -> Client:
+        """The protocol client for this server, built on first use (no I/O until a request)."""
+        with self._lock:
+            if self._client is None:
+                self._client = self._build_client()
+            return self._client
+
+    def _build_client(self) -> Client:
+        timeout = float(self.setting("timeout") or DEFAULT_TIMEOUT)
+        if self._option("transport") is not None:
+            transport: Transport = self.setting("transport")
+            return Client(transport, name=self.name, timeout=timeout)
+        if self._option("url") is not None:
+            from .transports.http import HTTPTransport
+            from .transports.sse import SSETransport
+
+            url = check_url(self.setting("url"), allow_http=bool(self._option("allow_http")))
+            http = HTTPTransport(url, name=self.name, headers=self.http_headers, timeout=timeout)
+            return Client(http, name=self.name, timeout=timeout, era_key=url,
+                          legacy_transport=lambda: SSETransport(url, name=self.name, headers=self.http_headers,
+                                                                timeout=timeout))
+        from .transports.stdio import StdioTransport
+
+        directory = self.setting("directory")
+        stdio = StdioTransport(self.process_spec, name=self.name, directory=str(directory) if directory else None,
+                               timeout=timeout)
+        return Client(stdio, name=self.name, timeout=timeout)
+
+    def connect(self) -> MCP:
+        """Contact the server now (it is otherwise contacted on first use); returns ``self``."""
+        self.client.connect()
+        return self
+
+    def close(self) -> None:
+        """Stop the stdio process or end the HTTP session; the next request reconnects."""
+        with self._lock:
+            if self._client is not None:
+                self._client.close()
+
+    def __enter__(self) -> MCP:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def protocol_version(self) -> str:
+        """The revision in use, e.g. ``"2026-07-28"`` (connects)."""
+        self.client.connect()
+        return self.client.protocol_version or ""
+
+    @property
+    def server_info(self) -> dict[str, Any]:
+        """The server's identity, ``{"name": ..., "version": ...}`` (connects)."""
+        self.client.connect()
+        return self.client.server_info
+
+    @property
+    def capabilities(self) -> dict[str, Any]:
+        """The server's capabilities (connects)."""
+        self.client.connect()
+        return self.client.capabilities
+
+    @property
+    def instructions(self) -> str | None:
+        """The server's instructions, or ``None`` (connects)."""
+        self.client.connect()
+        return self.client.instructions
+
+    # -- tools --------------------------------------------------------------------------------
+
+    @property
+    def tools(self) -> list[Tool]:
+        """Every tool the server lists (all pages), read once and kept; see :meth:`refresh_tools`."""
+        with self._lock:
+            if self._tools is None:
+                self._tools = self._list_tools()
+            return list(self._tools)
+
+    def refresh_tools(self) -> list[Tool]:
+        """List the tools again."""
+        with self._lock:
+            self._tools = None
+        return self.tools
+
+    def _list_tools(self) -> list[Tool]:
+        tools = []
+        for definition in self.client.list("tools/list", "tools"):
+            if not isinstance(definition.get("name"), str):
+                log.warning("MCP server %s listed a tool without a name; skipped", self.name)
+                continue
+            try:
+                tools.append(Tool(self, definition))
+            except ValueError as exc:
+                log.warning("MCP server %s: dropped tool %s: %s", self.name, definition["name"], exc)
+        return tools
+
+    def tool(self, name: str) -> Tool | None:
+        """The tool with this server-side name, or ``None``."""
+        return next((t for t in self.tools if t.server_name == name), None)
+
+    def call(self, name: str, /, **arguments: Any) -> Result:
+        """Call a tool by its server-side name; returns a :class:`Result`.
+
+        Raises ``MCPError`` (``.code`` set) when the server answers with a JSON-RPC error,
+        ``ConnectionError`` when it cannot be reached, ``UnauthorizedError`` or
+        ``ForbiddenError`` when it refuses.
+        """
+        tool = self.tool(name)
+        if tool is None:
+            tool = Tool(self, {"name": name})
+        return self.run(tool, arguments)
+
+    def run(self, tool: Tool, arguments: dict[str, Any]) -> Result:
+        """Send ``tools/call`` for ``tool`` with ``arguments`` (as the model or caller gave them)."""
+        params = {"name": tool.server_name, "arguments": arguments}
+        try:
+            raw = self.client.request("tools/call", params, headers=param_headers(tool.header_map, arguments),
+                                      resend=tool.idempotent)
+        except MCPError as exc:
+            if exc.code != -32020:  # HEADER_MISMATCH: our idea of the tool is stale
+                raise
+            fresh = next((t for t in self.refresh_tools() if t.server_name == tool.server_name), tool)
+            raw = self.client.request("tools/call", params, headers=param_headers(fresh.header_map, arguments),
+                                      resend=fresh.idempotent)
+            tool = fresh
+        result = Result(raw, tool_name=tool.server_name)
+        tool.check_output(result)
+        return result
+
+    def __getattr__(self, attribute: str) -> Callable[..., Result]:
+        if attribute.startswith("_") or attribute in SETTINGS:
+            raise AttributeError(attribute)
+        tool = self.tool(attribute)
+        if tool is None:
+            raise AttributeError(f"{type(self).__name__} {self.__dict__.get('name')!r} has no tool {attribute!r}")
+        return functools.partial(self.call, attribute)
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.__dict__.get('name')!r}>"
+
+
+class _Inline(MCP):
+    """A server built by :func:`mcp` from keyword arguments."""
+
+    def __init__(self, options: dict[str, Any]):
+        self._options = options
+        super().__init__()
+
+
+def mcp(**options: Any) -> MCP:
+    """Build a server without writing a class: ``llm_mcp.mcp(url="https://...")``.
+
+    Takes the class settings as keywords (``url``, ``command``, ``allow_http``,
+    ``transport``, ``bearer_token``, ``headers``, ``env``, ``directory``, ``timeout``,
+    ``name``). Callables are called with the server. Raises ``ValueError`` for an
+    unknown keyword, a refused URL, or a ``transport`` without ``name``.
+    """
+    unknown = sorted(k for k in options if k not in SETTINGS or k == "inputs")
+    if unknown:
+        raise ValueError(f"llm_mcp.mcp() got unknown settings {unknown}")
+    if "transport" in options and not options.get("name"):
+        raise ValueError("llm_mcp.mcp(transport=...) needs a name=, since it has no URL or command to be named after")
+    return _Inline(options)
+
+
+class Servers:
+    """Servers by name, as a chat or a page holds them: ``servers.linear``, ``servers["files"]``.
+
+        servers = Servers([Linear(user=u), llm_mcp.mcp(command=["npx", "server"], name="files")])
+        servers["files"].tools
+
+    Raises ``ValueError`` naming both servers when two share a name.
+    """
+
+    def __init__(self, servers: list[MCP] | tuple[MCP, ...] = ()):
+        self._by_name: dict[str, MCP] = {}
+        for server in servers:
+            self.add(server)
+
+    def add(self, server: MCP) -> None:
+        other = self._by_name.get(server.name)
+        if other is not None and other is not server:
+            raise ValueError(f"two MCP servers are named {server.name!r}: {other!r} and {server!r}; "
+                             "give one of them its own name=")
+        self._by_name[server.name] = server
+
+    def __getitem__(self, name: str) -> MCP:
+        return self._by_name[name]
+
+    def __getattr__(self, name: str) -> MCP:
+        try:
+            return self.__dict__["_by_name"][name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    def __iter__(self) -> Iterator[MCP]:
+        return iter(self._by_name.values())
+
+    def __len__(self) -> int:
+        return len(self._by_name)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._by_name

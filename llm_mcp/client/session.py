@@ -1,0 +1,353 @@
+"""One server's protocol state: which revision it speaks, and every request's envelope.
+
+The client speaks revision 2026-07-28 first: each request stands alone and carries
+``_meta`` with our protocol version, capabilities and identity; ``server/discover`` tells
+us the server's identity, capabilities and instructions. When the server turns that
+down the way an older server does, we fall back to the ``initialize`` handshake
+(2025-11-25 back to 2024-11-05) and, over HTTP, to the 2024-11-05 HTTP+SSE transport.
+See MCP 2026-07-28, "Lifecycle" and "Backward compatibility".
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import threading
+from typing import Any, Callable
+
+from . import protocol
+from .errors import ConnectionError, InputRequiredError, MCPError
+from .transports.base import LegacyProtocolError, SessionExpiredError, StreamBrokenError, Transport
+
+__all__ = ["Client"]
+
+log = logging.getLogger("llm_mcp.client")
+
+MODERN = "modern"
+HANDSHAKE = "handshake"
+LEGACY_SSE = "sse"
+
+PROBE_TIMEOUT = 10.0
+"""Seconds a stdio server gets to answer ``server/discover`` before we try the handshake."""
+
+_eras: dict[str, str] = {}
+"""What each endpoint spoke last time, per process: endpoint URL (or command) -> era."""
+
+_LOG_LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "notice": logging.INFO, "warning": logging.WARNING,
+               "error": logging.ERROR, "critical": logging.CRITICAL, "alert": logging.CRITICAL,
+               "emergency": logging.CRITICAL}
+
+
+class Client:
+    """Speaks MCP to one server over a transport.
+
+        client = Client(transport, name="docs")
+        tools = client.list("tools/list", "tools")
+        result = client.request("tools/call", {"name": "search", "arguments": {"q": "x"}})
+
+    Attributes:
+        transport: the object that carries messages (see ``transports.base``).
+        name: the server's name, for logs and errors.
+        timeout: seconds a request may take, or ``None`` for the transport's own.
+        era_key: where the detected era is remembered for the process (an endpoint URL),
+            or ``None`` to remember it on this object only.
+        legacy_transport: a callable building the 2024-11-05 HTTP+SSE transport, for HTTP.
+        protocol_version: the revision in use once connected, e.g. ``"2026-07-28"``.
+        server_info: the server's ``{"name", "version", ...}``, once connected.
+        capabilities: the server's capabilities dict, once connected.
+        instructions: the server's instructions, or ``None``.
+    """
+
+    def __init__(self, transport: Transport, *, name: str = "server", timeout: float | None = None,
+                 era_key: str | None = None, legacy_transport: Callable[[], Transport] | None = None):
+        self.transport = transport
+        self.name = name
+        self.timeout = timeout
+        self.era_key = era_key
+        self.legacy_transport = legacy_transport
+        self.era: str | None = None
+        self.protocol_version: str | None = None
+        self.server_info: dict[str, Any] = {}
+        self.capabilities: dict[str, Any] = {}
+        self.instructions: str | None = None
+        self.on_notification: list[Callable[[dict[str, Any]], None]] = []
+        self._progress: dict[Any, Callable[[dict[str, Any]], None]] = {}
+        self._tokens = itertools.count(1)
+        self._lock = threading.RLock()
+        self._server_log = logging.getLogger(f"llm_mcp.server.{name}")
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        """The ``_meta`` every 2026-07-28 request carries; computed, nothing is sent.
+
+        Declares no capabilities, so servers send no questions or extension features.
+        """
+        return {
+            protocol.META_PROTOCOL_VERSION: protocol.LATEST,
+            protocol.META_CLIENT_CAPABILITIES: {},
+            protocol.META_CLIENT_INFO: dict(protocol.CLIENT_INFO),
+        }
+
+    @property
+    def connected(self) -> bool:
+        return self.era is not None
+
+    # -- connecting ---------------------------------------------------------------------------
+
+    def connect(self) -> None:
+        """Find out which revision the server speaks; raises ``MCPError`` if it speaks none we know."""
+        with self._lock:
+            if self.era is not None and self._transport_alive():
+                return
+            remembered = _eras.get(self.era_key) if self.era_key else self.era
+            if remembered == LEGACY_SSE and self.legacy_transport is not None:
+                self._switch_to_legacy()
+            if remembered in (None, MODERN) and self._discover():
+                return
+            self._handshake()
+
+    def _transport_alive(self) -> bool:
+        # A handshake-era stdio server whose process ended needs a new handshake.
+        return self.era == MODERN or getattr(self.transport, "running", True)
+
+    def _remember(self, era: str) -> None:
+        self.era = era
+        if self.era_key:
+            _eras[self.era_key] = era
+
+    def _discover(self, version: str = protocol.LATEST, retries: int = 1) -> bool:
+        message = protocol.request("server/discover", {"_meta": self._meta_for(version)})
+        probe = None if self.era_key else min(PROBE_TIMEOUT, self.timeout or PROBE_TIMEOUT)
+        try:
+            response = self.transport.request(message, version=version, timeout=probe, on_message=self._on_message)
+        except LegacyProtocolError:
+            return False
+        except ConnectionError as exc:
+            if self.era_key or exc.status is not None:
+                raise
+            return False  # a stdio server that ignores the probe or exits on it predates 2026-07-28
+        error = response.get("error")
+        if isinstance(error, dict):
+            code = error.get("code")
+            if code == protocol.UNSUPPORTED_PROTOCOL_VERSION and retries > 0:
+                chosen = self._choose((error.get("data") or {}).get("supported"))
+                if chosen == protocol.LATEST:
+                    return self._discover(chosen, retries - 1)
+                return False
+            if code in (protocol.HEADER_MISMATCH, protocol.MISSING_REQUIRED_CLIENT_CAPABILITY):
+                raise self._error(error, "server/discover")
+            return False  # "method not found", "not initialized", ...: an older server
+        result = response.get("result")
+        if not isinstance(result, dict):
+            raise MCPError(f"MCP server {self.name!r} answered server/discover without a result", server=self.name)
+        if protocol.LATEST not in (result.get("supportedVersions") or []):
+            if self._choose(result.get("supportedVersions")) is None:
+                raise MCPError(f"MCP server {self.name!r} speaks none of the revisions we know "
+                               f"({result.get('supportedVersions')})", server=self.name)
+            return False
+        meta = result.get("_meta") or {}
+        self.protocol_version = protocol.LATEST
+        self.server_info = result.get("serverInfo") or meta.get("io.modelcontextprotocol/serverInfo") or {}
+        self.capabilities = result.get("capabilities") or {}
+        self.instructions = result.get("instructions")
+        self._remember(MODERN)
+        log.debug("MCP server %s speaks %s", self.name, protocol.LATEST)
+        return True
+
+    def _handshake(self, *, legacy_tried: bool = False) -> None:
+        message = protocol.request("initialize", {
+            "protocolVersion": protocol.HANDSHAKE_REVISIONS[0],
+            "capabilities": {},
+            "clientInfo": dict(protocol.CLIENT_INFO),
+        })
+        try:
+            response = self.transport.request(message, version=None, timeout=self.timeout,
+                                              on_message=self._on_message)
+        except LegacyProtocolError as exc:
+            if self.legacy_transport is None or legacy_tried:
+                raise MCPError(f"MCP server {self.name!r} speaks none of the revisions we know "
+                               f"(HTTP {exc.status} to initialize)", server=self.name) from None
+            self._switch_to_legacy()
+            return self._handshake(legacy_tried=True)
+        if "error" in response:
+            raise self._error(response["error"], "initialize")
+        result = response.get("result") or {}
+        version = result.get("protocolVersion")
+        if version not in protocol.HANDSHAKE_REVISIONS:
+            raise MCPError(f"MCP server {self.name!r} speaks none of the revisions we know ({version!r})",
+                           server=self.name)
+        self.protocol_version = version
+        self.server_info = result.get("serverInfo") or {}
+        self.capabilities = result.get("capabilities") or {}
+        self.instructions = result.get("instructions")
+        self.transport.notify(protocol.notification("notifications/initialized"), version=version)
+        self._remember(LEGACY_SSE if legacy_tried or self.era == LEGACY_SSE else HANDSHAKE)
+        log.debug("MCP server %s speaks %s (handshake)", self.name, version)
+
+    def _switch_to_legacy(self) -> None:
+        assert self.legacy_transport is not None
+        self.transport.close()
+        self.transport = self.legacy_transport()
+        self.era = LEGACY_SSE
+        self.legacy_transport = None
+
+    @staticmethod
+    def _choose(supported: Any) -> str | None:
+        if not isinstance(supported, list):
+            return None
+        return next((v for v in protocol.SUPPORTED_REVISIONS if v in supported), None)
+
+    def _meta_for(self, version: str, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+        meta = dict(extra or {})
+        meta.update(self.meta)
+        meta[protocol.META_PROTOCOL_VERSION] = version
+        return meta
+
+    # -- requests -----------------------------------------------------------------------------
+
+    def request(self, method: str, params: dict[str, Any] | None = None, *, headers: dict[str, str] | None = None,
+                timeout: float | None = None, resend: bool = True,
+                on_progress: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
+        """Send one request and return its ``result`` dict.
+
+        Args:
+            method: the JSON-RPC method, e.g. ``"tools/list"``.
+            params: its params (our ``_meta`` is merged into theirs on 2026-07-28).
+            headers: ``Mcp-Param-*`` headers for the transport (2026-07-28 only).
+            timeout: seconds, overriding the server's timeout.
+            resend: whether a request whose stream broke may be sent again (new id).
+            on_progress: receives each ``notifications/progress`` params dict for this request.
+
+        Raises:
+            MCPError: a JSON-RPC error (``.code``), an unknown ``resultType``, or a stream
+                that broke three times. ``ConnectionError`` when unreachable.
+            InputRequiredError: the server answered with an ``InputRequiredResult``.
+        """
+        self.connect()
+        token = None
+        params = dict(params or {})
+        if on_progress is not None:
+            token = f"{self.name}-{next(self._tokens)}"
+            params["_meta"] = {**(params.get("_meta") or {}), "progressToken": token}
+            self._progress[token] = on_progress
+        try:
+            return self._send(method, params, headers, timeout, resend)
+        finally:
+            if token is not None:
+                self._progress.pop(token, None)
+
+    def _send(self, method: str, params: dict[str, Any], headers: dict[str, str] | None,
+              timeout: float | None, resend: bool) -> dict[str, Any]:
+        renegotiated = renewed = False
+        attempts = 0
+        while True:
+            attempts += 1
+            version = self.protocol_version
+            if self.era == MODERN:
+                body = {**params, "_meta": self._meta_for(version, params.get("_meta"))}
+            else:
+                body = params
+            message = protocol.request(method, body or None)
+            try:
+                response = self.transport.request(message, version=version, timeout=timeout or self.timeout,
+                                                  headers=headers if self.era == MODERN else None,
+                                                  on_message=self._on_message)
+            except SessionExpiredError:
+                if renewed:
+                    raise MCPError(f"MCP server {self.name!r} ended the new session too (HTTP 404)",
+                                   server=self.name) from None
+                renewed = True
+                self.era = None
+                self._handshake()
+                continue
+            except StreamBrokenError as exc:
+                if not resend or attempts >= 3:
+                    raise MCPError(str(exc), server=self.name) from None
+                continue
+            error = response.get("error")
+            if isinstance(error, dict):
+                if error.get("code") == protocol.UNSUPPORTED_PROTOCOL_VERSION and self.era == MODERN \
+                        and not renegotiated:
+                    renegotiated = True
+                    chosen = self._choose((error.get("data") or {}).get("supported"))
+                    if chosen is None:
+                        raise self._error(error, method)
+                    if chosen != protocol.LATEST:
+                        self.era = None
+                        self._handshake()
+                    continue
+                raise self._error(error, method)
+            return self._complete(response.get("result"), method)
+
+    def _complete(self, result: Any, method: str) -> dict[str, Any]:
+        if not isinstance(result, dict):
+            raise MCPError(f"MCP server {self.name!r} answered {method} without a result object", server=self.name)
+        kind = result.get("resultType", "complete")
+        if kind == "complete":
+            return result
+        if kind == "input_required":
+            raise InputRequiredError(f"MCP server {self.name!r} needs input to finish {method}", server=self.name,
+                                     requests=result.get("inputRequests"), request_state=result.get("requestState"))
+        if kind == "task":
+            raise MCPError(f"MCP server {self.name!r} answered {method} with a task, which we did not ask for",
+                           server=self.name)
+        raise MCPError(f"MCP server {self.name!r} answered {method} with an unknown resultType {kind!r}",
+                       server=self.name)
+
+    def list(self, method: str, key: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+        """Every item of a paginated list (``tools/list`` -> ``"tools"``), following ``nextCursor``."""
+        items: list[dict[str, Any]] = []
+        seen: set[str] = set()
+        cursor = None
+        while True:
+            page_params = dict(params or {})
+            if cursor is not None:
+                page_params["cursor"] = cursor
+            result = self.request(method, page_params)
+            items.extend(i for i in result.get(key) or [] if isinstance(i, dict))
+            cursor = result.get("nextCursor")
+            if not cursor or cursor in seen:
+                return items
+            seen.add(cursor)
+
+    def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
+        """Send a notification (2026-07-28: with our ``_meta``)."""
+        self.connect()
+        if self.era == MODERN:
+            params = {**(params or {}), "_meta": self._meta_for(self.protocol_version, (params or {}).get("_meta"))}
+        self.transport.notify(protocol.notification(method, params), version=self.protocol_version)
+
+    def close(self) -> None:
+        """End the session (DELETE on handshake-era HTTP) and stop the transport."""
+        with self._lock:
+            self.transport.close()
+            if self.era != MODERN:
+                self.era = None
+
+    # -- messages from the server -------------------------------------------------------------
+
+    def _on_message(self, message: dict[str, Any]) -> dict[str, Any] | None:
+        method = message.get("method")
+        if protocol.is_request(message):
+            if method == "ping":
+                return {"jsonrpc": "2.0", "id": message["id"], "result": {}}
+            log.debug("MCP server %s asked %s, which we do not support", self.name, method)
+            return protocol.error_response(message["id"], protocol.METHOD_NOT_FOUND, "Method not supported")
+        params = message.get("params") or {}
+        if method == "notifications/progress":
+            callback = self._progress.get(params.get("progressToken"))
+            if callback is not None:
+                callback(params)
+        elif method == "notifications/message":
+            level = _LOG_LEVELS.get(str(params.get("level", "info")), logging.INFO)
+            self._server_log.log(level, "%s", params.get("data"))
+        elif method and not any(method.startswith(p) for p in ("notifications/",)):
+            log.debug("MCP server %s sent an unknown notification %s; ignored", self.name, method)
+        for callback in self.on_notification:
+            callback(message)
+        return None
+
+    def _error(self, error: dict[str, Any], method: str) -> MCPError:
+        return MCPError(f"MCP server {self.name!r} answered {method} with error {error.get('code')}: "
+                        f"{error.get('message', '')}", code=error.get("code"), data=error.get("data"),
+                        server=self.name)

@@ -1,0 +1,130 @@
+"""A tool an MCP server offers, as the client sees it.
+
+MCP 2026-07-28, "Server Features / Tools": a definition has ``name``, ``title``,
+``description``, ``inputSchema``, ``outputSchema``, ``annotations`` (behaviour hints) and
+``_meta``; MCP Apps (``io.modelcontextprotocol/ui``) put the UI resource in
+``_meta.ui.resourceUri`` and who may call the tool in ``_meta.ui.visibility``.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from .param_headers import tool_header_map
+
+if TYPE_CHECKING:
+    from .result import Result
+    from .server import MCP
+
+__all__ = ["Tool"]
+
+log = logging.getLogger("llm_mcp.client")
+
+
+class Tool:
+    """One tool of a server; calling it calls the server.
+
+        tool = server.tools[0]
+        tool.name, tool.read_only, tool.input_schema
+        result = tool.call(query="Azure Blob Storage")
+
+    Attributes:
+        name: the name the model calls it by (the server name, unless renamed).
+        server_name: the tool's name on the server.
+        server: the ``MCP`` instance it belongs to.
+        title: the display title (``title``, else ``annotations.title``), or ``None``.
+        description: the description the model sees (``""`` when the server gives none).
+        input_schema: the JSON Schema of its arguments, exactly as sent (never dereferenced).
+        output_schema: the JSON Schema of its ``structuredContent``, or ``None``.
+        annotations: the behaviour hints as sent (a dict, empty when absent).
+        meta: the definition's ``_meta`` with keys as sent, ``{}`` when absent.
+        definition: the whole definition as the server sent it.
+    """
+
+    def __init__(self, server: MCP, definition: dict[str, Any], *, name: str | None = None,
+                 description: str | None = None):
+        self.server = server
+        self.definition = definition
+        self.server_name: str = definition["name"]
+        self.name = name or self.server_name
+        annotations = definition.get("annotations")
+        self.annotations: dict[str, Any] = annotations if isinstance(annotations, dict) else {}
+        self.title: str | None = definition.get("title") or self.annotations.get("title")
+        self.description: str = description if description is not None else (definition.get("description") or "")
+        schema = definition.get("inputSchema")
+        self.input_schema: dict[str, Any] = schema if isinstance(schema, dict) else {"type": "object"}
+        output = definition.get("outputSchema")
+        self.output_schema: dict[str, Any] | None = output if isinstance(output, dict) else None
+        meta = definition.get("_meta")
+        self.meta: dict[str, Any] = meta if isinstance(meta, dict) else {}
+        self.header_map = tool_header_map(self.input_schema)  # ValueError: the server drops the tool
+        self._validator: Any = None
+
+    # Behaviour hints (MCP "ToolAnnotations"): trust them as far as you trust the server.
+
+    @property
+    def read_only(self) -> bool:
+        """``True`` only when ``readOnlyHint`` is exactly ``true``."""
+        return self.annotations.get("readOnlyHint") is True
+
+    @property
+    def destructive(self) -> bool:
+        """``True`` unless read-only or ``destructiveHint`` is exactly ``false``."""
+        return not self.read_only and self.annotations.get("destructiveHint") is not False
+
+    @property
+    def idempotent(self) -> bool:
+        """``True`` only when ``idempotentHint`` is exactly ``true``."""
+        return self.annotations.get("idempotentHint") is True
+
+    @property
+    def open_world(self) -> bool:
+        """``True`` unless ``openWorldHint`` is exactly ``false``."""
+        return self.annotations.get("openWorldHint") is not False
+
+    @property
+    def ui(self) -> dict[str, Any]:
+        ui = self.meta.get("ui")
+        return ui if isinstance(ui, dict) else {}
+
+    @property
+    def ui_uri(self) -> str | None:
+        """The ``ui://`` resource an MCP App renders beside this tool's results, or ``None``."""
+        uri = self.ui.get("resourceUri") or self.meta.get("ui/resourceUri")
+        return uri if isinstance(uri, str) else None
+
+    @property
+    def visibility(self) -> list[str] | None:
+        """Who may call it: ``["model", "app"]`` by default for an App tool, ``None`` otherwise."""
+        visibility = self.ui.get("visibility")
+        if isinstance(visibility, list):
+            return [str(v) for v in visibility]
+        return ["model", "app"] if self.ui_uri else None
+
+    def call(self, **arguments: Any) -> Result:
+        """Call the tool on its server; a ``tool_call`` keyword is dropped, not sent.
+
+        Returns the :class:`~llm_mcp.client.result.Result`. Raises ``MCPError`` (and its
+        subclasses) when the server fails the request.
+        """
+        arguments.pop("tool_call", None)
+        return self.server.run(self, arguments)
+
+    def check_output(self, result: Result) -> None:
+        """Check ``result.structured`` against ``output_schema``; problems go to ``result.schema_errors``."""
+        if self.output_schema is None or result.structured is None or result.is_error:
+            return
+        if self._validator is None:
+            from jsonschema.validators import validator_for
+
+            cls = validator_for(self.output_schema)
+            self._validator = cls(self.output_schema)
+        errors = [e.message for e in self._validator.iter_errors(result.structured)]
+        if errors:
+            result.schema_errors.extend(errors)
+            log.warning("MCP server %s: tool %s answered structured content that does not match its "
+                        "outputSchema: %s", self.server.name, self.server_name, "; ".join(errors[:3]))
+
+    def __repr__(self) -> str:
+        return f"<Tool name: {self.name!r}, read_only: {self.read_only}>"

@@ -1,0 +1,370 @@
+"""Streamable HTTP: JSON-RPC over POST, answered as JSON or as a server-sent event stream.
+
+MCP 2026-07-28, "Transports / Streamable HTTP" (and 2025-11-25 for the handshake era):
+each message is POSTed with ``Accept: application/json, text/event-stream``; the server
+answers with one JSON body or an SSE stream that may carry notifications and requests
+before the response. In the handshake era the server may hand out an ``Mcp-Session-Id``
+that we send back until it expires (404) or we ``close()`` (DELETE).
+
+Safety: redirects are never followed, and headers never reach the logs.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import functools
+import json
+import logging
+import ssl
+import threading
+import time
+from typing import Any, Callable, Iterator
+
+import httpx
+from httpx_sse import EventSource
+
+from .. import protocol
+from ..errors import ConnectionError, ForbiddenError, InsufficientScopeError, MCPError, UnauthorizedError
+from ..param_headers import method_headers
+from .base import LegacyProtocolError, MessageHandler, SessionExpiredError, StreamBrokenError
+
+__all__ = ["HTTPTransport", "shared_ssl_context"]
+
+log = logging.getLogger("llm_mcp.client.http")
+
+ACCEPT = "application/json, text/event-stream"
+MAX_ATTEMPTS = 3
+"""Attempts at one request whose stream broke: the first, then at most two resumptions."""
+
+
+@functools.lru_cache(maxsize=1)
+def shared_ssl_context() -> ssl.SSLContext:
+    """One TLS context for every server: building one costs tens of milliseconds."""
+    import certifi
+
+    return ssl.create_default_context(cafile=certifi.where())
+
+
+def retry_after_seconds(value: str | None) -> float | None:
+    """Parse ``Retry-After`` (RFC 9110 §10.2.3): delay seconds or an HTTP date."""
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def parse_challenge(value: str) -> dict[str, str]:
+    """The auth-params of a ``WWW-Authenticate: Bearer`` challenge (RFC 6750 §3), lower-cased keys."""
+    params: dict[str, str] = {}
+    rest = value.split(" ", 1)[1] if " " in value.strip() else ""
+    key = ""
+    i = 0
+    while i < len(rest):
+        ch = rest[i]
+        if ch == "=":
+            key = key.strip().strip(",").strip().lower()
+            i += 1
+            if i < len(rest) and rest[i] == '"':
+                end = i + 1
+                buf = []
+                while end < len(rest) and rest[end] != '"':
+                    if rest[end] == "\\" and end + 1 < len(rest):
+                        end += 1
+                    buf.append(rest[end])
+                    end += 1
+                params[key] = "".join(buf)
+                i = end + 1
+            else:
+                end = rest.find(",", i)
+                end = len(rest) if end < 0 else end
+                params[key] = rest[i:end].strip()
+                i = end
+            key = ""
+        else:
+            key += ch
+            i += 1
+    return params
+
+
+class HTTPTransport:
+    """Streamable HTTP to one endpoint, over one pooled ``httpx.Client``.
+
+        transport = HTTPTransport("https://mcp.example.com/mcp", name="example", headers=lambda: {...})
+        transport.request(protocol.request("tools/list"), version="2026-07-28")
+        transport.close()
+
+    Attributes:
+        url: the endpoint URL.
+        name: the server name, for logs and errors.
+        headers: a callable returning the extra headers (authorization, custom) for each request.
+        timeout: seconds to wait for a response when the caller gives no deadline.
+        session_id: the handshake-era ``Mcp-Session-Id``, or ``None``.
+    """
+
+    def __init__(self, url: str, *, name: str, headers: Callable[[], dict[str, str]] | None = None,
+                 timeout: float = 60.0, client: httpx.Client | None = None):
+        self.url = url
+        self.name = name
+        self.headers = headers or dict
+        self.timeout = timeout
+        self.session_id: str | None = None
+        self._client = client
+        self._own_client = client is None
+        self._lock = threading.Lock()
+
+    @property
+    def client(self) -> httpx.Client:
+        with self._lock:
+            if self._client is None:
+                self._client = httpx.Client(verify=shared_ssl_context(), follow_redirects=False, timeout=self.timeout)
+            return self._client
+
+    # -- the transport contract -------------------------------------------------------------
+
+    def request(self, message: dict[str, Any], *, version: str | None, timeout: float | None = None,
+                headers: dict[str, str] | None = None, on_message: MessageHandler | None = None) -> dict[str, Any]:
+        timeout = self.timeout if timeout is None else timeout
+        try:
+            sent = self._send(message, version=version, timeout=timeout, extra=headers)
+        except _ErrorBody as error:  # a 4xx that still speaks JSON-RPC: let the client read the error
+            return {"jsonrpc": "2.0", "id": message["id"], "error": error.body["error"]}
+        with sent as response:
+            kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
+            if kind == "text/event-stream":
+                return self._read_stream(response, message, version, timeout, on_message)
+            body = self._json_body(response)
+        answer = self._find_response(body, message, on_message, version)
+        if answer is None:
+            raise MCPError(f"MCP server {self.name!r} answered {message.get('method')} without a JSON-RPC response",
+                           server=self.name)
+        return answer
+
+    def notify(self, message: dict[str, Any], *, version: str | None) -> None:
+        try:
+            with self._send(message, version=version, timeout=self.timeout) as response:
+                response.read()  # 202 empty, 200 with "null" or "{}": all fine, nothing to read into
+        except _ErrorBody as error:
+            raise MCPError(f"MCP server {self.name!r} refused {message.get('method')}: "
+                           f"{error.body['error'].get('message', '')}", server=self.name,
+                           code=error.body["error"].get("code")) from None
+
+    def cancel(self, notification: dict[str, Any], *, version: str | None) -> None:
+        try:
+            self.notify(notification, version=version)
+        except MCPError as exc:
+            log.debug("MCP server %s: cancellation not delivered (%s)", self.name, type(exc).__name__)
+
+    def close(self) -> None:
+        session, self.session_id = self.session_id, None
+        client = self._client
+        if session and client is not None:
+            try:
+                response = client.delete(self.url, headers={**self.headers(), "Mcp-Session-Id": session})
+                if response.status_code not in (200, 202, 204, 404, 405):
+                    log.debug("MCP server %s answered DELETE with %s", self.name, response.status_code)
+            except httpx.HTTPError:
+                pass
+        if self._own_client and client is not None:
+            client.close()
+            self._client = None
+
+    # -- sending ------------------------------------------------------------------------------
+
+    def _base_headers(self, version: str | None) -> dict[str, str]:
+        headers = {"Accept": ACCEPT, "Content-Type": "application/json", **self.headers()}
+        if version:
+            headers["MCP-Protocol-Version"] = version
+        if self.session_id and version != protocol.LATEST:
+            headers["Mcp-Session-Id"] = self.session_id
+        return headers
+
+    def _send(self, message: dict[str, Any], *, version: str | None, timeout: float,
+              extra: dict[str, str] | None = None):
+        headers = self._base_headers(version)
+        headers.update(method_headers(message))
+        if extra:
+            headers.update(extra)
+        body = json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode()
+        sent_session = headers.get("Mcp-Session-Id")
+        try:
+            request = self.client.build_request("POST", self.url, content=body, headers=headers,
+                                                timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)))
+            response = self.client.send(request, stream=True)
+        except httpx.TimeoutException:
+            raise ConnectionError(f"MCP server {self.name!r} did not answer {message.get('method')} within "
+                                  f"{timeout:g} s", server=self.name) from None
+        except httpx.HTTPError as exc:
+            raise ConnectionError(f"MCP server {self.name!r} could not be reached: {type(exc).__name__}",
+                                  server=self.name) from None
+        if response.is_success:
+            session = response.headers.get("mcp-session-id")
+            if session and version != protocol.LATEST:
+                self.session_id = session
+            return _Closing(response)
+        try:
+            self._raise_for_status(response, message, sent_session)
+        finally:
+            response.close()
+        raise AssertionError("unreachable")
+
+    def _raise_for_status(self, response: httpx.Response, message: dict[str, Any], sent_session: str | None) -> None:
+        status = response.status_code
+        method = message.get("method")
+        if 300 <= status < 400:
+            raise MCPError(f"MCP server {self.name!r} answered {method} with a redirect ({status}); "
+                           "redirects are never followed", server=self.name)
+        if status == 401:
+            raise UnauthorizedError(f"MCP server {self.name!r} wants credentials (HTTP 401)", server=self.name,
+                                    www_authenticate=response.headers.get("www-authenticate"))
+        if status == 403:
+            challenge = parse_challenge(response.headers.get("www-authenticate", ""))
+            if challenge.get("error") == "insufficient_scope":
+                raise InsufficientScopeError(
+                    f"MCP server {self.name!r} needs more scopes: {challenge.get('scope', '')}".rstrip(": "),
+                    server=self.name, scopes=challenge.get("scope", "").split(),
+                    reason=challenge.get("error_description"))
+            raise ForbiddenError(f"MCP server {self.name!r} refused {method} (HTTP 403)", server=self.name)
+        if status == 429 or status >= 500:
+            raise ConnectionError(f"MCP server {self.name!r} answered {method} with HTTP {status}", server=self.name,
+                                  status=status, retry_after=retry_after_seconds(response.headers.get("retry-after")))
+        if status == 404 and sent_session:
+            self.session_id = None
+            raise SessionExpiredError(f"MCP server {self.name!r} ended the session (HTTP 404)", server=self.name)
+        body = self._json_body(response, strict=False)
+        if isinstance(body, dict) and "error" in body and isinstance(body["error"], dict):
+            raise _ErrorBody(body, status)
+        if status in (400, 404, 405):
+            raise LegacyProtocolError(f"MCP server {self.name!r} answered {method} with HTTP {status}",
+                                      status=status, server=self.name)
+        raise MCPError(f"MCP server {self.name!r} answered {method} with HTTP {status}", server=self.name)
+
+    def _json_body(self, response: httpx.Response, strict: bool = True) -> Any:
+        try:
+            raw = response.read()
+        except httpx.HTTPError as exc:
+            raise ConnectionError(f"MCP server {self.name!r} broke off its answer: {type(exc).__name__}",
+                                  server=self.name) from None
+        if not raw.strip():
+            return None
+        try:
+            return json.loads(raw)
+        except ValueError:
+            if strict:
+                raise MCPError(f"MCP server {self.name!r} answered with a body that is not JSON",
+                               server=self.name) from None
+            return None
+
+    # -- reading ------------------------------------------------------------------------------
+
+    def _find_response(self, body: Any, message: dict[str, Any], on_message: MessageHandler | None,
+                       version: str | None) -> dict[str, Any] | None:
+        for item in body if isinstance(body, list) else [body]:
+            if not protocol.is_message(item):
+                continue
+            if protocol.is_response(item) and item["id"] == message["id"]:
+                return item
+            self._handle(item, on_message, version)
+        return None
+
+    def _handle(self, item: dict[str, Any], on_message: MessageHandler | None, version: str | None) -> None:
+        reply = on_message(item) if on_message else None
+        if protocol.is_request(item):
+            if reply is None:
+                reply = protocol.error_response(item["id"], protocol.METHOD_NOT_FOUND, "Method not supported")
+            try:
+                with self._send(reply, version=version, timeout=self.timeout) as response:
+                    response.read()
+            except MCPError as exc:
+                log.debug("MCP server %s: reply to %s not delivered (%s)", self.name, item.get("method"),
+                          type(exc).__name__)
+
+    def _read_stream(self, response: httpx.Response, message: dict[str, Any], version: str | None,
+                     timeout: float, on_message: MessageHandler | None) -> dict[str, Any]:
+        last_id: str | None = None
+        retry_ms: int | None = None
+        attempts = 1
+        while True:
+            try:
+                for event_id, retry, data in _events(response):
+                    last_id = event_id or last_id
+                    retry_ms = retry if retry is not None else retry_ms
+                    answer = self._find_response(data, message, on_message, version)
+                    if answer is not None:
+                        return answer
+            except httpx.TimeoutException:
+                raise ConnectionError(f"MCP server {self.name!r} did not answer {message.get('method')} within "
+                                      f"{timeout:g} s", server=self.name) from None
+            except httpx.HTTPError:
+                pass  # the stream broke: resume below, as when it ended early
+            finally:
+                response.close()
+            # The stream ended without our response. Older revisions let us resume it with GET
+            # and Last-Event-ID after the server's retry delay; 2026-07-28 asks for a new request.
+            if version == protocol.LATEST or last_id is None or attempts >= MAX_ATTEMPTS:
+                raise StreamBrokenError(f"MCP server {self.name!r} closed the stream before answering "
+                                        f"{message.get('method')}", server=self.name)
+            attempts += 1
+            time.sleep((retry_ms if retry_ms is not None else 1000) / 1000)
+            response = self._resume(last_id, version, timeout)
+
+    def _resume(self, last_id: str, version: str | None, timeout: float) -> httpx.Response:
+        headers = self._base_headers(version)
+        headers["Accept"] = "text/event-stream"
+        headers["Last-Event-ID"] = last_id
+        headers.pop("Content-Type", None)
+        try:
+            request = self.client.build_request("GET", self.url, headers=headers, timeout=timeout)
+            response = self.client.send(request, stream=True)
+        except httpx.HTTPError as exc:
+            raise ConnectionError(f"MCP server {self.name!r} could not be reached to resume a stream: "
+                                  f"{type(exc).__name__}", server=self.name) from None
+        if not response.is_success:
+            response.close()
+            raise StreamBrokenError(f"MCP server {self.name!r} refused to resume the stream "
+                                    f"(HTTP {response.status_code})", server=self.name)
+        return response
+
+
+def _events(response: httpx.Response) -> Iterator[tuple[str | None, int | None, Any]]:
+    """Yield ``(event id, retry ms, parsed data)`` for each SSE event that carries JSON.
+
+    Events with empty data, comments (``: ping``), and data that is not JSON (such as
+    ``keep-alive``) are skipped, though their ``id`` and ``retry`` still count.
+    """
+    for sse in EventSource(response).iter_sse():
+        data = sse.data
+        parsed = None
+        if data.strip():
+            try:
+                parsed = json.loads(data)
+            except ValueError:
+                log.debug("skipped an SSE event whose data is not JSON")
+        yield sse.id or None, sse.retry, parsed
+
+
+class _Closing:
+    """Context manager closing a streamed response."""
+
+    def __init__(self, response: httpx.Response):
+        self.response = response
+
+    def __enter__(self) -> httpx.Response:
+        return self.response
+
+    def __exit__(self, *exc: object) -> None:
+        self.response.close()
+
+
+class _ErrorBody(MCPError):
+    """Internal: a non-2xx answer that carried a JSON-RPC error object; the caller unwraps it."""
+
+    def __init__(self, body: dict[str, Any], status: int):
+        super().__init__(f"HTTP {status}", code=body["error"].get("code"))
+        self.body = body
+        self.status = status

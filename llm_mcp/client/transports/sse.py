@@ -1,0 +1,182 @@
+"""The HTTP+SSE transport of revision 2024-11-05, for servers that predate Streamable HTTP.
+
+MCP 2024-11-05, "Transports / HTTP with SSE": the client opens a GET event stream; the
+first ``endpoint`` event names the URL to POST messages to (resolved against the stream
+URL), and every answer comes back on the stream. We use it only when a server refuses
+both ``server/discover`` and a Streamable HTTP ``initialize`` (MCP 2025-03-26,
+"Backward compatibility").
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from typing import Any, Callable
+from urllib.parse import urljoin
+
+import httpx
+from httpx_sse import EventSource
+
+from .. import protocol
+from ..errors import ConnectionError, MCPError
+from .base import MessageHandler
+from .http import shared_ssl_context
+
+__all__ = ["SSETransport"]
+
+log = logging.getLogger("llm_mcp.client.sse")
+
+
+class _Pending:
+    __slots__ = ("done", "response")
+
+    def __init__(self) -> None:
+        self.done = threading.Event()
+        self.response: dict[str, Any] | None = None
+
+
+class SSETransport:
+    """A GET event stream for answers, and POSTs to the endpoint it announces.
+
+        transport = SSETransport("http://127.0.0.1:9000/sse", name="legacy")
+        transport.request(protocol.request("initialize", {...}), version=None)
+        transport.close()
+
+    Attributes:
+        url: the stream URL.
+        endpoint: the POST URL from the ``endpoint`` event, once connected.
+        name: the server name, for logs and errors.
+        timeout: seconds to wait for an answer.
+    """
+
+    def __init__(self, url: str, *, name: str, headers: Callable[[], dict[str, str]] | None = None,
+                 timeout: float = 60.0):
+        self.url = url
+        self.name = name
+        self.headers = headers or dict
+        self.timeout = timeout
+        self.endpoint: str | None = None
+        self.handler: MessageHandler | None = None
+        self._client: httpx.Client | None = None
+        self._stream: httpx.Response | None = None
+        self._pending: dict[Any, _Pending] = {}
+        self._lock = threading.Lock()
+        self._ready = threading.Event()
+        self._closed = threading.Event()
+
+    def connect(self) -> None:
+        """Open the event stream and wait for the ``endpoint`` event; raises ``ConnectionError``."""
+        if self._stream is not None and not self._closed.is_set():
+            return
+        self._client = httpx.Client(verify=shared_ssl_context(), follow_redirects=False, timeout=self.timeout)
+        self._ready.clear()
+        self._closed.clear()
+        try:
+            request = self._client.build_request("GET", self.url, headers={"Accept": "text/event-stream",
+                                                                           **self.headers()},
+                                                 timeout=httpx.Timeout(self.timeout, read=None))
+            response = self._client.send(request, stream=True)
+        except httpx.HTTPError as exc:
+            raise ConnectionError(f"MCP server {self.name!r} could not be reached: {type(exc).__name__}",
+                                  server=self.name) from None
+        if not response.is_success or "text/event-stream" not in response.headers.get("content-type", ""):
+            response.close()
+            raise MCPError(f"MCP server {self.name!r} speaks no MCP revision we know (HTTP {response.status_code} "
+                           "to the 2024-11-05 event stream)", server=self.name)
+        self._stream = response
+        threading.Thread(target=self._read, args=(response,), name=f"mcp-sse-{self.name}", daemon=True).start()
+        if not self._ready.wait(self.timeout) or self.endpoint is None:
+            self.close()
+            raise ConnectionError(f"MCP server {self.name!r} sent no endpoint event", server=self.name)
+
+    def request(self, message: dict[str, Any], *, version: str | None, timeout: float | None = None,
+                headers: dict[str, str] | None = None, on_message: MessageHandler | None = None) -> dict[str, Any]:
+        if on_message is not None:
+            self.handler = on_message
+        self.connect()
+        pending = _Pending()
+        with self._lock:
+            self._pending[message["id"]] = pending
+        try:
+            self._post(message)
+            if not pending.done.wait(self.timeout if timeout is None else timeout):
+                raise ConnectionError(f"MCP server {self.name!r} did not answer {message.get('method')} in time",
+                                      server=self.name)
+        finally:
+            with self._lock:
+                self._pending.pop(message["id"], None)
+        if pending.response is None:
+            raise ConnectionError(f"MCP server {self.name!r} closed its event stream", server=self.name)
+        return pending.response
+
+    def notify(self, message: dict[str, Any], *, version: str | None) -> None:
+        self.connect()
+        self._post(message)
+
+    def cancel(self, notification: dict[str, Any], *, version: str | None) -> None:
+        try:
+            self._post(notification)
+        except MCPError:
+            pass
+
+    def close(self) -> None:
+        self._closed.set()
+        stream, self._stream = self._stream, None
+        if stream is not None:
+            stream.close()
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+        self.endpoint = None
+
+    def _post(self, message: dict[str, Any]) -> None:
+        if self._client is None or self.endpoint is None:
+            raise ConnectionError(f"MCP server {self.name!r} is not connected", server=self.name)
+        try:
+            response = self._client.post(self.endpoint, json=message, headers=self.headers())
+        except httpx.HTTPError as exc:
+            raise ConnectionError(f"MCP server {self.name!r} could not be reached: {type(exc).__name__}",
+                                  server=self.name) from None
+        if not response.is_success:
+            raise MCPError(f"MCP server {self.name!r} refused a message (HTTP {response.status_code})",
+                           server=self.name)
+
+    def _read(self, response: httpx.Response) -> None:
+        try:
+            for sse in EventSource(response).iter_sse():
+                if sse.event == "endpoint":
+                    if self.endpoint is None:
+                        self.endpoint = urljoin(self.url, sse.data.strip())
+                        self._ready.set()
+                    continue
+                try:
+                    message = json.loads(sse.data) if sse.data.strip() else None
+                except ValueError:
+                    continue
+                if protocol.is_message(message):
+                    self._dispatch(message)
+        except httpx.HTTPError:
+            pass
+        finally:
+            self._ready.set()
+            with self._lock:
+                waiting = list(self._pending.values())
+            for pending in waiting:
+                pending.done.set()
+
+    def _dispatch(self, message: dict[str, Any]) -> None:
+        if protocol.is_response(message):
+            with self._lock:
+                pending = self._pending.get(message["id"])
+            if pending is not None:
+                pending.response = message
+                pending.done.set()
+            return
+        reply = self.handler(message) if self.handler else None
+        if protocol.is_request(message):
+            try:
+                self._post(reply or protocol.error_response(message["id"], protocol.METHOD_NOT_FOUND,
+                                                            "Method not supported"))
+            except MCPError:
+                pass
