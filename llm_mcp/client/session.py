@@ -140,8 +140,11 @@ class Client:
         result = response.get("result")
         if not isinstance(result, dict):
             raise MCPError(f"MCP server {self.name!r} answered server/discover without a result", server=self.name)
-        if protocol.LATEST not in (result.get("supportedVersions") or []):
-            if self._choose(result.get("supportedVersions")) is None:
+        versions = result.get("supportedVersions")
+        if not isinstance(versions, list) or not versions:
+            return False  # not a discover result: a server that answers anything with {} predates it
+        if protocol.LATEST not in versions:
+            if self._choose(versions) is None:
                 raise MCPError(f"MCP server {self.name!r} speaks none of the revisions we know "
                                f"({result.get('supportedVersions')})", server=self.name)
             return False
