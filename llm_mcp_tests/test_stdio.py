@@ -1,0 +1,158 @@
+"""stdio: process lifecycle, environment, and the misbehaving servers of shared/cases (C01-C03, C05, C16, C17)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+import time
+
+import pytest
+
+import llm_mcp
+from llm_mcp_tests.conftest import raw_stdio_command
+
+
+def raw(case="none", era="handshake", **options):
+    return llm_mcp.mcp(command=raw_stdio_command(case, era), name=f"raw-{case}", **options)
+
+
+@pytest.mark.parametrize("era", ["handshake", "modern"])
+def test_case_c01_plain_log_lines_on_stdout_are_skipped(era, caplog):
+    """C01: plain log lines on stdout are logged at debug level and skipped; every request is answered."""
+    caplog.set_level(logging.DEBUG, logger="llm_mcp")
+    with raw("C01", era) as server:
+        assert [server.echo(message=f"m{i}").text for i in range(3)] == ["m0", "m1", "m2"]
+    assert any("not JSON" in r.getMessage() and r.levelno == logging.DEBUG for r in caplog.records)
+
+
+@pytest.mark.parametrize("era", ["handshake", "modern"])
+def test_case_c02_invalid_utf8_line_is_skipped(era, caplog):
+    """C02: a line of bytes that are not UTF-8 is skipped; the response after it arrives; the transport stays up."""
+    caplog.set_level(logging.DEBUG, logger="llm_mcp")
+    with raw("C02", era) as server:
+        assert server.echo(message="first").text == "first"
+        assert server.echo(message="second").text == "second"
+        assert server.client.transport.running
+    assert any("not UTF-8" in r.getMessage() for r in caplog.records)
+
+
+@pytest.mark.parametrize("era", ["handshake", "modern"])
+def test_case_c03_server_exits_mid_call(era):
+    """C03, MCP-DESC-14: a server that exits mid-call fails the call quickly with ConnectionError naming the
+    server and its exit status; the next request starts the process again."""
+    with raw("none", era) as server:
+        server.tools
+        first_pid = server.client.transport.pid
+        started = time.monotonic()
+        with pytest.raises(llm_mcp.ConnectionError) as info:
+            server.crash()
+        assert time.monotonic() - started < 3
+        assert info.value.exit_status == 3
+        assert "raw-none" in str(info.value) and "3" in str(info.value)
+        assert server.echo(message="again").text == "again"
+        assert server.client.transport.pid != first_pid
+
+
+@pytest.mark.parametrize("era", ["handshake", "modern"])
+def test_case_c05_notifications_before_the_response(era, caplog):
+    """C05: progress and log notifications before the tools/call response are dispatched; the result returns."""
+    caplog.set_level(logging.INFO, logger="llm_mcp.server")
+    with raw("C05", era) as server:
+        tool = server.tool("echo")
+        progress = []
+        raw_result = server.client.request("tools/call", {"name": tool.server_name, "arguments": {"message": "x"}},
+                                           on_progress=progress.append)
+    assert raw_result["content"][0]["text"] == "x"
+    assert [p["progress"] for p in progress] == [1, 2]
+    assert any(r.getMessage() == "working" and r.name == "llm_mcp.server.raw-C05" for r in caplog.records)
+
+
+@pytest.mark.parametrize("era", ["handshake", "modern"])
+def test_case_c16_unknown_notification_is_ignored(era, caplog):
+    """C16: a vendor notification is ignored with a debug log; the connection stays up."""
+    caplog.set_level(logging.DEBUG, logger="llm_mcp")
+    with raw("C16", era) as server:
+        assert server.echo(message="a").text == "a"
+        assert server.echo(message="b").text == "b"
+    assert any("vendor/heartbeat" in r.getMessage() and r.levelno == logging.DEBUG for r in caplog.records)
+
+
+def test_case_c17_large_result_with_many_notifications():
+    """C17: a 5 MB result sent after 200 progress notifications arrives whole; nothing deadlocks."""
+    with raw("none") as server:
+        seen = []
+        result = server.client.request("tools/call", {"name": "big", "arguments": {}}, on_progress=seen.append)
+    text = result["content"][0]["text"]
+    assert len(text) == 5 * 1024 * 1024 and set(text) == {"x"}
+    assert len(seen) == 200
+
+
+def test_conn_04_server_request_answered_not_supported():
+    """MCP-CONN-04: a request from a handshake-era server gets 'method not supported' at once; the call goes on."""
+    with raw("none") as server:
+        result = server.ask_client(method="sampling/createMessage")
+    answered = json.loads(result.text.removeprefix("client answered: "))
+    assert answered["error"]["code"] == -32601
+
+
+def test_conn_03_handshake_declares_no_capabilities(tmp_path):
+    """MCP-CONN-03: in the handshake we declare no roots, sampling or elicitation."""
+    with raw("none") as server:
+        result = server.ask_client(method="roots/list")
+        assert server.protocol_version == "2025-11-25"
+    assert "error" in json.loads(result.text.removeprefix("client answered: "))
+
+
+RECORD_THEN_EXEC = (
+    "import json, os, sys; "
+    "open(sys.argv[1], 'a').write(json.dumps({'cwd': os.getcwd(), 'env': dict(os.environ)}) + '\\n'); "
+    "os.execv(sys.executable, [sys.executable] + sys.argv[2:])"
+)
+
+
+def test_desc_07_09_13_directory_env_and_close(tmp_path, monkeypatch):
+    """MCP-DESC-07, MCP-DESC-09, MCP-DESC-11, MCP-DESC-13: directory and env reach the process, other parent
+    variables do not; close() stops it; env callables are evaluated again at the next start."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-parent-secret")
+    record = tmp_path / "starts.jsonl"
+    calls = []
+
+    def token(server):
+        calls.append(1)
+        return f"token-{len(calls)}"
+
+    argv = [sys.executable, "-c", RECORD_THEN_EXEC, str(record), *raw_stdio_command("none", "handshake")[1:]]
+    server = llm_mcp.mcp(command=argv, name="envcheck", directory=str(tmp_path), env={"MY_TOKEN": token})
+    try:
+        assert server.echo(message="one").text == "one"
+        process = server.client.transport.process
+        server.close()
+        assert process.poll() is not None
+        assert server.echo(message="two").text == "two"
+    finally:
+        server.close()
+    starts = [json.loads(line) for line in record.read_text().splitlines()]
+    assert [s["env"]["MY_TOKEN"] for s in starts] == ["token-1", "token-2"]
+    assert all(s["cwd"] == str(tmp_path) for s in starts)
+    assert all("OPENAI_API_KEY" not in s["env"] for s in starts)
+
+
+def test_missing_command_is_a_connection_error():
+    server = llm_mcp.mcp(command=["/nonexistent/mcp-server"], name="missing")
+    with pytest.raises(llm_mcp.ConnectionError, match="missing"):
+        server.tools
+
+
+def test_stdio_request_timeout_is_a_connection_error():
+    """MCP-ADDR-05: the server's timeout (seconds) bounds each request."""
+    with raw("none", timeout=1) as server:
+        server.tools
+        started = time.monotonic()
+        with pytest.raises(llm_mcp.ConnectionError, match="within 1 s"):
+            server.sleep(seconds=5)
+        assert time.monotonic() - started < 3
+
+
+def test_client_request_from_unknown_executable_name():
+    assert llm_mcp.mcp(command=[sys.executable, "-V"]).name.startswith("python")
