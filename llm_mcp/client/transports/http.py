@@ -114,6 +114,7 @@ class HTTPTransport:
         self.headers = headers or dict
         self.timeout = timeout
         self.session_id: str | None = None
+        self._version: str | None = None
         self._client = client
         self._own_client = client is None
         self._lock = threading.Lock()
@@ -165,7 +166,10 @@ class HTTPTransport:
         client = self._client
         if session and client is not None:
             try:
-                response = client.delete(self.url, headers={**self.headers(), "Mcp-Session-Id": session})
+                headers = {**self.headers(), "Mcp-Session-Id": session}
+                if self._version:
+                    headers["MCP-Protocol-Version"] = self._version
+                response = client.delete(self.url, headers=headers)
                 if response.status_code not in (200, 202, 204, 404, 405):
                     log.debug("MCP server %s answered DELETE with %s", self.name, response.status_code)
             except httpx.HTTPError:
@@ -188,6 +192,7 @@ class HTTPTransport:
               extra: dict[str, str] | None = None):
         headers = self._base_headers(version)
         headers.update(method_headers(message))
+        self._version = version
         if extra:
             headers.update(extra)
         body = json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode()

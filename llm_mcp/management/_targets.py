@@ -1,0 +1,107 @@
+"""What the llm_mcp management commands share: choosing the server to talk to.
+
+A command names its server in one of three ways:
+
+* ``TARGET``: the dotted path of an :class:`llm_mcp.MCP` subclass, imported and
+  instantiated with no arguments (``example_project.demo.DemoServer``);
+* ``--url URL``: a Streamable HTTP endpoint;
+* ``--command "CMD ARGS"``: a stdio server, split like a POSIX shell would
+  (no shell runs it).
+
+``--name`` gives the server a name for messages and tool prefixes when
+``--url`` or ``--command`` is used.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from django.core.management.base import CommandError, CommandParser
+from django.utils.module_loading import import_string
+
+import llm_mcp
+
+
+def add_server_arguments(parser: CommandParser) -> None:
+    """Add ``--url``, ``--command``, ``--name`` and ``--json`` to a command's parser."""
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument("--url", help="URL of a Streamable HTTP MCP endpoint, instead of TARGET.")
+    source.add_argument(
+        "--command",
+        dest="server_command",
+        metavar="COMMAND",
+        help='Command line that starts a stdio MCP server, e.g. "node server.js stdio", instead of TARGET.',
+    )
+    parser.add_argument("--name", help="Name for the server given by --url or --command.")
+    parser.add_argument("--json", action="store_true", help="Print a JSON document instead of text.")
+
+
+def uses_inline_server(options: dict[str, Any]) -> bool:
+    """Whether the server is given by ``--url`` or ``--command`` rather than a TARGET."""
+    return bool(options.get("url") or options.get("server_command"))
+
+
+def build_server(target: str | None, options: dict[str, Any]) -> llm_mcp.MCP:
+    """Return an unopened server object for TARGET or ``--url``/``--command``.
+
+    Raises CommandError for a missing or conflicting choice, a path that does not
+    import, a class that is not an ``llm_mcp.MCP`` subclass, and a configuration
+    the client rejects.
+    """
+    url = options.get("url")
+    command_line = options.get("server_command")
+    name = options.get("name")
+
+    if target and (url or command_line):
+        raise CommandError("Give either TARGET or --url/--command, not both.")
+    if not target and not (url or command_line):
+        raise CommandError("Name a server: a TARGET class path, --url URL or --command \"CMD ARGS\".")
+
+    try:
+        if url:
+            return llm_mcp.mcp(url=url, name=name) if name else llm_mcp.mcp(url=url)
+        if command_line:
+            try:
+                argv = shlex.split(command_line)
+            except ValueError as exc:
+                raise CommandError(f"--command cannot be split into arguments: {exc}") from exc
+            if not argv:
+                raise CommandError("--command is empty.")
+            return llm_mcp.mcp(command=argv, name=name) if name else llm_mcp.mcp(command=argv)
+        return _instantiate(target)
+    except ValueError as exc:
+        raise CommandError(f"Invalid server configuration: {exc}") from exc
+
+
+def _instantiate(target: str) -> llm_mcp.MCP:
+    if "." not in target:
+        raise CommandError(f"TARGET must be a dotted path such as 'myapp.mcp.MyServer', got {target!r}.")
+    try:
+        cls = import_string(target)
+    except ImportError as exc:
+        raise CommandError(f"Cannot import {target!r}: {exc}") from exc
+    if not (isinstance(cls, type) and issubclass(cls, llm_mcp.MCP)):
+        raise CommandError(f"{target!r} is not a subclass of llm_mcp.MCP.")
+    return cls()
+
+
+@contextmanager
+def reporting_errors() -> Iterator[None]:
+    """Turn client errors into CommandError so manage.py prints one line and exits 1."""
+    try:
+        yield
+    except CommandError:
+        raise
+    except llm_mcp.MCPError as exc:
+        raise CommandError(f"{type(exc).__name__}: {exc}") from exc
+    except ValueError as exc:
+        raise CommandError(f"Invalid server configuration: {exc}") from exc
+
+
+def dumps(data: Any) -> str:
+    """JSON for people: indented, non-ASCII kept, unknown objects as strings."""
+    return json.dumps(data, indent=2, ensure_ascii=False, default=str)
