@@ -1,0 +1,177 @@
+"""Custom transports (the four-method contract), Client.meta, and the Mcp-Param-* header rules."""
+
+from __future__ import annotations
+
+import base64
+
+import pytest
+
+import llm_mcp
+from llm_mcp.client.param_headers import header_value, method_headers, param_headers, tool_header_map
+from llm_mcp.client.transports.stdio import StdioTransport, child_environment
+from llm_mcp_tests.conftest import echo_command
+
+
+class RecordingTunnel:
+    """A custom transport that carries messages to a real echo server process and records each call."""
+
+    def __init__(self, device):
+        self.device = device
+        self.inner = StdioTransport(lambda: (echo_command("modern"), child_environment()), name="tunnel")
+        self.calls = []
+
+    def request(self, message, *, version, timeout=None, headers=None, on_message=None):
+        self.calls.append(("request", message["method"], version, timeout, dict(headers or {})))
+        return self.inner.request(message, version=version, timeout=timeout, headers=headers, on_message=on_message)
+
+    def notify(self, message, *, version):
+        self.calls.append(("notify", message["method"], version))
+        self.inner.notify(message, version=version)
+
+    def cancel(self, notification, *, version):
+        self.calls.append(("cancel", notification["method"], version))
+        self.inner.cancel(notification, version=version)
+
+    def close(self):
+        self.calls.append(("close",))
+        self.inner.close()
+
+
+class LaptopFiles(llm_mcp.MCP):
+    inputs = ["device"]
+    transport = lambda self: RecordingTunnel(self.device)  # noqa: E731
+
+
+def test_trans_01_02_05_custom_transport_carries_requests():
+    """MCP-TRANS-01, MCP-TRANS-02, MCP-TRANS-05, MCP-TRANS-06: the transport setting is evaluated on the
+    instance (inputs available); each request goes through request(message, version=..., timeout=...)."""
+    server = LaptopFiles(device="laptop-7")
+    tunnel = server.client.transport
+    assert isinstance(tunnel, RecordingTunnel) and tunnel.device == "laptop-7"
+    with server:
+        assert server.echo(message="through the tunnel").text == "through the tunnel"
+    requests = [c for c in tunnel.calls if c[0] == "request"]
+    assert [c[1] for c in requests] == ["server/discover", "tools/list", "tools/call"]
+    assert all(c[2] == "2026-07-28" for c in requests)
+    assert tunnel.calls[-1] == ("close",)
+
+
+def test_trans_07_param_headers_reach_the_transport():
+    """MCP-TRANS-07: headers holds the Mcp-Param-* headers for annotated arguments, empty otherwise."""
+    with LaptopFiles(device="d") as server:
+        server.headered(region="eu west", count=7)
+        server.echo(message="plain")
+        calls = [c for c in server.client.transport.calls if c[:2] == ("request", "tools/call")]
+    headered, echoed = calls
+    assert headered[4] == {"Mcp-Param-Region": "eu west", "Mcp-Param-Count": "7"}
+    assert echoed[4] == {}
+
+
+def test_trans_08_close_then_reconnect():
+    """MCP-TRANS-08: close() calls transport.close(); a later request goes through the transport again."""
+    server = LaptopFiles(device="d")
+    tunnel = server.client.transport
+    assert server.echo(message="1").text == "1"
+    server.close()
+    assert tunnel.calls[-1] == ("close",)
+    assert server.echo(message="2").text == "2"
+    server.close()
+
+
+def test_trans_09_connection_error_from_transport_propagates():
+    """MCP-TRANS-09: a transport that raises ConnectionError makes the server unreachable like HTTP would."""
+    class Offline:
+        def request(self, message, *, version, timeout=None, headers=None, on_message=None):
+            raise llm_mcp.ConnectionError("the laptop is offline", server="laptop")
+
+        def notify(self, message, *, version):
+            raise llm_mcp.ConnectionError("the laptop is offline", server="laptop")
+
+        def cancel(self, notification, *, version):
+            pass
+
+        def close(self):
+            pass
+
+    with pytest.raises(llm_mcp.ConnectionError, match="offline"):
+        llm_mcp.mcp(transport=lambda server: Offline(), name="laptop").tools
+
+
+def test_trans_14_client_meta_sends_nothing():
+    """MCP-TRANS-14: Client(transport).meta is the 2026-07-28 _meta, declares no capabilities, sends nothing."""
+    tunnel = RecordingTunnel("d")
+    meta = llm_mcp.Client(tunnel).meta
+    assert meta == {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "llm_mcp", "version": llm_mcp.__version__},
+    }
+    assert tunnel.calls == []
+
+
+# -- Mcp-Param-* rules (MCP 2026-07-28, SEP-2243) ---------------------------------------------
+
+
+def b64(text):
+    return "=?base64?" + base64.b64encode(text.encode("utf-8")).decode() + "?="
+
+
+@pytest.mark.parametrize(("value", "expected"), [
+    ("us-west1", "us-west1"),
+    ("us west 1", "us west 1"),
+    ("", ""),
+    (42, "42"),
+    (True, "true"),
+    (False, "false"),
+    ("Hello, 世界", b64("Hello, 世界")),
+    (" padded ", b64(" padded ")),
+    ("\tindented", b64("\tindented")),
+    ("line1\r\nline2", b64("line1\r\nline2")),
+    ("=?base64?abc?=", b64("=?base64?abc?=")),
+    (None, None),
+])
+def test_trans_07_header_value_encoding(value, expected):
+    """MCP-TRANS-07: strings as-is, integers decimal, booleans true/false, unsafe values base64, null absent."""
+    assert header_value(value) == expected
+
+
+def test_trans_07_nested_properties_and_absent_values():
+    schema = {"type": "object", "properties": {
+        "region": {"type": "string", "x-mcp-header": "Region"},
+        "opts": {"type": "object", "properties": {"tenant": {"type": "integer", "x-mcp-header": "Tenant"}}},
+        "query": {"type": "string"},
+    }}
+    mapping = tool_header_map(schema)
+    assert mapping == {("region",): "Region", ("opts", "tenant"): "Tenant"}
+    assert param_headers(mapping, {"region": "x", "opts": {"tenant": 5}, "query": "q"}) == {
+        "Mcp-Param-Region": "x", "Mcp-Param-Tenant": "5"}
+    assert param_headers(mapping, {"region": None}) == {}
+
+
+@pytest.mark.parametrize(("properties", "problem"), [
+    ({"a": {"type": "string", "x-mcp-header": ""}}, "invalid"),
+    ({"a": {"type": "string", "x-mcp-header": "My Region"}}, "invalid"),
+    ({"a": {"type": "string", "x-mcp-header": "Region:Primary"}}, "invalid"),
+    ({"a": {"type": "string", "x-mcp-header": "Région"}}, "invalid"),
+    ({"a": {"type": "string", "x-mcp-header": "Region\t1"}}, "invalid"),
+    ({"a": {"type": "number", "x-mcp-header": "N"}}, "type"),
+    ({"a": {"type": "object", "x-mcp-header": "O"}}, "type"),
+    ({"a": {"x-mcp-header": "NoType"}}, "type"),
+    ({"a": {"type": "string", "x-mcp-header": "MyField"}, "b": {"type": "string", "x-mcp-header": "myfield"}},
+     "share"),
+    ({"a": {"type": "array", "items": {"type": "string", "x-mcp-header": "Item"}}}, "reached"),
+])
+def test_expl_01_invalid_header_annotations_rejected(properties, problem):
+    """MCP-EXPL-01: an invalid x-mcp-header annotation makes the tool invalid (the server drops it)."""
+    with pytest.raises(ValueError, match=problem):
+        tool_header_map({"type": "object", "properties": properties})
+
+
+def test_conn_01_method_and_name_headers():
+    """MCP-CONN-01: Mcp-Method always, Mcp-Name for tools/call, prompts/get (name) and resources/read (uri)."""
+    assert method_headers({"method": "tools/list"}) == {"Mcp-Method": "tools/list"}
+    assert method_headers({"method": "tools/call", "params": {"name": "a-b"}}) == {
+        "Mcp-Method": "tools/call", "Mcp-Name": "a-b"}
+    assert method_headers({"method": "resources/read", "params": {"uri": "file:///a%20b.txt"}})["Mcp-Name"] == \
+        "file:///a%20b.txt"
+    assert method_headers({"method": "prompts/get", "params": {"name": "résumé"}})["Mcp-Name"] == b64("résumé")
