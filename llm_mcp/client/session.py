@@ -27,6 +27,9 @@ MODERN = "modern"
 HANDSHAKE = "handshake"
 LEGACY_SSE = "sse"
 
+MAX_ATTEMPTS = 3
+"""Streams one request may read (first answer plus resumptions or re-sends) before MCPError."""
+
 PROBE_TIMEOUT = 10.0
 """Seconds a stdio server gets to answer ``server/discover`` before we try the handshake."""
 
@@ -129,11 +132,17 @@ class Client:
         error = response.get("error")
         if isinstance(error, dict):
             code = error.get("code")
-            if code == protocol.UNSUPPORTED_PROTOCOL_VERSION and retries > 0:
-                chosen = self._choose((error.get("data") or {}).get("supported"))
+            if code == protocol.UNSUPPORTED_PROTOCOL_VERSION:
+                supported = (error.get("data") or {}).get("supported")
+                chosen = self._choose(supported)
+                if chosen is None:
+                    raise MCPError(f"MCP server {self.name!r} speaks none of the revisions we know "
+                                   f"(it supports {supported})", code=code, server=self.name)
                 if chosen == protocol.LATEST:
-                    return self._discover(chosen, retries - 1)
-                return False
+                    if retries > 0:
+                        return self._discover(chosen, retries - 1)
+                    raise self._error(error, "server/discover")
+                return False  # it names an older revision: the handshake negotiates that one
             if code in (protocol.HEADER_MISMATCH, protocol.MISSING_REQUIRED_CLIENT_CAPABILITY):
                 raise self._error(error, "server/discover")
             return False  # "method not found", "not initialized", ...: an older server
@@ -242,9 +251,8 @@ class Client:
     def _send(self, method: str, params: dict[str, Any], headers: dict[str, str] | None,
               timeout: float | None, resend: bool) -> dict[str, Any]:
         renegotiated = renewed = False
-        attempts = 0
+        attempts = 0  # streams read for this request, resumptions included; three at most
         while True:
-            attempts += 1
             version = self.protocol_version
             if self.era == MODERN:
                 body = {**params, "_meta": self._meta_for(version, params.get("_meta"))}
@@ -264,8 +272,10 @@ class Client:
                 self._handshake()
                 continue
             except StreamBrokenError as exc:
-                if not resend or attempts >= 3:
-                    raise MCPError(str(exc), server=self.name) from None
+                attempts += exc.attempts
+                if not resend or attempts >= MAX_ATTEMPTS:
+                    raise MCPError(f"{exc} ({attempts} attempt{'s' if attempts > 1 else ''})",
+                                   server=self.name) from None
                 continue
             error = response.get("error")
             if isinstance(error, dict):

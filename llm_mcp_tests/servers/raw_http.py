@@ -14,8 +14,9 @@ The era is ``--era`` (default ``handshake``) unless the URL has ``?era=modern``
 or ``?era=handshake``.
 
 Recorder: every request except ``/_log`` is recorded. ``GET /_log`` returns a
-JSON list of ``{"seq", "method", "path", "raw_path", "query", "case", "tag",
-"headers": [[lower-name, value], ...], "body"}`` (optional filters
+JSON list of ``{"seq", "time", "method", "path", "raw_path", "query", "case",
+"tag", "headers": [[lower-name, value], ...], "body"}`` (``time``: when the
+request arrived, ``time.time()`` seconds; optional filters
 ``?case=...&tag=...``); ``DELETE /_log`` clears it.
 
 Handshake era (a 2025-11-25 Streamable HTTP server): ``initialize`` creates a
@@ -70,6 +71,49 @@ Cases:
 * ``err500``: ``500`` with body ``Internal Server Error: boom``.
 * Append ``_call`` to any of the last five (``auth401_call``, ...) to fail only
   ``tools/call`` requests; everything else then works normally.
+
+Resilience cases (state is per ``(case, tag)``):
+
+* ``broken_stream[K][_list|_call]`` (either era; meant for modern): the first
+  ``K`` (default 1) ``tools/list`` POSTs and the first ``K`` ``tools/call``
+  POSTs (counted per method) are answered ``200`` with an SSE stream holding one
+  ``notifications/progress`` event (``id: bs-N``, token = the request's
+  ``_meta.progressToken`` or ``raw-progress``) that then ends WITHOUT the
+  JSON-RPC response; later ones are answered normally. ``_list`` / ``_call``
+  break only that method. Examples: ``broken_stream``, ``broken_stream3``,
+  ``broken_stream3_call``. The tool list here has annotations: ``echo``
+  (``idempotentHint: false``) plus ``echo_idempotent(message)``
+  (``idempotentHint: true``, ``readOnlyHint: true``), ``headers``, ``sleep``.
+* ``resume`` (handshake era): the n-th ``tools/call`` is answered by an SSE
+  stream with one event ``id: ev-<2n-1>``, ``retry: 200``, empty ``data:``,
+  which then ends without the response. ``GET`` with ``Last-Event-ID:
+  ev-<2n-1>`` and the same ``Mcp-Session-Id`` gets a new SSE stream with the
+  response as ``event: message``, ``id: ev-<2n>`` (once); a GET with a wrong
+  session gets ``400``, an unknown event id ``404``, no ``Last-Event-ID``
+  ``405``.
+* ``resume_broken`` (handshake era): every ``tools/list`` and ``tools/call``
+  POST, and every resumption GET (``Last-Event-ID`` of an event it sent, same
+  session), is answered by an SSE stream with one event ``id: rb-<N>`` (N
+  counting per tag), ``retry: 50``, empty ``data:``, which then ends: the
+  response never comes.
+* ``header_mismatch`` (modern era): the first ``tools/call`` gets HTTP ``400``
+  with JSON-RPC error ``-32020`` (header mismatch); from then on ``tools/list``
+  shows echo's ``message`` property with ``"x-mcp-header": "Message"``, and a
+  ``tools/call`` of ``echo`` succeeds only when it carries ``Mcp-Param-Message``
+  equal to ``arguments.message`` (else ``400`` + ``-32020`` again).
+  ``header_mismatch_always``: every ``tools/call`` gets ``400`` + ``-32020``
+  (the tool list changes the same way).
+* ``no_revision`` (either era): ``server/discover`` gets ``400`` with an empty
+  body; ``initialize`` succeeds (session created) but answers
+  ``protocolVersion: "1999-01-01"``; the rest as the handshake era.
+* ``unsupported_version`` (either era): every POST gets ``400`` + JSON-RPC
+  ``-32022`` with ``data.supported == ["2099-01-01"]``.
+* ``server_request`` (handshake era): a ``tools/call`` is answered by an SSE
+  stream that first sends the JSON-RPC request ``sampling/createMessage``
+  (id ``srv-<n>``, n counting per tag), then waits up to 10 s for the client to
+  POST its reply (answered ``202``), then sends the tool response whose text is
+  ``client answered: <json>`` (the reply minus ``jsonrpc``/``id``, keys sorted;
+  ``client answered: null`` after the 10 s).
 """
 
 from __future__ import annotations
@@ -78,7 +122,9 @@ import argparse
 import asyncio
 import itertools
 import json
+import re
 import sys
+import time
 import uuid
 from dataclasses import dataclass, field
 from typing import Any
@@ -100,6 +146,14 @@ INVALID_TOKEN_CHALLENGE = 'Bearer realm="mcp", error="invalid_token"'
 SESSION_NOT_FOUND = {"jsonrpc": "2.0", "error": {"code": -32001, "message": "Session not found"}, "id": None}
 MISSING_SESSION_TEXT = "Bad Request: Missing session ID"
 ERROR_CASES = ("auth401", "auth403", "auth403_plain", "rate429", "err500")
+BROKEN_STREAM = re.compile(r"^broken_stream(\d*)(?:_(list|call))?$")
+HEADER_MISMATCH = -32020
+UNSUPPORTED_VERSION = -32022
+NO_REVISION_VERSION = "1999-01-01"
+UNSUPPORTED_SUPPORTED = ["2099-01-01"]
+RESUME_RETRY_MS = 200
+RESUME_BROKEN_RETRY_MS = 50
+SERVER_REQUEST_WAIT = 10.0
 
 TOOLS: list[dict[str, Any]] = [
     {
@@ -116,10 +170,41 @@ TOOLS: list[dict[str, Any]] = [
 ]
 
 
+ANNOTATED_TOOLS: list[dict[str, Any]] = [
+    {**TOOLS[0], "annotations": {"idempotentHint": False, "readOnlyHint": False}},
+    {
+        "name": "echo_idempotent",
+        "description": "Return the message (safe to repeat).",
+        "inputSchema": {"type": "object", "properties": {"message": {"type": "string"}}, "required": ["message"]},
+        "annotations": {"idempotentHint": True, "readOnlyHint": True},
+    },
+    *TOOLS[1:],
+]
+
+HEADER_TOOLS: list[dict[str, Any]] = [
+    {
+        **TOOLS[0],
+        "inputSchema": {
+            "type": "object",
+            "properties": {"message": {"type": "string", "x-mcp-header": "Message"}},
+            "required": ["message"],
+        },
+    },
+    *TOOLS[1:],
+]
+
+
 @dataclass
 class CaseState:
     sessions: dict[str, dict[str, Any]] = field(default_factory=dict)
     legacy_queues: dict[str, asyncio.Queue[dict[str, Any]]] = field(default_factory=dict)
+    broken: dict[str, int] = field(default_factory=dict)  # broken_stream: method -> streams broken so far
+    headers_required: bool = False  # header_mismatch: tools/list now announces x-mcp-header
+    resume_calls: int = 0
+    resumable: dict[str, tuple[str, dict[str, Any]]] = field(default_factory=dict)  # event id -> (sid, response)
+    server_requests: int = 0
+    broken_events: int = 0
+    replies: dict[Any, asyncio.Future[dict[str, Any]]] = field(default_factory=dict)
 
 
 def _sse(data: str, event: str | None = None, event_id: str | None = None) -> bytes:
@@ -179,6 +264,7 @@ class RawHTTPApp:
             self.log.append(
                 {
                     "seq": next(self.seq),
+                    "time": time.time(),
                     "method": scope["method"],
                     "path": scope["path"],
                     "raw_path": (scope.get("raw_path") or b"").decode("latin-1"),
@@ -263,6 +349,24 @@ class RawHTTPApp:
         if failure is not None:
             return failure
 
+        if case == "unsupported_version" and request.method == "POST":
+            request_id = message.get("id") if isinstance(message, dict) else None
+            return JSONResponse(
+                {
+                    "jsonrpc": "2.0",
+                    "id": request_id,
+                    "error": {
+                        "code": UNSUPPORTED_VERSION,
+                        "message": "Unsupported protocol version",
+                        "data": {"supported": list(UNSUPPORTED_SUPPORTED),
+                                 "requested": request.headers.get("mcp-protocol-version", "")},
+                    },
+                },
+                status_code=400,
+            )
+        resumable = case in ("resume", "resume_broken")
+        if request.method == "GET" and resumable and request.headers.get("last-event-id"):
+            return self.resume_stream(request, case, tag)
         if request.method == "GET":
             return Response(status_code=405, headers={"Allow": "POST, DELETE" if era != "modern" else "POST"})
         if request.method == "DELETE":
@@ -277,10 +381,18 @@ class RawHTTPApp:
                 {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": "Invalid Request"}},
                 status_code=400,
             )
+        if "method" not in message and "id" in message:
+            future = self.state(case, tag).replies.get(message["id"])
+            if future is not None and not future.done():
+                future.set_result(message)  # a reply to a request we sent (server_request)
         if "method" not in message or "id" not in message:
             return self.notification_response(request, case, tag, era)
+        if case == "no_revision":
+            if message["method"] == "server/discover":
+                return Response(status_code=400)
+            return await self.handshake_request(request, message, case, tag)
         if era == "modern":
-            return await self.modern_request(request, message, case)
+            return await self.modern_request(request, message, case, tag)
         return await self.handshake_request(request, message, case, tag)
 
     def failure(self, request: Request, case: str, rpc_method: str | None) -> Response | None:
@@ -332,6 +444,8 @@ class RawHTTPApp:
         if method == "initialize":
             requested = params.get("protocolVersion")
             version = requested if requested in HANDSHAKE_VERSIONS else LATEST_HANDSHAKE
+            if case == "no_revision":
+                version = NO_REVISION_VERSION
             sid = uuid.uuid4().hex
             st.sessions[sid] = {"alive": True, "calls": 0, "version": version}
             result = {
@@ -349,14 +463,23 @@ class RawHTTPApp:
         session = st.sessions.get(sid)
         if case == "c08_always" or session is None or not session["alive"]:
             return JSONResponse(SESSION_NOT_FOUND, status_code=404)
-        response = self.handle_method(request, message, modern=False)
+        broken = self.broken_stream(case, tag, message)
+        if broken is not None:
+            return broken
+        if case == "resume" and method == "tools/call":
+            return self.resume_first_stream(message, st, sid)
+        if case == "resume_broken" and method in ("tools/list", "tools/call"):
+            return self.resume_broken_stream(message, st, sid)
+        if case == "server_request" and method == "tools/call":
+            return StreamingResponse(self._server_request_stream(st, request_id), media_type="text/event-stream")
+        response = self.handle_method(request, message, modern=False, tools=self.tools_for(case, tag))
         if method == "tools/call":
             session["calls"] += 1
             if case == "c08":
                 session["alive"] = False
         return self.reply(request, case, response, 200, {}, params=params, rpc_method=method)
 
-    async def modern_request(self, request: Request, message: dict[str, Any], case: str) -> Response:
+    async def modern_request(self, request: Request, message: dict[str, Any], case: str, tag: str) -> Response:
         request_id = message["id"]
         method = message["method"]
         params = message.get("params") or {}
@@ -375,11 +498,19 @@ class RawHTTPApp:
                 },
                 status_code=400,
             )
-        response = self.handle_method(request, message, modern=True)
+        broken = self.broken_stream(case, tag, message)
+        if broken is not None:
+            return broken
+        if case.startswith("header_mismatch") and method == "tools/call":
+            mismatch = self.header_mismatch(request, case, tag, message)
+            if mismatch is not None:
+                return mismatch
+        response = self.handle_method(request, message, modern=True, tools=self.tools_for(case, tag))
         status = 404 if response.get("error", {}).get("code") == -32601 else 200
         return self.reply(request, case, response, status, {}, params=params, rpc_method=method)
 
-    def handle_method(self, request: Request, message: dict[str, Any], *, modern: bool) -> dict[str, Any]:
+    def handle_method(self, request: Request, message: dict[str, Any], *, modern: bool,
+                      tools: list[dict[str, Any]] | None = None) -> dict[str, Any]:
         request_id = message["id"]
         method = message["method"]
         params = message.get("params") or {}
@@ -395,13 +526,13 @@ class RawHTTPApp:
                 "cacheScope": "public",
             }
         elif method == "tools/list":
-            result = {"tools": TOOLS}
+            result = {"tools": TOOLS if tools is None else tools}
             if modern:
                 result.update({"ttlMs": 0, "cacheScope": "public"})
         elif method == "tools/call":
             name = params.get("name")
             args = params.get("arguments") or {}
-            if name == "echo":
+            if name == "echo" or (name == "echo_idempotent" and tools is ANNOTATED_TOOLS):
                 result = {"content": [{"type": "text", "text": str(args.get("message", ""))}]}
             elif name == "headers":
                 headers = {k.lower(): v for k, v in request.headers.items()}
@@ -416,6 +547,122 @@ class RawHTTPApp:
         if modern:
             result = {"resultType": "complete", **result, "_meta": {"io.modelcontextprotocol/serverInfo": SERVER_INFO}}
         return {"jsonrpc": "2.0", "id": request_id, "result": result}
+
+    # ------------------------------------------------------------------ resilience cases
+
+    def tools_for(self, case: str, tag: str) -> list[dict[str, Any]]:
+        if BROKEN_STREAM.match(case):
+            return ANNOTATED_TOOLS
+        if case.startswith("header_mismatch") and self.state(case, tag).headers_required:
+            return HEADER_TOOLS
+        return TOOLS
+
+    def broken_stream(self, case: str, tag: str, message: dict[str, Any]) -> Response | None:
+        """broken_stream*: an SSE stream with one progress event and no response, K times per method."""
+        match = BROKEN_STREAM.match(case)
+        method = message.get("method")
+        if match is None or method not in ("tools/list", "tools/call"):
+            return None
+        limit = int(match.group(1) or 1)
+        only = match.group(2)
+        if only is not None and method != f"tools/{only}":
+            return None
+        st = self.state(case, tag)
+        done = st.broken.get(method, 0)
+        if done >= limit:
+            return None
+        st.broken[method] = done + 1
+        token = ((message.get("params") or {}).get("_meta") or {}).get("progressToken", DEFAULT_PROGRESS_TOKEN)
+        note = {"jsonrpc": "2.0", "method": "notifications/progress",
+                "params": {"progressToken": token, "progress": 1, "total": 2}}
+        event = _sse(_dumps(note), event="message", event_id=f"bs-{sum(st.broken.values())}")
+        return StreamingResponse(self._broken_stream(event), media_type="text/event-stream")
+
+    async def _broken_stream(self, event: bytes) -> Any:
+        yield event
+        await asyncio.sleep(0.01)  # then end without the response
+
+    def header_mismatch(self, request: Request, case: str, tag: str, message: dict[str, Any]) -> Response | None:
+        """header_mismatch*: -32020 for the first call (always, for _always), then demand Mcp-Param-Message."""
+        st = self.state(case, tag)
+        params = message.get("params") or {}
+        if st.headers_required and case == "header_mismatch" and params.get("name") != "echo":
+            return None
+        expected = str((params.get("arguments") or {}).get("message", ""))
+        sent = request.headers.get("mcp-param-message")
+        first = not st.headers_required
+        st.headers_required = True
+        if not first and case == "header_mismatch" and sent == expected:
+            return None
+        return JSONResponse(
+            {
+                "jsonrpc": "2.0",
+                "id": message["id"],
+                "error": {
+                    "code": HEADER_MISMATCH,
+                    "message": "Header mismatch: Mcp-Param-Message is missing or differs from arguments.message",
+                },
+            },
+            status_code=400,
+        )
+
+    def resume_first_stream(self, message: dict[str, Any], st: CaseState, sid: str) -> Response:
+        """resume: the n-th tools/call gets a priming event ev-<2n-1> (retry 200) and no response."""
+        st.resume_calls += 1
+        first_id = f"ev-{2 * st.resume_calls - 1}"
+        st.resumable[first_id] = (sid, message)
+        priming = f"id: {first_id}\nretry: {RESUME_RETRY_MS}\ndata: \n\n".encode()
+        return StreamingResponse(self._broken_stream(priming), media_type="text/event-stream")
+
+    def resume_broken_stream(self, message: dict[str, Any], st: CaseState, sid: str) -> Response:
+        """resume_broken: a priming event rb-<N> (retry 50) and no response, for POSTs and resumptions alike."""
+        st.broken_events += 1
+        event_id = f"rb-{st.broken_events}"
+        st.resumable[event_id] = (sid, message)
+        priming = f"id: {event_id}\nretry: {RESUME_BROKEN_RETRY_MS}\ndata: \n\n".encode()
+        return StreamingResponse(self._broken_stream(priming), media_type="text/event-stream")
+
+    def resume_stream(self, request: Request, case: str, tag: str) -> Response:
+        st = self.state(case, tag)
+        last = request.headers.get("last-event-id", "")
+        sid = request.headers.get("mcp-session-id")
+        pending = st.resumable.get(last)
+        if pending is None:
+            return PlainTextResponse("Unknown Last-Event-ID", status_code=404)
+        if sid != pending[0]:
+            return PlainTextResponse(MISSING_SESSION_TEXT, status_code=400)
+        del st.resumable[last]
+        if case == "resume_broken":
+            return self.resume_broken_stream(pending[1], st, pending[0])
+        response = self.handle_method(request, pending[1], modern=False, tools=TOOLS)
+        response.get("result", {}).pop("_sleep", None)
+        next_id = f"ev-{int(last.split('-')[1]) + 1}"
+        return StreamingResponse(iter([_sse(_dumps(response), event="message", event_id=next_id)]),
+                                 media_type="text/event-stream")
+
+    async def _server_request_stream(self, st: CaseState, request_id: Any) -> Any:
+        st.server_requests += 1
+        asked = f"srv-{st.server_requests}"
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        st.replies[asked] = future
+        question = {
+            "jsonrpc": "2.0",
+            "id": asked,
+            "method": "sampling/createMessage",
+            "params": {"messages": [{"role": "user", "content": {"type": "text", "text": "Say hello"}}],
+                       "maxTokens": 16},
+        }
+        yield _sse(_dumps(question), event="message")
+        try:
+            reply: Any = await asyncio.wait_for(future, timeout=SERVER_REQUEST_WAIT)
+            answer = {k: v for k, v in reply.items() if k not in ("jsonrpc", "id")}
+        except asyncio.TimeoutError:
+            answer = None
+        finally:
+            st.replies.pop(asked, None)
+        text = "client answered: " + json.dumps(answer, sort_keys=True)
+        response = {"jsonrpc": "2.0", "id": request_id, "result": {"content": [{"type": "text", "text": text}]}}
+        yield _sse(_dumps(response), event="message")
 
     # ------------------------------------------------------------------ response shapes
 

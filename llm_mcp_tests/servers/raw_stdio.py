@@ -24,7 +24,11 @@ answers only after the client replied; the result text is
 ``client answered: <json>`` where json is the client's response object minus
 ``jsonrpc``/``id``, keys sorted), ``sleep(seconds)``.
 
-Cases (``--case``, default ``none``):
+Start-up: every case writes one line to stderr before reading anything:
+``raw_stdio: started (case <CASE>, era <ERA>, pid <PID>)`` (the client should
+log it under ``llm_mcp.server.<name>``).
+
+Cases (``--case``, default ``none``; names are case-insensitive):
 
 * ``C01``: writes the plain line ``Server started on stdio`` at start-up and
   again before every JSON-RPC message it writes.
@@ -38,6 +42,13 @@ Cases (``--case``, default ``none``):
   ``initialize``/``server/discover`` answer and before every other response.
 * ``C17``: (use the ``big`` tool).
 * ``S2C``: (use the ``ask_client`` tool).
+* ``silent_discover``: never answers ``server/discover`` (reads it and stays
+  silent); everything else as in the chosen era. Meant for ``--era handshake``:
+  a client must give up on the probe after its timeout and do the handshake.
+* ``exit_on_discover``: the process exits with status 1 as soon as it
+  receives ``server/discover`` (before answering anything); everything else as
+  in the chosen era. Meant for ``--era handshake``: a client must start it again
+  and do the handshake.
 
 Progress notifications use the request's ``_meta.progressToken`` when given,
 otherwise the token ``raw-progress``.
@@ -60,12 +71,14 @@ BAD_BYTES = b"\xff\xfe\n"
 BIG_TEXT_SIZE = 5 * 1024 * 1024
 BIG_NOTIFICATIONS = 200
 CRASH_EXIT_STATUS = 3
+EXIT_ON_DISCOVER_STATUS = 1
 DEFAULT_PROGRESS_TOKEN = "raw-progress"
 HEARTBEAT_METHOD = "vendor/heartbeat"
 HANDSHAKE_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 LATEST_HANDSHAKE = "2025-11-25"
 MODERN_VERSION = "2026-07-28"
-CASES = ("none", "C01", "C02", "C03", "C05", "C16", "C17", "S2C")
+CASES = ("none", "C01", "C02", "C03", "C05", "C16", "C17", "S2C", "silent_discover", "exit_on_discover")
+STARTUP_STDERR = "raw_stdio: started (case {case}, era {era}, pid {pid})"
 
 TOOLS: list[dict[str, Any]] = [
     {
@@ -183,6 +196,8 @@ class RawServer:
     # ------------------------------------------------------------------ main loop
 
     def run(self) -> None:
+        sys.stderr.write(STARTUP_STDERR.format(case=self.case, era=self.era, pid=os.getpid()) + "\n")
+        sys.stderr.flush()
         if self.case == "C01":
             self.write_raw(NOISE_LINE)
         while True:
@@ -227,6 +242,12 @@ class RawServer:
                 self.heartbeat()
             return
         if method == "server/discover":
+            if self.case == "silent_discover":
+                return  # never answered
+            if self.case == "exit_on_discover":
+                sys.stderr.write("raw_stdio: exiting on server/discover\n")
+                sys.stderr.flush()
+                os._exit(EXIT_ON_DISCOVER_STATUS)
             if self.era != "modern":
                 self.error(request_id, -32601, "Method not found")
                 return
@@ -310,9 +331,14 @@ class RawServer:
                 self.pending.append(message)  # answered after this call
 
 
+def _case_name(value: str) -> str:
+    """The canonical spelling of a case name given in any letter case (``c05`` -> ``C05``)."""
+    return next((c for c in CASES if c.lower() == value.lower()), value)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="misbehaving raw stdio MCP server")
-    parser.add_argument("--case", default="none", type=lambda s: s if s == "none" else s.upper(), choices=CASES)
+    parser.add_argument("--case", default="none", type=_case_name, choices=CASES)
     parser.add_argument("--era", choices=("handshake", "modern"), default="handshake")
     parser.add_argument("--protocol-version", default=None, help="force the initialize protocolVersion answer")
     args = parser.parse_args(argv)

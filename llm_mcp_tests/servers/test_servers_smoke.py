@@ -363,6 +363,24 @@ def test_raw_stdio_server_to_client_request(raw_stdio_command_factory: Any) -> N
         )
 
 
+def test_raw_stdio_startup_line_and_discover_cases(raw_stdio_command_factory: Any) -> None:
+    with stdio(raw_stdio_command_factory("none")) as peer:
+        assert peer.proc.stderr is not None
+        assert peer.proc.stderr.readline().decode().startswith("raw_stdio: started (case none, era handshake, pid ")
+    with stdio(raw_stdio_command_factory("silent_discover")) as peer:
+        peer.send({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": modern_params()})
+        response, before = peer.request("initialize", INIT_PARAMS)  # id 1 again is fine: discover was ignored
+        assert before == [] and response["result"]["protocolVersion"] == "2025-11-25"
+    with stdio(raw_stdio_command_factory("exit_on_discover")) as peer:
+        peer.send({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": modern_params()})
+        assert peer.proc.wait(timeout=10) == raw_stdio.EXIT_ON_DISCOVER_STATUS
+        assert peer.raw_line() == b""
+    with stdio(raw_stdio_command_factory("exit_on_discover")) as peer:
+        assert handshake(peer)["result"]["protocolVersion"] == "2025-11-25"
+        response, _ = peer.request("tools/call", {"name": "echo", "arguments": {"message": "ok"}})
+        assert response["result"]["content"][0]["text"] == "ok"
+
+
 # --------------------------------------------------------------------------- raw HTTP
 
 
@@ -518,6 +536,131 @@ def test_raw_http_redirect_and_errors(raw_http: Any) -> None:
         assert ok.status_code == 200
         session = _handshake_http(client, raw_http.url("err500_call"))
         assert _call(client, raw_http.url("err500_call"), session).status_code == 500
+
+
+def _sse_events(text: str) -> list[dict[str, str]]:
+    """Raw SSE events as {field: value} dicts (data lines joined), comments dropped."""
+    events = []
+    for block in text.replace("\r\n", "\n").split("\n\n"):
+        fields: dict[str, str] = {}
+        for line in block.split("\n"):
+            if not line or line.startswith(":"):
+                continue
+            name, _, value = line.partition(":")
+            value = value[1:] if value.startswith(" ") else value
+            fields[name] = fields[name] + "\n" + value if name in fields and name == "data" else value
+        if fields:
+            events.append(fields)
+    return events
+
+
+def test_raw_http_broken_stream(raw_http: Any) -> None:
+    url = raw_http.url("broken_stream2", era="modern")
+    for _ in range(2):
+        broken = modern_post(url, "tools/list", {})
+        assert broken.status_code == 200 and broken.headers["content-type"].startswith("text/event-stream")
+        messages = _sse_messages(broken.text)
+        assert [m.get("method") for m in messages] == ["notifications/progress"]
+    tools = {t["name"]: t for t in modern_post(url, "tools/list", {}).json()["result"]["tools"]}
+    assert tools["echo"]["annotations"]["idempotentHint"] is False
+    assert tools["echo_idempotent"]["annotations"] == {"idempotentHint": True, "readOnlyHint": True}
+    call = {"name": "echo_idempotent", "arguments": {"message": "m"}}
+    assert [m.get("method") for m in _sse_messages(modern_post(url, "tools/call", call).text)] == [
+        "notifications/progress"]
+    modern_post(url, "tools/call", call)
+    assert modern_post(url, "tools/call", call).json()["result"]["content"][0]["text"] == "m"
+
+    only_calls = raw_http.url("broken_stream1_call", era="modern")
+    assert "result" in modern_post(only_calls, "tools/list", {}).json()
+    assert _sse_messages(modern_post(only_calls, "tools/call", call).text)[-1].get("method")
+    entries = raw_http.log()
+    assert all(isinstance(e["time"], float) for e in entries)
+    assert [e["time"] for e in entries] == sorted(e["time"] for e in entries)
+
+
+def test_raw_http_resume(raw_http: Any) -> None:
+    url = raw_http.url("resume")
+    with httpx.Client(timeout=10) as client:
+        session = _handshake_http(client, url)
+        first = _call(client, url, session)
+        assert _sse_events(first.text) == [{"id": "ev-1", "retry": "200", "data": ""}]
+        headers = {"Accept": "text/event-stream", "Mcp-Session-Id": session, "MCP-Protocol-Version": "2025-11-25"}
+        assert client.get(url, headers={**headers, "Last-Event-ID": "ev-1", "Mcp-Session-Id": "x"}).status_code == 400
+        resumed = client.get(url, headers={**headers, "Last-Event-ID": "ev-1"})
+        assert resumed.status_code == 200
+        events = _sse_events(resumed.text)
+        assert events[0]["id"] == "ev-2" and events[0]["event"] == "message"
+        assert json.loads(events[0]["data"]) == {"jsonrpc": "2.0", "id": 2,
+                                                 "result": {"content": [{"type": "text", "text": "hey"}]}}
+        assert client.get(url, headers={**headers, "Last-Event-ID": "ev-1"}).status_code == 404
+        assert client.get(url, headers=headers).status_code == 405
+        assert _sse_events(_call(client, url, session, 3).text)[0]["id"] == "ev-3"
+
+        url = raw_http.url("resume_broken")
+        session = _handshake_http(client, url)
+        assert _sse_events(_call(client, url, session).text) == [{"id": "rb-1", "retry": "50", "data": ""}]
+        again = client.get(url, headers={**headers, "Mcp-Session-Id": session, "Last-Event-ID": "rb-1"})
+        assert _sse_events(again.text) == [{"id": "rb-2", "retry": "50", "data": ""}]
+
+
+def test_raw_http_header_mismatch(raw_http: Any) -> None:
+    url = raw_http.url("header_mismatch", era="modern")
+    schema = modern_post(url, "tools/list", {}).json()["result"]["tools"][0]["inputSchema"]
+    assert "x-mcp-header" not in schema["properties"]["message"]
+    call = {"name": "echo", "arguments": {"message": "hi"}}
+    first = modern_post(url, "tools/call", call)
+    assert first.status_code == 400 and first.json()["error"]["code"] == -32020
+    schema = modern_post(url, "tools/list", {}).json()["result"]["tools"][0]["inputSchema"]
+    assert schema["properties"]["message"]["x-mcp-header"] == "Message"
+    assert modern_post(url, "tools/call", call).status_code == 400
+    assert modern_post(url, "tools/call", call, {"Mcp-Param-Message": "no"}).status_code == 400
+    ok = modern_post(url, "tools/call", call, {"Mcp-Param-Message": "hi"})
+    assert ok.json()["result"]["content"][0]["text"] == "hi"
+
+    url = raw_http.url("header_mismatch_always", era="modern")
+    for _ in range(2):
+        assert modern_post(url, "tools/call", call, {"Mcp-Param-Message": "hi"}).json()["error"]["code"] == -32020
+
+
+def test_raw_http_no_revision_and_unsupported_version(raw_http: Any) -> None:
+    url = raw_http.url("no_revision")
+    probe = modern_post(url, "server/discover", {})
+    assert (probe.status_code, probe.content) == (400, b"")
+    with httpx.Client(timeout=10) as client:
+        init = client.post(url, headers=ACCEPT, json={"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                                                      "params": INIT_PARAMS})
+        assert init.json()["result"]["protocolVersion"] == "1999-01-01" and init.headers["mcp-session-id"]
+
+    url = raw_http.url("unsupported_version", era="modern")
+    for method in ("server/discover", "tools/list"):
+        refused = modern_post(url, method, {})
+        assert refused.status_code == 400
+        assert refused.json()["error"]["code"] == -32022
+        assert refused.json()["error"]["data"]["supported"] == ["2099-01-01"]
+    init = httpx.post(url, headers=ACCEPT, timeout=10,
+                      json={"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INIT_PARAMS})
+    assert init.json()["error"]["code"] == -32022
+
+
+def test_raw_http_server_request(raw_http: Any) -> None:
+    url = raw_http.url("server_request")
+    with httpx.Client(timeout=20) as client:
+        session = _handshake_http(client, url)
+        headers = {**ACCEPT, "Mcp-Session-Id": session, "MCP-Protocol-Version": "2025-11-25"}
+        body = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "echo", "arguments": {}}}
+        with client.stream("POST", url, headers=headers, json=body) as stream:
+            lines = stream.iter_lines()
+            data = next(line for line in lines if line.startswith("data: "))
+            asked = json.loads(data[len("data: "):])
+            assert asked["method"] == "sampling/createMessage" and asked["id"] == "srv-1"
+            reply = client.post(url, headers=headers, json={"jsonrpc": "2.0", "id": "srv-1",
+                                                            "error": {"code": -32601, "message": "no"}})
+            assert reply.status_code == 202
+            data = next(line for line in lines if line.startswith("data: "))
+            answer = json.loads(data[len("data: "):])
+        assert answer["id"] == 2
+        assert answer["result"]["content"][0]["text"] == (
+            'client answered: {"error": {"code": -32601, "message": "no"}}')
 
 
 # --------------------------------------------------------------------------- npm reference servers

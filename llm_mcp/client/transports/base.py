@@ -66,4 +66,13 @@ class SessionExpiredError(MCPError):
 
 
 class StreamBrokenError(MCPError):
-    """A response stream ended before the response arrived and could not be resumed."""
+    """A response stream ended before the response arrived and could not be resumed.
+
+    Attributes:
+        attempts: how many streams the transport already read for this request
+            (the POST, plus any resumptions), counted against the client's limit of three.
+    """
+
+    def __init__(self, message: str, *, server: str | None = None, attempts: int = 1):
+        super().__init__(message, server=server)
+        self.attempts = attempts

@@ -313,7 +313,7 @@ class HTTPTransport:
             # and Last-Event-ID after the server's retry delay; 2026-07-28 asks for a new request.
             if version == protocol.LATEST or last_id is None or attempts >= MAX_ATTEMPTS:
                 raise StreamBrokenError(f"MCP server {self.name!r} closed the stream before answering "
-                                        f"{message.get('method')}", server=self.name)
+                                        f"{message.get('method')}", server=self.name, attempts=attempts)
             attempts += 1
             time.sleep((retry_ms if retry_ms is not None else 1000) / 1000)
             response = self._resume(last_id, version, timeout)
@@ -332,7 +332,7 @@ class HTTPTransport:
         if not response.is_success:
             response.close()
             raise StreamBrokenError(f"MCP server {self.name!r} refused to resume the stream "
-                                    f"(HTTP {response.status_code})", server=self.name)
+                                    f"(HTTP {response.status_code})", server=self.name, attempts=MAX_ATTEMPTS)
         return response
 
 
