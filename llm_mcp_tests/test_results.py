@@ -568,71 +568,7 @@ def test_to_dict_is_a_deep_copy(conn):
     assert result.meta["com.example/request_id"] == "abc123"
 
 
-# --------------------------------------------------------------------------- C13: structuredContent vs outputSchema
-
-
-class _SchemaViolatingTransport:
-    """An in-process handshake-era server whose tool answers structuredContent violating its outputSchema.
-
-    Neither the echo server nor raw_stdio.py has such a tool, so case C13 is built here on
-    the public transport contract (``llm_mcp.Transport``).
-    """
-
-    TOOL = {
-        "name": "bad_sum",
-        "description": "Answers a string where its outputSchema says integer.",
-        "inputSchema": {"type": "object", "properties": {}},
-        "outputSchema": {"type": "object", "properties": {"sum": {"type": "integer"}}, "required": ["sum"]},
-    }
-    RESULT = {"content": [{"type": "text", "text": '{"sum": "five"}'}], "structuredContent": {"sum": "five"}}
-
-    def __init__(self) -> None:
-        self.methods: list[str] = []
-
-    def request(self, message, *, version, timeout=None, headers=None, on_message=None):
-        method = message["method"]
-        self.methods.append(method)
-        reply: dict[str, Any] = {"jsonrpc": "2.0", "id": message["id"]}
-        if method == "initialize":
-            reply["result"] = {"protocolVersion": HANDSHAKE, "capabilities": {"tools": {}},
-                               "serverInfo": {"name": "c13", "version": "0"}}
-        elif method == "tools/list":
-            reply["result"] = {"tools": [copy.deepcopy(self.TOOL)]}
-        elif method == "tools/call":
-            reply["result"] = copy.deepcopy(self.RESULT)
-        else:
-            reply["error"] = {"code": -32601, "message": "Method not found"}
-        return reply
-
-    def notify(self, message, *, version):
-        pass
-
-    def cancel(self, notification, *, version):
-        pass
-
-    def close(self):
-        pass
-
-
-def test_case_c13_structured_content_violating_output_schema(caplog):
-    """Case C13: structuredContent that violates the tool's outputSchema is returned
-    as sent (no exception), the mismatch is recorded in schema_errors and logged as a WARNING."""
-    transport = _SchemaViolatingTransport()
-    assert isinstance(transport, llm_mcp.Transport)
-    caplog.set_level(logging.WARNING, logger="llm_mcp.client")
-    with llm_mcp.mcp(transport=lambda: transport, name="c13") as server:
-        assert server.protocol_version == HANDSHAKE
-        tool = server.tool("bad_sum")
-        assert tool.output_schema == _SchemaViolatingTransport.TOOL["outputSchema"]
-        result = server.bad_sum()
-    assert result.structured == {"sum": "five"}
-    assert result.text == '{"sum": "five"}'
-    assert result.is_error is False
-    assert result.to_dict() == _SchemaViolatingTransport.RESULT
-    assert result.schema_errors, "the outputSchema mismatch was not recorded"
-    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
-    assert any("bad_sum" in message and "outputSchema" in message for message in warnings), warnings
-    assert "tools/call" in transport.methods
+# --------------------------------------------------------------------------- C13 (the violating case is in test_stdio.py)
 
 
 def test_case_c13_conforming_structured_content_has_no_schema_errors(conn, caplog):

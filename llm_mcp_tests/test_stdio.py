@@ -156,3 +156,17 @@ def test_stdio_request_timeout_is_a_connection_error():
 
 def test_client_request_from_unknown_executable_name():
     assert llm_mcp.mcp(command=[sys.executable, "-V"]).name.startswith("python")
+
+
+@pytest.mark.parametrize("era", ["handshake", "modern"])
+def test_case_c13_structured_content_violating_output_schema(era, caplog):
+    """C13: structuredContent that breaks the outputSchema is returned with its text; the violation is
+    logged and listed on the result, not raised."""
+    caplog.set_level(logging.WARNING, logger="llm_mcp")
+    with raw("none", era) as server:
+        result = server.bad_sum()
+    assert result.text == "It is warm."
+    assert result.structured == {"temperature": "warm"}
+    assert result.is_error is False
+    assert len(result.schema_errors) == 1 and "'warm' is not of type 'number'" in result.schema_errors[0]
+    assert any("bad_sum" in r.getMessage() and r.levelno == logging.WARNING for r in caplog.records)

@@ -101,6 +101,13 @@ TOOLS: list[dict[str, Any]] = [
         "inputSchema": {"type": "object", "properties": {"method": {"type": "string"}}},
     },
     {
+        "name": "bad_sum",
+        "description": "Case C13: declares a numeric temperature, answers the string 'warm'.",
+        "inputSchema": {"type": "object"},
+        "outputSchema": {"type": "object", "properties": {"temperature": {"type": "number"}},
+                         "required": ["temperature"]},
+    },
+    {
         "name": "sleep",
         "description": "Sleep, then answer.",
         "inputSchema": {"type": "object", "properties": {"seconds": {"type": "number"}}, "required": ["seconds"]},
@@ -289,6 +296,9 @@ class RawServer:
             self.notify("notifications/progress", {"progressToken": token, "progress": 2, "total": 2})
         if name == "echo":
             self.respond(request_id, {"content": [{"type": "text", "text": str(args.get("message", ""))}]})
+        elif name == "bad_sum":
+            self.respond(request_id, {"content": [{"type": "text", "text": "It is warm."}],
+                                      "structuredContent": {"temperature": "warm"}})
         elif name == "crash":
             sys.stderr.write("raw_stdio: crashing on purpose\n")
             sys.stderr.flush()
