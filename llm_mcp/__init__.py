@@ -7,42 +7,8 @@
 The client (``llm_mcp.client``) imports no Django; the Django app lives beside it.
 """
 
+from . import client
 from ._version import __version__
-from .client import (
-    MCP,
-    Attachment,
-    CancelledError,
-    Client,
-    ConfigurationError,
-    ConnectionError,
-    ForbiddenError,
-    InputRequiredError,
-    InsufficientScopeError,
-    MCPError,
-    Result,
-    Servers,
-    Tool,
-    Transport,
-    UnauthorizedError,
-    mcp,
-)
+from .client import *  # noqa: F403 - the client's public names are ours
 
-__all__ = [
-    "MCP",
-    "Attachment",
-    "CancelledError",
-    "Client",
-    "ConfigurationError",
-    "ConnectionError",
-    "ForbiddenError",
-    "InputRequiredError",
-    "InsufficientScopeError",
-    "MCPError",
-    "Result",
-    "Servers",
-    "Tool",
-    "Transport",
-    "UnauthorizedError",
-    "__version__",
-    "mcp",
-]
+__all__ = [*client.__all__, "__version__"]

@@ -14,10 +14,8 @@ import json
 import os
 import shlex
 import shutil
-import socket
 import subprocess
 import sys
-import time
 from io import StringIO
 from pathlib import Path
 
@@ -25,6 +23,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from example_project import demo_server
+from llm_mcp_tests.conftest import start_http_server
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEMO = "example_project.demo.DemoServer"
@@ -234,39 +233,13 @@ def test_server_that_fails_to_start_is_a_command_error(tmp_path):
 # --- --url (Streamable HTTP) ---------------------------------------------------------------
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @pytest.fixture
 def demo_http_url():
-    port = free_port()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "example_project.demo_server", "--http", str(port)],
-        cwd=REPO_ROOT,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    server = start_http_server(lambda port: [sys.executable, "-m", "example_project.demo_server", "--http", str(port)])
     try:
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-                break
-            except OSError:
-                if process.poll() is not None or time.monotonic() > deadline:
-                    pytest.fail("the demo server did not start listening")
-                time.sleep(0.1)
-        yield f"http://127.0.0.1:{port}/mcp"
+        yield f"http://127.0.0.1:{server.port}/mcp"
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        server.stop()
 
 
 def test_inspect_and_call_over_http(demo_http_url):
