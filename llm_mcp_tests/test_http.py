@@ -134,6 +134,24 @@ def test_case_c22_legacy_http_sse_endpoint(raw_http, case):
     assert len({e["raw_path"] + e["query"] for e in message_posts}) == 1
 
 
+def test_case_c22_legacy_reconnects_after_close(raw_http):
+    """MCP-CONN-05: after close() a legacy HTTP+SSE server gets a new stream and handshake; the era is
+    remembered, so a second server object goes straight to the event stream."""
+    url = raw_http.url("c22_rel")
+    server = llm_mcp.mcp(url=url)
+    assert server.echo(message="one").text == "one"
+    server.close()
+    assert server.echo(message="two").text == "two"
+    server.close()
+    with llm_mcp.mcp(url=url) as again:
+        assert again.echo(message="three").text == "three"
+    log = raw_http.log()
+    initializes = [e for e in posts(log, "initialize") if "/messages" in e["path"]]
+    assert len(initializes) == 3
+    assert len([e for e in log if e["method"] == "GET"]) == 3
+    assert len(posts(log, "server/discover")) == 1
+
+
 def test_conn_12_redirects_never_followed(raw_http):
     """MCP-CONN-12: a 3xx fails the request; the Location is never requested."""
     with pytest.raises(llm_mcp.MCPError, match="redirect"):

@@ -74,6 +74,7 @@ class Client:
         self.capabilities: dict[str, Any] = {}
         self.instructions: str | None = None
         self.on_notification: list[Callable[[dict[str, Any]], None]] = []
+        self._on_legacy = False
         self._progress: dict[Any, Callable[[dict[str, Any]], None]] = {}
         self._tokens = itertools.count(1)
         self._lock = threading.RLock()
@@ -193,15 +194,15 @@ class Client:
         self.capabilities = result.get("capabilities") or {}
         self.instructions = result.get("instructions")
         self.transport.notify(protocol.notification("notifications/initialized"), version=version)
-        self._remember(LEGACY_SSE if legacy_tried or self.era == LEGACY_SSE else HANDSHAKE)
+        self._remember(LEGACY_SSE if self._on_legacy else HANDSHAKE)
         log.debug("MCP server %s speaks %s (handshake)", self.name, version)
 
     def _switch_to_legacy(self) -> None:
         assert self.legacy_transport is not None
         self.transport.close()
         self.transport = self.legacy_transport()
-        self.era = LEGACY_SSE
         self.legacy_transport = None
+        self._on_legacy = True
 
     @staticmethod
     def _choose(supported: Any) -> str | None:

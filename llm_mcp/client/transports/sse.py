@@ -67,8 +67,9 @@ class SSETransport:
 
     def connect(self) -> None:
         """Open the event stream and wait for the ``endpoint`` event; raises ``ConnectionError``."""
-        if self._stream is not None and not self._closed.is_set():
+        if self.running:
             return
+        self.close()
         self._client = httpx.Client(verify=shared_ssl_context(), follow_redirects=False, timeout=self.timeout)
         self._ready.clear()
         self._closed.clear()
@@ -120,6 +121,11 @@ class SSETransport:
         except MCPError:
             pass
 
+    @property
+    def running(self) -> bool:
+        """Whether the event stream (and so the server's session) is open."""
+        return self._stream is not None and not self._closed.is_set()
+
     def close(self) -> None:
         self._closed.set()
         stream, self._stream = self._stream, None
@@ -159,6 +165,8 @@ class SSETransport:
         except httpx.HTTPError:
             pass
         finally:
+            if self._stream is response:
+                self._closed.set()  # the session ended with its stream: the next request opens a new one
             self._ready.set()
             with self._lock:
                 waiting = list(self._pending.values())
