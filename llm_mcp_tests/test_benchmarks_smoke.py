@@ -1,0 +1,58 @@
+"""Smoke test of ``benchmarks/run.py``: it runs end to end and reports a ratio for every contender.
+
+Nothing here looks at how fast anything is; the numbers only have to exist and be positive.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+RUN = REPO_ROOT / "benchmarks" / "run.py"
+
+CONTENDERS = {
+    ("http", "floor"), ("http", "llm_mcp"), ("http", "sdk"), ("http", "llm_mcp-handshake"), ("http", "sdk-handshake"),
+    ("http-sse", "floor"), ("http-sse", "llm_mcp"), ("http-sse", "sdk"),
+    ("stdio", "floor"), ("stdio", "llm_mcp"), ("stdio", "sdk"),
+}
+
+
+def positive(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value > 0
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_quick_benchmark_reports_every_ratio(tmp_path: Path) -> None:
+    out = tmp_path / "results.json"
+    done = subprocess.run([sys.executable, str(RUN), "--quick", "--json", str(out)], cwd=str(REPO_ROOT),
+                          capture_output=True, text=True, timeout=540)
+    assert done.returncode == 0, done.stderr[-4000:]
+    results = json.loads(out.read_text())
+
+    calls = {(row["group"], row["name"]): row for row in results["calls"]}
+    assert set(calls) == CONTENDERS
+    for key, row in calls.items():
+        for field in ("cpu_us", "wall_us", "cpu_ratio", "wall_ratio", "cpu_ratio_paired", "wall_ratio_paired"):
+            assert positive(row[field]), (key, field, row[field])
+        if row["kind"] == "floor":
+            assert row["cpu_ratio"] == row["wall_ratio"] == 1.0
+
+    imports = {row["name"]: row for row in results["imports"]}
+    assert {"llm_mcp.client", "mcp.client"} <= set(imports)
+    for name in ("llm_mcp.client", "mcp.client"):
+        assert positive(imports[name]["ms"]) and positive(imports[name]["ms_ratio_to_sdk"]), imports[name]
+        assert positive(imports[name]["peak_rss_mb"]), imports[name]
+
+    first = {(row["name"], row["first_tls_context"]) for row in results["first_result"]}
+    assert first == {(name, tls) for name in ("floor", "llm_mcp", "sdk") for tls in (True, False)}
+    for row in results["first_result"]:
+        assert positive(row["ms"]) and positive(row["ratio"]), row
+
+    assert "CPU x" in done.stdout  # the table was printed
