@@ -147,7 +147,12 @@ class MCP:
     def _option(self, key: str) -> Any:
         if key in self._options:
             return self._options[key]
-        return inspect.getattr_static(type(self), key)
+        cls = type(self)
+        declared = cls.__dict__.get("_declared")
+        if declared is None:  # each class reads its settings once, unbound (functions stay functions)
+            declared = {name: inspect.getattr_static(cls, name) for name in SETTINGS}
+            cls._declared = declared
+        return declared[key]
 
     def resolve(self, value: Any) -> Any:
         """Evaluate a setting: call a callable (with this instance when it takes an argument),
@@ -311,6 +316,9 @@ class MCP:
 
     def call(self, name: str, /, **arguments: Any) -> Result:
         """Call a tool by its server-side name; returns a :class:`Result`.
+
+        The first call lists the tools (once per server object), since a tool's
+        ``x-mcp-header`` annotations and ``idempotent`` hint decide how it is sent.
 
         Raises ``MCPError`` (``.code`` set) when the server answers with a JSON-RPC error,
         ``ConnectionError`` when it cannot be reached, ``UnauthorizedError`` or

@@ -150,7 +150,7 @@ class StdioTransport:
         argv, env = self.spawn()
         try:
             process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                       cwd=self.directory, env=env, bufsize=0)
+                                       cwd=self.directory, env=env)
         except OSError as exc:
             raise ConnectionError(f"MCP server {self.name!r} could not start: {exc.strerror or exc}",
                                   server=self.name) from None
