@@ -170,3 +170,70 @@ def test_case_c13_structured_content_violating_output_schema(era, caplog):
     assert result.is_error is False
     assert len(result.schema_errors) == 1 and "'warm' is not of type 'number'" in result.schema_errors[0]
     assert any("bad_sum" in r.getMessage() and r.levelno == logging.WARNING for r in caplog.records)
+
+
+def test_concurrent_calls_share_one_process(echo_stdio_command):
+    """Calls from several threads wait on one stdio process at once; whichever waits reads for all,
+    and each thread gets its own answer, whatever order the server answers in."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with llm_mcp.mcp(command=echo_stdio_command, name="concurrent") as server:
+        server.tools
+        delays = [0.3, 0.0, 0.2, 0.05, 0.1, 0.0, 0.25, 0.15]
+
+        def work(i):
+            if i % 2:
+                return server.echo(message=f"echo-{i}").text
+            return server.sleep(seconds=delays[i]).text
+
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            answers = list(pool.map(work, range(8)))
+    expected = [f"echo-{i}" if i % 2 else server_sleep_text(delays[i]) for i in range(8)]
+    assert answers == expected
+
+
+def server_sleep_text(seconds):
+    from llm_mcp_tests.servers import echo_server
+
+    return echo_server.sleep_text(seconds) if hasattr(echo_server, "sleep_text") else f"slept {seconds:g}"
+
+
+def test_waiters_fail_together_when_the_process_is_killed(echo_stdio_command):
+    """C03 with company: every request waiting when the server is killed gets ConnectionError with the
+    exit status; none hangs; the next request starts a new process."""
+    import os
+    import signal
+    from concurrent.futures import ThreadPoolExecutor
+
+    with llm_mcp.mcp(command=echo_stdio_command, name="killed") as server:
+        server.tools
+        pid = server.client.transport.pid
+
+        def call(_):
+            try:
+                return server.sleep(seconds=30).text
+            except llm_mcp.ConnectionError as exc:
+                return exc.exit_status
+
+        started = time.monotonic()
+        with ThreadPoolExecutor(max_workers=3) as pool:
+            futures = [pool.submit(call, i) for i in range(3)]
+            time.sleep(0.5)
+            os.kill(pid, signal.SIGKILL)
+            results = [f.result(timeout=10) for f in futures]
+        assert results == [-signal.SIGKILL] * 3
+        assert time.monotonic() - started < 5
+        assert server.echo(message="back").text == "back"
+        assert server.client.transport.pid != pid
+
+
+def test_progress_callback_may_call_the_server_again():
+    """A progress callback that calls the same stdio server (on the reading thread) does not deadlock."""
+    with raw("C05") as server:
+        server.tools
+        inner = []
+        result = server.client.request(
+            "tools/call", {"name": "echo", "arguments": {"message": "outer"}},
+            on_progress=lambda p: inner.append(server.echo(message=f"inner-{p['progress']}").text))
+    assert result["content"][0]["text"] == "outer"
+    assert sorted(inner) == ["inner-1", "inner-2"]  # the nested calls' own progress has another token

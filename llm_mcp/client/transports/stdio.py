@@ -11,9 +11,11 @@ from __future__ import annotations
 import json
 import logging
 import os
+import select
 import subprocess
 import sys
 import threading
+import time
 from typing import Any, Callable
 
 from .. import protocol
@@ -42,12 +44,54 @@ def child_environment(extra: dict[str, str] | None = None) -> dict[str, str]:
 
 
 class _Pending:
-    __slots__ = ("done", "on_message", "response")
+    __slots__ = ("done", "on_message", "response", "stream")
 
-    def __init__(self, on_message: MessageHandler | None):
-        self.done = threading.Event()
-        self.response: dict[str, Any] | None = None
+    def __init__(self, stream: _Stream, on_message: MessageHandler | None):
+        self.stream = stream
         self.on_message = on_message
+        self.response: dict[str, Any] | None = None
+        self.done = False
+
+
+class _Stream:
+    """One server process and what has been read of its stdout."""
+
+    __slots__ = ("buffer", "eof", "fd", "process", "scanned")
+
+    def __init__(self, process: subprocess.Popen[bytes]):
+        assert process.stdout is not None
+        self.process = process
+        self.fd = process.stdout.fileno()
+        self.buffer = bytearray()
+        self.scanned = 0
+        self.eof = False
+
+    def next_line(self) -> bytes | None:
+        """The next complete line (without its newline), or ``None`` until more is read."""
+        end = self.buffer.find(b"\n", self.scanned)
+        if end < 0:
+            self.scanned = len(self.buffer)
+            if self.eof and self.buffer:  # a last line without a newline
+                line, self.buffer = bytes(self.buffer), bytearray()
+                return line
+            return None
+        line = bytes(self.buffer[:end])
+        del self.buffer[:end + 1]
+        self.scanned = 0
+        return line
+
+    def fill(self, seconds: float) -> None:
+        """Read what the server wrote, waiting at most ``seconds`` (POSIX; elsewhere until data comes)."""
+        if _CAN_SELECT and not select.select([self.fd], [], [], max(seconds, 0))[0]:
+            return
+        chunk = os.read(self.fd, 1 << 16)
+        if chunk:
+            self.buffer += chunk
+        else:
+            self.eof = True
+
+
+_CAN_SELECT = sys.platform != "win32"
 
 
 class StdioTransport:
@@ -56,6 +100,11 @@ class StdioTransport:
         transport = StdioTransport(lambda: (["npx", "-y", "server"], {"NODE_ENV": "production"}), name="files")
         transport.request(protocol.request("tools/list"), version="2026-07-28")
         transport.close()
+
+    There is no reader thread: a request that waits for its response reads stdout itself,
+    one waiting request at a time, and hands the responses it reads for others to them
+    (so one call costs the client no thread switch). Messages the server sends while no
+    request waits are read with the next request. stderr is read by a thread of its own.
 
     Attributes:
         name: the server name, used in logs and errors.
@@ -71,12 +120,19 @@ class StdioTransport:
         self.name = name
         self.directory = directory
         self.timeout = timeout
-        self.process: subprocess.Popen[bytes] | None = None
         self.handler: MessageHandler | None = None
+        self._stream: _Stream | None = None
         self._pending: dict[Any, _Pending] = {}
         self._lock = threading.Lock()
+        self._turn = threading.Condition(self._lock)
+        self._reader: int | None = None  # the thread reading stdout now
         self._write_lock = threading.Lock()
         self._exit_status: int | None = None
+
+    @property
+    def process(self) -> subprocess.Popen[bytes] | None:
+        """The server process, or ``None`` before the first request and after ``close()``."""
+        return self._stream.process if self._stream is not None else None
 
     # -- the transport contract -------------------------------------------------------------
 
@@ -84,16 +140,15 @@ class StdioTransport:
                 headers: dict[str, str] | None = None, on_message: MessageHandler | None = None) -> dict[str, Any]:
         if on_message is not None:
             self.handler = on_message
-        pending = _Pending(on_message)
+        seconds = self.timeout if timeout is None else timeout
         with self._lock:
-            process = self._ensure_started()
-            self._pending[message["id"]] = pending
+            stream = self._ensure_started()
+            pending = self._pending[message["id"]] = _Pending(stream, on_message)
         try:
-            self._write(process, message)
-            if not pending.done.wait(self.timeout if timeout is None else timeout):
-                raise ConnectionError(
-                    f"MCP server {self.name!r} did not answer {message.get('method')} within "
-                    f"{self.timeout if timeout is None else timeout:g} s", server=self.name)
+            self._write(stream.process, message)
+            if not self._wait(pending, time.monotonic() + seconds):
+                raise ConnectionError(f"MCP server {self.name!r} did not answer {message.get('method')} within "
+                                      f"{seconds:g} s", server=self.name)
         finally:
             with self._lock:
                 self._pending.pop(message["id"], None)
@@ -105,8 +160,8 @@ class StdioTransport:
 
     def notify(self, message: dict[str, Any], *, version: str | None) -> None:
         with self._lock:
-            process = self._ensure_started()
-        self._write(process, message)
+            stream = self._ensure_started()
+        self._write(stream.process, message)
 
     def cancel(self, notification: dict[str, Any], *, version: str | None) -> None:
         process = self.process
@@ -118,9 +173,10 @@ class StdioTransport:
 
     def close(self) -> None:
         with self._lock:
-            process, self.process = self.process, None
-        if process is None:
+            stream, self._stream = self._stream, None
+        if stream is None:
             return
+        process = stream.process
         try:
             if process.stdin:
                 process.stdin.close()
@@ -136,17 +192,22 @@ class StdioTransport:
     @property
     def running(self) -> bool:
         """Whether the server process is alive."""
-        return self.process is not None and self.process.poll() is None
+        process = self.process
+        return process is not None and process.poll() is None
 
     @property
     def pid(self) -> int | None:
-        return self.process.pid if self.process is not None else None
+        process = self.process
+        return process.pid if process is not None else None
 
     # -- the process --------------------------------------------------------------------------
 
-    def _ensure_started(self) -> subprocess.Popen[bytes]:
-        if self.process is not None and self.process.poll() is None:
-            return self.process
+    def _ensure_started(self) -> _Stream:
+        stream = self._stream
+        if stream is not None and not stream.eof and stream.process.poll() is None:
+            return stream
+        if stream is not None and stream.process.poll() is None:
+            stream.process.kill()  # it closed its stdout but lives on: replace it
         argv, env = self.spawn()
         try:
             process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -154,13 +215,11 @@ class StdioTransport:
         except OSError as exc:
             raise ConnectionError(f"MCP server {self.name!r} could not start: {exc.strerror or exc}",
                                   server=self.name) from None
-        self.process, self._exit_status = process, None
-        threading.Thread(target=self._read_stdout, args=(process,), name=f"mcp-stdio-{self.name}",
-                         daemon=True).start()
+        self._stream, self._exit_status = _Stream(process), None
         threading.Thread(target=self._read_stderr, args=(process,), name=f"mcp-stderr-{self.name}",
                          daemon=True).start()
         log.debug("started MCP server %s (pid %s)", self.name, process.pid)
-        return process
+        return self._stream
 
     def _write(self, process: subprocess.Popen[bytes], message: dict[str, Any]) -> None:
         data = json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode() + b"\n"
@@ -173,21 +232,60 @@ class StdioTransport:
             raise ConnectionError(f"MCP server {self.name!r} is not running (exit status {process.poll()})",
                                   server=self.name, exit_status=process.poll()) from None
 
-    def _read_stdout(self, process: subprocess.Popen[bytes]) -> None:
-        assert process.stdout is not None
-        for raw in iter(process.stdout.readline, b""):
-            message = self._parse(raw)
-            if message is not None:
-                self._dispatch(process, message)
+    # -- reading: whoever waits reads -----------------------------------------------------------
+
+    def _wait(self, pending: _Pending, deadline: float) -> bool:
+        """Wait for ``pending`` to be answered (or its process to end); ``False`` at the deadline."""
+        me = threading.get_ident()
+        while True:
+            with self._lock:
+                while not pending.done and self._reader not in (None, me):
+                    remaining = deadline - time.monotonic()
+                    if remaining <= 0:
+                        return False
+                    self._turn.wait(remaining)
+                if pending.done:
+                    return True
+                nested, self._reader = self._reader == me, me  # a handler may call the server again
+            try:
+                if not self._read(pending, deadline):
+                    return False
+            finally:
+                if not nested:
+                    with self._lock:
+                        self._reader = None
+                        self._turn.notify_all()
+
+    def _read(self, pending: _Pending, deadline: float) -> bool:
+        stream = pending.stream
+        while not pending.done:
+            line = stream.next_line()
+            if line is not None:
+                message = self._parse(line)
+                if message is not None:
+                    self._dispatch(stream.process, message)
+            elif stream.eof:
+                self._ended(stream)
+            elif time.monotonic() >= deadline:
+                return False
+            else:
+                try:
+                    stream.fill(deadline - time.monotonic())
+                except OSError:
+                    stream.eof = True
+        return True
+
+    def _ended(self, stream: _Stream) -> None:
         try:
-            status = process.wait(timeout=5)
+            status = stream.process.wait(timeout=5)
         except subprocess.TimeoutExpired:
             status = None
         with self._lock:
             self._exit_status = status
-            waiting = list(self._pending.values()) if self.process is process or self.process is None else []
-        for pending in waiting:
-            pending.done.set()  # response stays None: request() raises ConnectionError
+            for pending in self._pending.values():
+                if pending.stream is stream:
+                    pending.done = True  # response stays None: request() raises ConnectionError
+            self._turn.notify_all()
         log.debug("MCP server %s exited with status %s", self.name, status)
 
     def _parse(self, raw: bytes) -> dict[str, Any] | None:
@@ -212,16 +310,14 @@ class StdioTransport:
         if protocol.is_response(message):
             with self._lock:
                 pending = self._pending.get(message["id"])
+                if pending is not None:
+                    pending.response = message
+                    pending.done = True
+                    self._turn.notify_all()
             if pending is None:
                 log.debug("MCP server %s answered an unknown request id %r", self.name, message["id"])
-                return
-            pending.response = message
-            pending.done.set()
             return
         handler = self.handler
-        if handler is None:
-            with self._lock:
-                handler = next((p.on_message for p in self._pending.values() if p.on_message), None)
         reply = handler(message) if handler else None
         if reply is None and protocol.is_request(message):
             reply = protocol.error_response(message["id"], protocol.METHOD_NOT_FOUND, "Method not supported")
