@@ -122,6 +122,7 @@ class MCP:
         self._options: dict[str, Any] = getattr(self, "_options", {})
         self._client: Client | None = None
         self._tools: list[Tool] | None = None
+        self._tool_index: dict[str, Tool] | None = None
         self._lock = threading.RLock()
         self.name = self._default_name()
         if self._option("transport") is None and self._option("url") is None and self._option("command") is None:
@@ -290,12 +291,13 @@ class MCP:
         with self._lock:
             if self._tools is None:
                 self._tools = self._list_tools()
+                self._tool_index = {t.server_name: t for t in self._tools}
             return list(self._tools)
 
     def refresh_tools(self) -> list[Tool]:
         """List the tools again."""
         with self._lock:
-            self._tools = None
+            self._tools = self._tool_index = None
         return self.tools
 
     def _list_tools(self) -> list[Tool]:
@@ -311,8 +313,12 @@ class MCP:
         return tools
 
     def tool(self, name: str) -> Tool | None:
-        """The tool with this server-side name, or ``None``."""
-        return next((t for t in self.tools if t.server_name == name), None)
+        """The tool with this server-side name, or ``None`` (lists the tools the first time)."""
+        index = self._tool_index
+        if index is None:
+            self.tools
+            index = self._tool_index or {}
+        return index.get(name)
 
     def call(self, name: str, /, **arguments: Any) -> Result:
         """Call a tool by its server-side name; returns a :class:`Result`.

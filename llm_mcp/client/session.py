@@ -36,6 +36,11 @@ PROBE_TIMEOUT = 10.0
 _eras: dict[str, str] = {}
 """What each endpoint spoke last time, per process: endpoint URL (or command) -> era."""
 
+_BASE_META = {
+    protocol.META_CLIENT_CAPABILITIES: {},
+    protocol.META_CLIENT_INFO: protocol.CLIENT_INFO,
+}
+
 _LOG_LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "notice": logging.INFO, "warning": logging.WARNING,
                "error": logging.ERROR, "critical": logging.CRITICAL, "alert": logging.CRITICAL,
                "emergency": logging.CRITICAL}
@@ -100,6 +105,8 @@ class Client:
 
     def connect(self) -> None:
         """Find out which revision the server speaks; raises ``MCPError`` if it speaks none we know."""
+        if self.era == MODERN:  # stateless: nothing to check per request
+            return
         with self._lock:
             if self.era is not None and self._transport_alive():
                 return
@@ -211,10 +218,9 @@ class Client:
         return next((v for v in protocol.SUPPORTED_REVISIONS if v in supported), None)
 
     def _meta_for(self, version: str, extra: dict[str, Any] | None = None) -> dict[str, Any]:
-        meta = dict(extra or {})
-        meta.update(self.meta)
-        meta[protocol.META_PROTOCOL_VERSION] = version
-        return meta
+        # Built per request but shallow: the nested values are constants, serialized at once.
+        return {**extra, **_BASE_META, protocol.META_PROTOCOL_VERSION: version} if extra else \
+            {**_BASE_META, protocol.META_PROTOCOL_VERSION: version}
 
     # -- requests -----------------------------------------------------------------------------
 

@@ -56,12 +56,16 @@ class _Pending:
 class _Stream:
     """One server process and what has been read of its stdout."""
 
-    __slots__ = ("buffer", "eof", "fd", "process", "scanned")
+    __slots__ = ("buffer", "eof", "fd", "poller", "process", "scanned")
 
     def __init__(self, process: subprocess.Popen[bytes]):
         assert process.stdout is not None
         self.process = process
         self.fd = process.stdout.fileno()
+        self.poller = None
+        if _CAN_POLL:
+            self.poller = select.poll()
+            self.poller.register(self.fd, select.POLLIN | select.POLLHUP | select.POLLERR)
         self.buffer = bytearray()
         self.scanned = 0
         self.eof = False
@@ -82,7 +86,7 @@ class _Stream:
 
     def fill(self, seconds: float) -> None:
         """Read what the server wrote, waiting at most ``seconds`` (POSIX; elsewhere until data comes)."""
-        if _CAN_SELECT and not select.select([self.fd], [], [], max(seconds, 0))[0]:
+        if self.poller is not None and not self.poller.poll(max(seconds, 0) * 1000):
             return
         chunk = os.read(self.fd, 1 << 16)
         if chunk:
@@ -91,7 +95,7 @@ class _Stream:
             self.eof = True
 
 
-_CAN_SELECT = sys.platform != "win32"
+_CAN_POLL = hasattr(select, "poll")  # POSIX; on Windows a read waits until the server writes
 
 
 class StdioTransport:
