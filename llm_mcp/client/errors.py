@@ -45,6 +45,7 @@ class ConnectionError(MCPError):  # noqa: A001 - the public name the docs promis
         status: the HTTP status when one was received (429, 5xx), else ``None``.
         exit_status: a stdio server's exit status when its process ended, else ``None``.
         retry_after: seconds the server asked us to wait (``Retry-After``), else ``None``.
+        timed_out: ``True`` when no answer came within the request's timeout.
     """
 
     def __init__(
@@ -55,11 +56,13 @@ class ConnectionError(MCPError):  # noqa: A001 - the public name the docs promis
         status: int | None = None,
         exit_status: int | None = None,
         retry_after: float | None = None,
+        timed_out: bool = False,
     ):
         super().__init__(message, server=server)
         self.status = status
         self.exit_status = exit_status
         self.retry_after = retry_after
+        self.timed_out = timed_out
 
 
 class UnauthorizedError(MCPError):

@@ -270,6 +270,10 @@ class Client:
                 response = self.transport.request(message, version=version, timeout=timeout or self.timeout,
                                                   headers=headers if self.era == MODERN else None,
                                                   on_message=self._on_message)
+            except ConnectionError as exc:
+                if exc.timed_out:
+                    self._cancel(message["id"], "timed out")
+                raise
             except SessionExpiredError:
                 if renewed:
                     raise MCPError(f"MCP server {self.name!r} ended the new session too (HTTP 404)",
@@ -313,6 +317,23 @@ class Client:
                            server=self.name)
         raise MCPError(f"MCP server {self.name!r} answered {method} with an unknown resultType {kind!r}",
                        server=self.name)
+
+    def _cancel(self, request_id: Any, reason: str) -> None:
+        """Tell the server to stop work on a request (MCP "Cancellation"); never raises.
+
+        Over 2026-07-28 HTTP the transport has already closed the response stream, which
+        is the cancellation there; everywhere else a ``notifications/cancelled`` is sent.
+        """
+        if self.era == MODERN and getattr(self.transport, "cancels_by_closing", False):
+            return
+        params: dict[str, Any] = {"requestId": request_id, "reason": reason}
+        if self.era == MODERN:
+            params["_meta"] = self._meta_for(self.protocol_version)
+        try:
+            self.transport.cancel(protocol.notification("notifications/cancelled", params),
+                                  version=self.protocol_version)
+        except Exception as exc:  # noqa: BLE001 - a failed courtesy must not hide the timeout
+            log.debug("MCP server %s: cancellation not sent (%s)", self.name, type(exc).__name__)
 
     def list(self, method: str, key: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
         """Every item of a paginated list (``tools/list`` -> ``"tools"``), following ``nextCursor``."""

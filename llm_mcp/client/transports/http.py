@@ -107,6 +107,9 @@ class HTTPTransport:
         session_id: the handshake-era ``Mcp-Session-Id``, or ``None``.
     """
 
+    cancels_by_closing = True
+    """On 2026-07-28, closing a request's response stream is its cancellation."""
+
     def __init__(self, url: str, *, name: str, headers: Callable[[], dict[str, str]] | None = None,
                  timeout: float = 60.0, client: httpx.Client | None = None):
         self.url = url
@@ -203,7 +206,7 @@ class HTTPTransport:
             response = self.client.send(request, stream=True)
         except httpx.TimeoutException:
             raise ConnectionError(f"MCP server {self.name!r} did not answer {message.get('method')} within "
-                                  f"{timeout:g} s", server=self.name) from None
+                                  f"{timeout:g} s", server=self.name, timed_out=True) from None
         except httpx.HTTPError as exc:
             raise ConnectionError(f"MCP server {self.name!r} could not be reached: {type(exc).__name__}",
                                   server=self.name) from None
@@ -304,7 +307,7 @@ class HTTPTransport:
                         return answer
             except httpx.TimeoutException:
                 raise ConnectionError(f"MCP server {self.name!r} did not answer {message.get('method')} within "
-                                      f"{timeout:g} s", server=self.name) from None
+                                      f"{timeout:g} s", server=self.name, timed_out=True) from None
             except httpx.HTTPError:
                 pass  # the stream broke: resume below, as when it ended early
             finally:

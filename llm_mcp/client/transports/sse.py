@@ -103,7 +103,7 @@ class SSETransport:
             self._post(message)
             if not pending.done.wait(self.timeout if timeout is None else timeout):
                 raise ConnectionError(f"MCP server {self.name!r} did not answer {message.get('method')} in time",
-                                      server=self.name)
+                                      server=self.name, timed_out=True)
         finally:
             with self._lock:
                 self._pending.pop(message["id"], None)

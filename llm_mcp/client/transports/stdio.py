@@ -152,7 +152,7 @@ class StdioTransport:
             self._write(stream.process, message)
             if not self._wait(pending, time.monotonic() + seconds):
                 raise ConnectionError(f"MCP server {self.name!r} did not answer {message.get('method')} within "
-                                      f"{seconds:g} s", server=self.name)
+                                      f"{seconds:g} s", server=self.name, timed_out=True)
         finally:
             with self._lock:
                 self._pending.pop(message["id"], None)
