@@ -175,3 +175,85 @@ def test_conn_01_method_and_name_headers():
     assert method_headers({"method": "resources/read", "params": {"uri": "file:///a%20b.txt"}})["Mcp-Name"] == \
         "file:///a%20b.txt"
     assert method_headers({"method": "prompts/get", "params": {"name": "résumé"}})["Mcp-Name"] == b64("résumé")
+
+
+class RawTunnel(RecordingTunnel):
+    """The recording tunnel, carrying messages to the raw handshake-era stdio server instead."""
+
+    def __init__(self, case="none"):
+        from llm_mcp_tests.conftest import raw_stdio_command
+
+        self.inner = StdioTransport(lambda: (raw_stdio_command(case, "handshake"), child_environment()),
+                                    name="raw-tunnel")
+        self.calls = []
+
+
+def test_trans_03_notifications_reach_progress_and_logs(caplog):
+    """MCP-TRANS-03: notifications the transport passes to on_message while a request waits reach
+    progress callbacks and the server's logger."""
+    import logging
+
+    caplog.set_level(logging.INFO, logger="llm_mcp.server")
+    with llm_mcp.mcp(transport=lambda server: RawTunnel("C05"), name="tunnelled") as server:
+        progress = []
+        result = server.client.request("tools/call", {"name": "echo", "arguments": {"message": "x"}},
+                                       on_progress=progress.append)
+    assert result["content"][0]["text"] == "x"
+    assert [p["progress"] for p in progress] == [1, 2]
+    assert any(r.name == "llm_mcp.server.tunnelled" and r.getMessage() == "working" for r in caplog.records)
+
+
+def test_trans_04_notify_and_cancel_go_through_the_transport():
+    """MCP-TRANS-04: client notifications go through notify(); a timed-out request is cancelled through
+    cancel() with notifications/cancelled carrying its id."""
+    server = llm_mcp.mcp(transport=lambda server: RawTunnel(), name="tunnelled", timeout=1)
+    tunnel = server.client.transport
+    with server:
+        assert server.protocol_version == "2025-11-25"
+        with pytest.raises(llm_mcp.ConnectionError):
+            server.sleep(seconds=3)
+    assert ("notify", "notifications/initialized", "2025-11-25") in tunnel.calls
+    assert ("cancel", "notifications/cancelled", "2025-11-25") in tunnel.calls
+
+
+def test_input_04_url_and_command_may_be_computed(echo_http_modern_url, echo_stdio_command):
+    """MCP-INPUT-04: url and command take callables or method names, evaluated with the inputs."""
+    class Remote(llm_mcp.MCP):
+        inputs = ["endpoint"]
+        url = "endpoint_url"
+        name = "remote"
+
+        def endpoint_url(self):
+            return self.endpoint
+
+    class Local(llm_mcp.MCP):
+        inputs = ["argv"]
+        command = lambda self: self.argv  # noqa: E731
+
+    with Remote(endpoint=echo_http_modern_url) as remote, Local(argv=echo_stdio_command) as local:
+        assert remote.echo(message="computed url").text == "computed url"
+        assert local.echo(message="computed command").text == "computed command"
+    with pytest.raises(ValueError, match="allow_http"):
+        Remote(endpoint="http://elsewhere.example/mcp").tools
+
+
+def test_inline_01_02_inline_servers_for_both_transports(echo_http_modern_url, echo_stdio_command):
+    """MCP-INLINE-01, MCP-INLINE-02, MCP-INLINE-03: llm_mcp.mcp() builds ready servers from keywords
+    (url, command, name, timeout, headers, bearer_token, env, directory) for HTTP and stdio."""
+    with llm_mcp.mcp(url=echo_http_modern_url, name="h", timeout=5, headers={"X-A": "1"},
+                     bearer_token="t") as http:
+        assert http.echo(message="over http").text == "over http"
+    with llm_mcp.mcp(command=echo_stdio_command, name="s", env={"A": "1"}, directory=".") as stdio:
+        assert stdio.echo(message="over stdio").text == "over stdio"
+    assert (http.name, stdio.name) == ("h", "s")
+
+
+def test_addr_06_json_rpc_error_raises_with_code(echo_stdio_command):
+    """MCP-ADDR-06: outside chats, a JSON-RPC error raises MCPError whose code is the error's code."""
+    with llm_mcp.mcp(command=echo_stdio_command, name="errors") as server:
+        with pytest.raises(llm_mcp.MCPError) as info:
+            server.client.request("tools/call", {"name": "no_such_tool", "arguments": {}})
+        with pytest.raises(llm_mcp.MCPError) as unknown_method:
+            server.client.request("vendor/unknown", {})
+    assert info.value.code == -32602
+    assert unknown_method.value.code == -32601
