@@ -151,3 +151,66 @@ def test_desc_10_11_12_environment_allow_list(monkeypatch):
     allowed = {"HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "TMPDIR", "LANG", "LC_ALL", "LC_CTYPE",
                "GEM_HOME", "GEM_PATH"}
     assert set(env) <= allowed | {"TOKEN"}
+
+
+def test_bad_settings_name_the_setting():
+    """Settings that cannot work raise ValueError naming the setting, before any contact."""
+    cases = [
+        (dict(url="https://a.example/mcp", command=["x"]), "exactly one of url, command or transport"),
+        (dict(command=[]), "command"),
+        (dict(command=["x", 3]), "command"),
+        (dict(url="https:///mcp"), "no host"),
+        (dict(url="https://a.example/mcp", timeout="abc"), "timeout"),
+        (dict(url="https://a.example/mcp", timeout=-1), "timeout"),
+        (dict(url="https://a.example/mcp", timeout=True), "timeout"),
+        (dict(url="https://a.example/mcp", headers=["a"]), "headers"),
+        (dict(command=["x"], env="A=1"), "env"),
+    ]
+    for options, problem in cases:
+        with pytest.raises(ValueError, match=problem):
+            llm_mcp.mcp(**options)
+    with pytest.raises(ValueError, match="directory"):
+        llm_mcp.mcp(command=["x"], directory="/no/such/directory").tools
+    with pytest.raises(ValueError, match="inputs"):
+        class Clash(llm_mcp.MCP):
+            url = "https://a.example/mcp"
+            inputs = ["tools"]
+
+
+@pytest.mark.parametrize(("options", "setting"), [
+    (dict(bearer_token="tok\r\nX-Injected: 1"), "bearer_token"),
+    (dict(bearer_token="tökén"), "bearer_token"),
+    (dict(headers={"X-A": "line\nbreak"}), "headers"),
+    (dict(headers={"Bad Name": "v"}), "headers"),
+])
+def test_header_injection_refused_without_echoing_the_value(options, setting):
+    """Header values with line breaks or non-ASCII, and names that are not tokens, raise ValueError
+    naming the setting and never the value."""
+    server = llm_mcp.mcp(url="https://a.example/mcp", **options)
+    with pytest.raises(ValueError, match=setting) as info:
+        server.http_headers()
+    assert "Injected" not in str(info.value) and "tökén" not in str(info.value)
+
+
+def test_attribute_error_in_a_setting_is_not_swallowed():
+    """An AttributeError raised while computing a setting surfaces, named, instead of looking like a
+    missing attribute (which would make the server look for a tool of that name)."""
+    class Tracker(llm_mcp.MCP):
+        url = "https://tracker.example/mcp"
+        inputs = ["user"]
+
+        def bearer_token(self):
+            return self.user.profile.token
+
+    server = Tracker(user=object())
+    with pytest.raises(RuntimeError, match="bearer_token") as info:
+        server.tools
+    assert isinstance(info.value.__cause__, AttributeError)
+
+
+def test_nan_arguments_refused_before_sending(echo_stdio_command):
+    """Values JSON cannot carry raise ValueError and send nothing; the server stays usable."""
+    with llm_mcp.mcp(command=echo_stdio_command, name="nan") as server:
+        with pytest.raises(ValueError, match="JSON"):
+            server.call("echo", message=float("nan"))
+        assert server.echo(message="still fine").text == "still fine"

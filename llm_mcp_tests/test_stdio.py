@@ -257,3 +257,29 @@ def test_timeout_sends_notifications_cancelled(era, tmp_path):
     cancels = [m for m in messages if m.get("method") == "notifications/cancelled"]
     assert [c["params"]["requestId"] for c in cancels] == [call["id"]]
     assert cancels[0]["params"]["reason"] == "timed out"
+
+
+def test_unclosed_server_process_ends_when_collected(echo_stdio_command):
+    """A stdio server object that is dropped without close() still ends its process."""
+    import gc
+
+    server = llm_mcp.mcp(command=echo_stdio_command, name="forgotten")
+    server.tools
+    process = server.client.transport.process
+    del server
+    gc.collect()
+    process.wait(timeout=10)
+    assert process.returncode is not None
+
+
+def test_junk_on_stdout_is_logged_a_bounded_number_of_times(caplog):
+    """C01 at scale: a server that writes many lines that are not JSON-RPC gets a bounded log."""
+    import shlex
+
+    command = ["sh", "-c", f"yes 'not json' | head -n 1000; exec {shlex.join(raw_stdio_command('none'))}"]
+    caplog.set_level(logging.DEBUG, logger="llm_mcp")
+    with llm_mcp.mcp(command=command, name="noisy") as server:
+        assert server.echo(message="heard").text == "heard"
+    skipped = [r for r in caplog.records if "noisy" in r.getMessage() and "not JSON" in r.getMessage()]
+    assert 20 <= len(skipped) <= 22
+    assert all(r.levelno == logging.DEBUG for r in skipped)

@@ -8,6 +8,7 @@ and the ``mcp-types`` wire models define.
 from __future__ import annotations
 
 import itertools
+import json
 from typing import Any
 
 from .._version import __version__
@@ -77,6 +78,18 @@ def notification(method: str, params: dict[str, Any] | None = None) -> dict[str,
 def error_response(id: Any, code: int, message: str) -> dict[str, Any]:
     """Build a JSON-RPC 2.0 error response to a request the server sent us."""
     return {"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}
+
+
+def encode(message: dict[str, Any]) -> bytes:
+    """Serialize a message as compact UTF-8 JSON.
+
+    Raises ``ValueError`` for values JSON cannot carry (NaN, infinity, objects that are not
+    JSON types), naming the method, before anything is sent.
+    """
+    try:
+        return json.dumps(message, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode()
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{message.get('method', 'a reply')}: the arguments cannot be sent as JSON ({exc})") from None
 
 
 def is_response(message: Any) -> bool:

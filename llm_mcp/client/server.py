@@ -48,8 +48,10 @@ def check_url(url: str, *, allow_http: bool = False) -> str:
     if not isinstance(url, str):
         raise ValueError(f"url must be a string, not {type(url).__name__}")
     parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
+    if parts.scheme not in ("http", "https"):
         raise ValueError(f"url must be an absolute http(s) URL, got scheme {parts.scheme!r}")
+    if not parts.hostname:
+        raise ValueError("url has no host")
     if parts.username is not None or parts.password is not None:
         raise ValueError("url must not carry credentials; send them with bearer_token or headers")
     if parts.scheme == "http" and not allow_http and not _is_loopback(parts.hostname):
@@ -65,6 +67,27 @@ def _is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host.strip("[]")).is_loopback
     except ValueError:
         return False
+
+
+_TOKEN = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
+_FIELD_VALUE = re.compile(r"^[\t\x20-\x7e]*$")
+
+
+def _header_name(name: Any, setting: str) -> str:
+    if not isinstance(name, str) or not _TOKEN.match(name):
+        raise ValueError(f"{setting}: {name!r} is not a valid HTTP header name")
+    return name
+
+
+def _header_text(value: Any, setting: str) -> str:
+    text = str(value)
+    if not _FIELD_VALUE.match(text):
+        raise ValueError(f"{setting} has characters an HTTP header cannot carry (line breaks or non-ASCII)")
+    return text
+
+
+def _input_names(inputs: Any) -> list[str]:
+    return [inputs] if isinstance(inputs, str) else [str(name) for name in inputs or ()]
 
 
 def _snake(name: str) -> str:
@@ -111,9 +134,13 @@ class MCP:
         url = cls.__dict__.get("url")
         if isinstance(url, str) and not cls._names_method(url):
             check_url(url, allow_http=bool(cls.allow_http))
+        for name in _input_names(cls.inputs):
+            if not name.isidentifier() or name.startswith("_") or hasattr(MCP, name):
+                raise ValueError(f"{cls.__name__}.inputs: {name!r} cannot be an input name (it must be an "
+                                 "identifier that is not an attribute of llm_mcp.MCP)")
 
     def __init__(self, **inputs: Any):
-        declared = [self.inputs] if isinstance(self.inputs, str) else list(self.inputs or ())
+        declared = _input_names(self.inputs)
         for key in inputs:
             if key not in declared:
                 raise TypeError(f"{type(self).__name__} takes the inputs {declared}, not {key!r}")
@@ -124,12 +151,32 @@ class MCP:
         self._tools: list[Tool] | None = None
         self._tool_index: dict[str, Tool] | None = None
         self._lock = threading.RLock()
+        self._check_settings()
         self.name = self._default_name()
-        if self._option("transport") is None and self._option("url") is None and self._option("command") is None:
-            raise ValueError(f"{type(self).__name__} needs a url, a command or a transport")
+
+    def _check_settings(self) -> None:
+        """Refuse settings that cannot work, naming the setting (``ValueError``)."""
+        where = type(self).__name__ if type(self) is not _Inline else "llm_mcp.mcp()"
+        given = [key for key in ("url", "command", "transport") if self._option(key) is not None]
+        if len(given) != 1:
+            raise ValueError(f"{where} needs exactly one of url, command or transport (got {given or 'none'})")
         url = self._option("url")
         if isinstance(url, str) and not self._names_method(url):
             check_url(url, allow_http=bool(self._option("allow_http")))
+        command = self._option("command")
+        if isinstance(command, (list, tuple)) and (not command or not all(isinstance(c, str) for c in command)):
+            raise ValueError(f"{where}: command must be a non-empty list of strings (argv)")
+        if isinstance(command, str) and not self._names_method(command) and not command.split():
+            raise ValueError(f"{where}: command is empty")
+        timeout = self._option("timeout")
+        if timeout is not None and not callable(timeout) and (
+                isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0):
+            raise ValueError(f"{where}: timeout must be a positive number of seconds, not {timeout!r}")
+        for key in ("headers", "env"):
+            value = self._option(key)
+            if value is not None and not callable(value) and not self._names_method(value) \
+                    and not isinstance(value, dict):
+                raise ValueError(f"{where}: {key} must be a dict (or a callable returning one)")
 
     # -- settings -----------------------------------------------------------------------------
 
@@ -171,8 +218,19 @@ class MCP:
         return value
 
     def setting(self, key: str) -> Any:
-        """The current value of a setting, evaluated (see :meth:`resolve`)."""
-        return self.resolve(self._option(key))
+        """The current value of a setting, evaluated (see :meth:`resolve`).
+
+        An ``AttributeError`` raised by your callable or method (say ``self.user.profile``
+        for a user without one) comes out as a ``RuntimeError`` naming the setting, chained
+        to the original: left as it is, Python would take it for a missing attribute.
+        """
+        return self._evaluate(key, self._option(key))
+
+    def _evaluate(self, key: str, value: Any) -> Any:
+        try:
+            return self.resolve(value)
+        except AttributeError as exc:
+            raise RuntimeError(f"{type(self).__name__}: evaluating {key} raised AttributeError: {exc}") from exc
 
     def _default_name(self) -> str:
         name = self.setting("name") if self._option("name") is not None else None
@@ -191,12 +249,22 @@ class MCP:
         raise ValueError("an inline server with a transport or a computed url/command needs a name=")
 
     def http_headers(self) -> dict[str, str]:
-        """The headers sent with every HTTP request: ``headers`` then ``Authorization``."""
+        """The headers sent with every HTTP request: ``headers`` then ``Authorization``.
+
+        Raises ``ValueError`` naming the setting (never the value) for a header name that
+        is not an HTTP token, or a value with line breaks or characters outside ASCII.
+        """
         headers = self.setting("headers") or {}
-        result = {str(k): str(self.resolve(v)) for k, v in dict(headers).items() if self.resolve(v) is not None}
+        if not isinstance(headers, dict):
+            raise ValueError(f"{self.name}: headers must be a dict, not {type(headers).__name__}")
+        result = {}
+        for key, raw in headers.items():
+            value = self._evaluate(f"headers[{key!r}]", raw)
+            if value is not None:
+                result[_header_name(key, "headers")] = _header_text(value, f"headers[{key!r}]")
         token = self.setting("bearer_token")
         if token:
-            result["Authorization"] = f"Bearer {token}"
+            result["Authorization"] = "Bearer " + _header_text(token, "bearer_token")
         return result
 
     def process_spec(self) -> tuple[list[str], dict[str, str]]:
@@ -204,11 +272,13 @@ class MCP:
         from .transports.stdio import child_environment
 
         command = self.setting("command")
-        argv = command.split() if isinstance(command, str) else [str(part) for part in command]
+        argv = command.split() if isinstance(command, str) else [str(part) for part in command or ()]
         if not argv:
             raise ValueError(f"{self.name}: command is empty")
         env = self.setting("env") or {}
-        values = {k: self.resolve(v) for k, v in dict(env).items()}
+        if not isinstance(env, dict):
+            raise ValueError(f"{self.name}: env must be a dict, not {type(env).__name__}")
+        values = {k: self._evaluate(f"env[{k!r}]", v) for k, v in env.items()}
         return argv, child_environment({k: v for k, v in values.items() if v is not None})
 
     # -- the connection -----------------------------------------------------------------------
@@ -238,6 +308,8 @@ class MCP:
         from .transports.stdio import StdioTransport
 
         directory = self.setting("directory")
+        if directory and not os.path.isdir(directory):
+            raise ValueError(f"{self.name}: directory {str(directory)!r} does not exist")
         stdio = StdioTransport(self.process_spec, name=self.name, directory=str(directory) if directory else None,
                                timeout=timeout)
         return Client(stdio, name=self.name, timeout=timeout)
@@ -309,7 +381,7 @@ class MCP:
             try:
                 tools.append(Tool(self, definition))
             except ValueError as exc:
-                log.warning("MCP server %s: dropped tool %s: %s", self.name, definition["name"], exc)
+                log.warning("MCP server %s: dropped tool %s: %s", self.name, definition["name"], str(exc))
         return tools
 
     def tool(self, name: str) -> Tool | None:
@@ -353,7 +425,9 @@ class MCP:
         return result
 
     def __getattr__(self, attribute: str) -> Callable[..., Result]:
-        if attribute.startswith("_") or attribute in SETTINGS:
+        # Only names the class does not have are tools: a property that raised AttributeError
+        # also lands here, and must not turn into a tool lookup (and recurse).
+        if attribute.startswith("_") or attribute in SETTINGS or hasattr(type(self), attribute):
             raise AttributeError(attribute)
         tool = self.tool(attribute)
         if tool is None:

@@ -45,6 +45,17 @@ def shared_ssl_context() -> ssl.SSLContext:
     return ssl.create_default_context(cafile=certifi.where())
 
 
+def describe(exc: httpx.HTTPError, url: str) -> str:
+    """Why a request failed, for messages: the URL and, for connection failures, the OS's reason.
+
+    Only errors raised before anything was sent (connect, DNS) carry their text; others give
+    their class name alone, so a refused header value can never reach a message.
+    """
+    reason = f"{type(exc).__name__}: {exc}" if isinstance(exc, httpx.ConnectError) and str(exc) else \
+        type(exc).__name__
+    return f"{url} ({reason})"
+
+
 def retry_after_seconds(value: str | None) -> float | None:
     """Parse ``Retry-After`` (RFC 9110 §10.2.3): delay seconds or an HTTP date."""
     if not value:
@@ -198,7 +209,7 @@ class HTTPTransport:
         self._version = version
         if extra:
             headers.update(extra)
-        body = json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode()
+        body = protocol.encode(message)
         sent_session = headers.get("Mcp-Session-Id")
         try:
             request = self.client.build_request("POST", self.url, content=body, headers=headers,
@@ -208,7 +219,7 @@ class HTTPTransport:
             raise ConnectionError(f"MCP server {self.name!r} did not answer {message.get('method')} within "
                                   f"{timeout:g} s", server=self.name, timed_out=True) from None
         except httpx.HTTPError as exc:
-            raise ConnectionError(f"MCP server {self.name!r} could not be reached: {type(exc).__name__}",
+            raise ConnectionError(f"MCP server {self.name!r} could not be reached at {describe(exc, self.url)}",
                                   server=self.name) from None
         if response.is_success:
             session = response.headers.get("mcp-session-id")
@@ -330,8 +341,8 @@ class HTTPTransport:
             request = self.client.build_request("GET", self.url, headers=headers, timeout=timeout)
             response = self.client.send(request, stream=True)
         except httpx.HTTPError as exc:
-            raise ConnectionError(f"MCP server {self.name!r} could not be reached to resume a stream: "
-                                  f"{type(exc).__name__}", server=self.name) from None
+            raise ConnectionError(f"MCP server {self.name!r} could not be reached to resume a stream at "
+                                  f"{describe(exc, self.url)}", server=self.name) from None
         if not response.is_success:
             response.close()
             raise StreamBrokenError(f"MCP server {self.name!r} refused to resume the stream "

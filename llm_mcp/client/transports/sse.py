@@ -21,7 +21,7 @@ from httpx_sse import EventSource
 from .. import protocol
 from ..errors import ConnectionError, MCPError
 from .base import MessageHandler
-from .http import shared_ssl_context
+from .http import describe, shared_ssl_context
 
 __all__ = ["SSETransport"]
 
@@ -79,7 +79,7 @@ class SSETransport:
                                                  timeout=httpx.Timeout(self.timeout, read=None))
             response = self._client.send(request, stream=True)
         except httpx.HTTPError as exc:
-            raise ConnectionError(f"MCP server {self.name!r} could not be reached: {type(exc).__name__}",
+            raise ConnectionError(f"MCP server {self.name!r} could not be reached at {describe(exc, self.url)}",
                                   server=self.name) from None
         if not response.is_success or "text/event-stream" not in response.headers.get("content-type", ""):
             response.close()
@@ -140,9 +140,10 @@ class SSETransport:
         if self._client is None or self.endpoint is None:
             raise ConnectionError(f"MCP server {self.name!r} is not connected", server=self.name)
         try:
-            response = self._client.post(self.endpoint, json=message, headers=self.headers())
+            response = self._client.post(self.endpoint, content=protocol.encode(message),
+                                         headers={"Content-Type": "application/json", **self.headers()})
         except httpx.HTTPError as exc:
-            raise ConnectionError(f"MCP server {self.name!r} could not be reached: {type(exc).__name__}",
+            raise ConnectionError(f"MCP server {self.name!r} could not be reached at {describe(exc, self.url)}",
                                   server=self.name) from None
         if not response.is_success:
             raise MCPError(f"MCP server {self.name!r} refused a message (HTTP {response.status_code})",

@@ -16,6 +16,7 @@ import subprocess
 import sys
 import threading
 import time
+import weakref
 from typing import Any, Callable
 
 from .. import protocol
@@ -95,6 +96,27 @@ class _Stream:
             self.eof = True
 
 
+JUNK_LINES_LOGGED = 20
+"""Lines that are not JSON-RPC logged per process (at debug level) before the log goes quiet."""
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    """End a server process: close its stdin, wait, then SIGTERM, then SIGKILL (2 s each)."""
+    if process.poll() is not None:
+        return
+    try:
+        if process.stdin:
+            process.stdin.close()
+        process.wait(timeout=2)
+    except (OSError, subprocess.TimeoutExpired):
+        process.terminate()
+        try:
+            process.wait(timeout=2)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
 _CAN_POLL = hasattr(select, "poll")  # POSIX; on Windows a read waits until the server writes
 
 
@@ -132,6 +154,7 @@ class StdioTransport:
         self._reader: int | None = None  # the thread reading stdout now
         self._write_lock = threading.Lock()
         self._exit_status: int | None = None
+        self._junk_lines = 0
 
     @property
     def process(self) -> subprocess.Popen[bytes] | None:
@@ -178,20 +201,8 @@ class StdioTransport:
     def close(self) -> None:
         with self._lock:
             stream, self._stream = self._stream, None
-        if stream is None:
-            return
-        process = stream.process
-        try:
-            if process.stdin:
-                process.stdin.close()
-            process.wait(timeout=2)
-        except (OSError, subprocess.TimeoutExpired):
-            process.terminate()
-            try:
-                process.wait(timeout=2)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+        if stream is not None:
+            _stop(stream.process)
 
     @property
     def running(self) -> bool:
@@ -219,14 +230,15 @@ class StdioTransport:
         except OSError as exc:
             raise ConnectionError(f"MCP server {self.name!r} could not start: {exc.strerror or exc}",
                                   server=self.name) from None
-        self._stream, self._exit_status = _Stream(process), None
-        threading.Thread(target=self._read_stderr, args=(process,), name=f"mcp-stderr-{self.name}",
+        self._stream, self._exit_status, self._junk_lines = _Stream(process), None, 0
+        weakref.finalize(self, _stop, process)  # a transport never closed still ends its process
+        threading.Thread(target=_log_stderr, args=(process, self.name), name=f"mcp-stderr-{self.name}",
                          daemon=True).start()
         log.debug("started MCP server %s (pid %s)", self.name, process.pid)
         return self._stream
 
     def _write(self, process: subprocess.Popen[bytes], message: dict[str, Any]) -> None:
-        data = json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode() + b"\n"
+        data = protocol.encode(message) + b"\n"
         try:
             with self._write_lock:
                 assert process.stdin is not None
@@ -296,19 +308,27 @@ class StdioTransport:
         try:
             line = raw.decode("utf-8").strip()
         except UnicodeDecodeError:
-            log.warning("MCP server %s wrote a line that is not UTF-8; skipped", self.name)
+            self._skipped("a line that is not UTF-8")
             return None
         if not line:
             return None
         try:
             message = json.loads(line)
         except ValueError:
-            log.debug("MCP server %s wrote a line that is not JSON: %.200s", self.name, line)
+            self._skipped(f"a line that is not JSON: {line[:200]}")
             return None
         if not protocol.is_message(message):
-            log.debug("MCP server %s wrote JSON that is not JSON-RPC; skipped", self.name)
+            self._skipped("JSON that is not JSON-RPC")
             return None
         return message
+
+    def _skipped(self, what: str) -> None:
+        """Log a skipped line at debug level: the first few per process, then one notice."""
+        self._junk_lines += 1
+        if self._junk_lines <= JUNK_LINES_LOGGED:
+            log.debug("MCP server %s wrote %s; skipped", self.name, what)
+        elif self._junk_lines == JUNK_LINES_LOGGED + 1:
+            log.debug("MCP server %s keeps writing lines that are not JSON-RPC; no longer logging them", self.name)
 
     def _dispatch(self, process: subprocess.Popen[bytes], message: dict[str, Any]) -> None:
         if protocol.is_response(message):
@@ -331,8 +351,10 @@ class StdioTransport:
             except ConnectionError:
                 pass
 
-    def _read_stderr(self, process: subprocess.Popen[bytes]) -> None:
-        assert process.stderr is not None
-        server_log = logging.getLogger(f"llm_mcp.server.{self.name}")
-        for raw in iter(process.stderr.readline, b""):
-            server_log.info("%s", raw.decode("utf-8", "replace").rstrip())
+
+def _log_stderr(process: subprocess.Popen[bytes], name: str) -> None:
+    """Copy a server's stderr to the logger ``llm_mcp.server.<name>`` (holds no transport alive)."""
+    assert process.stderr is not None
+    server_log = logging.getLogger(f"llm_mcp.server.{name}")
+    for raw in iter(process.stderr.readline, b""):
+        server_log.info("%s", raw.decode("utf-8", "replace").rstrip())
