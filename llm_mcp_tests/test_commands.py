@@ -15,6 +15,7 @@ import os
 import shlex
 import shutil
 import subprocess
+import time
 import sys
 from io import StringIO
 from pathlib import Path
@@ -291,3 +292,21 @@ def test_manage_py_subprocess(everything_command):
     done = manage("mcp_call", "--command", everything_command, "echo", "--arguments", '{"message": "via manage.py"}')
     assert done.returncode == 0, done.stderr
     assert "Echo: via manage.py" in done.stdout
+
+
+def test_timeout_option_bounds_a_silent_server():
+    """--timeout (seconds) bounds each request: a command that never answers fails quickly, naming it."""
+    started = time.monotonic()
+    _, message = run_failing("mcp_inspect", "--command", "sleep 1000", "--timeout", "1")
+    assert time.monotonic() - started < 8
+    assert "did not answer" in message and "1 s" in message
+    _, bad = run_failing("mcp_inspect", "--command", "sleep 1000", "--timeout", "0")
+    assert "timeout" in bad
+
+
+def test_allow_http_option(tmp_path):
+    """--allow-http lets --url reach plain http on a non-loopback host; without it the error says how."""
+    _, refused = run_failing("mcp_inspect", "--url", "http://mcp.invalid/mcp")
+    assert "allow_http" in refused
+    _, unreachable = run_failing("mcp_inspect", "--url", "http://mcp.invalid/mcp", "--allow-http", "--timeout", "5")
+    assert "ConnectionError" in unreachable and "mcp.invalid" in unreachable

@@ -37,6 +37,10 @@ def add_server_arguments(parser: CommandParser) -> None:
         help='Command line that starts a stdio MCP server, e.g. "node server.js stdio", instead of TARGET.',
     )
     parser.add_argument("--name", help="Name for the server given by --url or --command.")
+    parser.add_argument("--timeout", type=float, metavar="SECONDS",
+                        help="Seconds each request may take (default: the server's own, else 60).")
+    parser.add_argument("--allow-http", action="store_true",
+                        help="Allow plain http:// to a host that is not loopback (a network you trust).")
     parser.add_argument("--json", action="store_true", help="Print a JSON document instead of text.")
 
 
@@ -61,9 +65,16 @@ def build_server(target: str | None, options: dict[str, Any]) -> llm_mcp.MCP:
     if not target and not (url or command_line):
         raise CommandError("Name a server: a TARGET class path, --url URL or --command \"CMD ARGS\".")
 
+    extra: dict[str, Any] = {"name": name} if name else {}
+    if options.get("timeout") is not None:
+        extra["timeout"] = options["timeout"]
+    if options.get("allow_http"):
+        if target:
+            raise CommandError("--allow-http applies to --url; a TARGET class sets allow_http itself.")
+        extra["allow_http"] = True
     try:
         if url:
-            return llm_mcp.mcp(url=url, name=name) if name else llm_mcp.mcp(url=url)
+            return llm_mcp.mcp(url=url, **extra)
         if command_line:
             try:
                 argv = shlex.split(command_line)
@@ -71,13 +82,14 @@ def build_server(target: str | None, options: dict[str, Any]) -> llm_mcp.MCP:
                 raise CommandError(f"--command cannot be split into arguments: {exc}") from exc
             if not argv:
                 raise CommandError("--command is empty.")
-            return llm_mcp.mcp(command=argv, name=name) if name else llm_mcp.mcp(command=argv)
-        return _instantiate(target)
+            extra.pop("allow_http", None)
+            return llm_mcp.mcp(command=argv, **extra)
+        return _instantiate(target, timeout=extra.get("timeout"))
     except ValueError as exc:
         raise CommandError(f"Invalid server configuration: {exc}") from exc
 
 
-def _instantiate(target: str) -> llm_mcp.MCP:
+def _instantiate(target: str, *, timeout: float | None = None) -> llm_mcp.MCP:
     if "." not in target:
         raise CommandError(f"TARGET must be a dotted path such as 'myapp.mcp.MyServer', got {target!r}.")
     try:
@@ -86,6 +98,8 @@ def _instantiate(target: str) -> llm_mcp.MCP:
         raise CommandError(f"Cannot import {target!r}: {exc}") from exc
     if not (isinstance(cls, type) and issubclass(cls, llm_mcp.MCP)):
         raise CommandError(f"{target!r} is not a subclass of llm_mcp.MCP.")
+    if timeout is not None:
+        cls = type(cls.__name__, (cls,), {"timeout": timeout, "__module__": cls.__module__})
     return cls()
 
 
