@@ -42,12 +42,11 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument(
-            "names",
-            nargs="+",
-            metavar="TARGET TOOL",
-            help="Dotted path of an llm_mcp.MCP subclass, then the tool name "
-            "(only the tool name with --url or --command).",
+            "first",
+            metavar="TARGET",
+            help="Dotted path of an llm_mcp.MCP subclass (with --url or --command: the tool name).",
         )
+        parser.add_argument("second", nargs="?", metavar="TOOL", help="The tool to call.")
         parser.add_argument(
             "--arguments",
             "-a",
@@ -58,7 +57,7 @@ class Command(BaseCommand):
         add_server_arguments(parser)
 
     def handle(self, *args, **options):
-        names = options["names"]
+        names = [n for n in (options["first"], options["second"]) if n is not None]
         if uses_inline_server(options):
             if len(names) != 1:
                 raise CommandError("With --url or --command give only the TOOL name.")
