@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import random
 from typing import Any
 
 from .._version import __version__
@@ -51,7 +52,7 @@ UNSUPPORTED_PROTOCOL_VERSION = -32022
 RESULT_TYPES = ("complete", "input_required", "task")
 """``resultType`` values the core protocol defines; a missing one means ``complete``."""
 
-_ids = itertools.count(1)
+_ids = itertools.count(random.randrange(1, 1 << 30))  # unguessable, so no early answer matches a request
 
 
 def next_id() -> int:
@@ -92,20 +93,24 @@ def encode(message: dict[str, Any]) -> bytes:
         raise ValueError(f"{message.get('method', 'a reply')}: the arguments cannot be sent as JSON ({exc})") from None
 
 
+def _valid_id(value: Any) -> bool:
+    return isinstance(value, (str, int)) and not isinstance(value, bool)
+
+
 def is_response(message: Any) -> bool:
-    return isinstance(message, dict) and "id" in message and ("result" in message or "error" in message) \
-        and "method" not in message
+    return isinstance(message, dict) and "method" not in message and ("result" in message or "error" in message) \
+        and (_valid_id(message.get("id")) or (message.get("id") is None and "error" in message))
 
 
 def is_request(message: Any) -> bool:
-    return isinstance(message, dict) and "method" in message and "id" in message
+    return isinstance(message, dict) and isinstance(message.get("method"), str) and _valid_id(message.get("id"))
 
 
 def is_notification(message: Any) -> bool:
-    return isinstance(message, dict) and "method" in message and "id" not in message
+    return isinstance(message, dict) and isinstance(message.get("method"), str) and "id" not in message
 
 
 def is_message(message: Any) -> bool:
     """Whether ``message`` looks like any JSON-RPC 2.0 message."""
     return isinstance(message, dict) and message.get("jsonrpc") == "2.0" and (
-        is_response(message) or "method" in message)
+        is_response(message) or is_request(message) or is_notification(message))

@@ -27,6 +27,9 @@ MODERN = "modern"
 HANDSHAKE = "handshake"
 LEGACY_SSE = "sse"
 
+MAX_PAGES = 1000
+"""Pages of one list we follow before deciding the server pages forever."""
+
 MAX_ATTEMPTS = 3
 """Streams one request may read (first answer plus resumptions or re-sends) before MCPError."""
 
@@ -44,6 +47,11 @@ _BASE_META = {
 _LOG_LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "notice": logging.INFO, "warning": logging.WARNING,
                "error": logging.ERROR, "critical": logging.CRITICAL, "alert": logging.CRITICAL,
                "emergency": logging.CRITICAL}
+
+
+def _obj(value: Any) -> dict[str, Any]:
+    """``value`` when it is a JSON object, else ``{}``: servers send ill-typed fields too."""
+    return value if isinstance(value, dict) else {}
 
 
 class Client:
@@ -130,7 +138,8 @@ class Client:
         message = protocol.request("server/discover", {"_meta": self._meta_for(version)})
         probe = None if self.era_key else min(PROBE_TIMEOUT, self.timeout or PROBE_TIMEOUT)
         try:
-            response = self.transport.request(message, version=version, timeout=probe, on_message=self._on_message)
+            response = _obj(self.transport.request(message, version=version, timeout=probe,
+                                                   on_message=self._on_message))
         except LegacyProtocolError:
             return False
         except ConnectionError as exc:
@@ -141,7 +150,7 @@ class Client:
         if isinstance(error, dict):
             code = error.get("code")
             if code == protocol.UNSUPPORTED_PROTOCOL_VERSION:
-                supported = (error.get("data") or {}).get("supported")
+                supported = _obj(error.get("data")).get("supported")
                 chosen = self._choose(supported)
                 if chosen is None:
                     raise MCPError(f"MCP server {self.name!r} speaks none of the revisions we know "
@@ -165,11 +174,8 @@ class Client:
                 raise MCPError(f"MCP server {self.name!r} speaks none of the revisions we know "
                                f"({result.get('supportedVersions')})", server=self.name)
             return False
-        meta = result.get("_meta") or {}
         self.protocol_version = protocol.LATEST
-        self.server_info = result.get("serverInfo") or meta.get("io.modelcontextprotocol/serverInfo") or {}
-        self.capabilities = result.get("capabilities") or {}
-        self.instructions = result.get("instructions")
+        self._identity(result, _obj(result.get("_meta")).get("io.modelcontextprotocol/serverInfo"))
         self._remember(MODERN)
         log.debug("MCP server %s speaks %s", self.name, protocol.LATEST)
         return True
@@ -181,8 +187,8 @@ class Client:
             "clientInfo": dict(protocol.CLIENT_INFO),
         })
         try:
-            response = self.transport.request(message, version=None, timeout=self.timeout,
-                                              on_message=self._on_message)
+            response = _obj(self.transport.request(message, version=None, timeout=self.timeout,
+                                                   on_message=self._on_message))
         except LegacyProtocolError as exc:
             if self.legacy_transport is None or legacy_tried:
                 raise MCPError(f"MCP server {self.name!r} speaks none of the revisions we know "
@@ -191,18 +197,24 @@ class Client:
             return self._handshake(legacy_tried=True)
         if "error" in response:
             raise self._error(response["error"], "initialize")
-        result = response.get("result") or {}
+        result = _obj(response.get("result"))
         version = result.get("protocolVersion")
         if version not in protocol.HANDSHAKE_REVISIONS:
             raise MCPError(f"MCP server {self.name!r} speaks none of the revisions we know ({version!r})",
                            server=self.name)
         self.protocol_version = version
-        self.server_info = result.get("serverInfo") or {}
-        self.capabilities = result.get("capabilities") or {}
-        self.instructions = result.get("instructions")
+        self._identity(result)
         self.transport.notify(protocol.notification("notifications/initialized"), version=version)
         self._remember(LEGACY_SSE if self._on_legacy else HANDSHAKE)
         log.debug("MCP server %s speaks %s (handshake)", self.name, version)
+
+    def _identity(self, result: dict[str, Any], fallback_info: Any = None) -> None:
+        """Keep what a discover or initialize result says about the server, ignoring ill-typed fields."""
+        info = result.get("serverInfo")
+        self.server_info = info if isinstance(info, dict) else _obj(fallback_info)
+        self.capabilities = _obj(result.get("capabilities"))
+        instructions = result.get("instructions")
+        self.instructions = instructions if isinstance(instructions, str) else None
 
     def _switch_to_legacy(self) -> None:
         assert self.legacy_transport is not None
@@ -267,9 +279,9 @@ class Client:
                 body = params
             message = protocol.request(method, body or None)
             try:
-                response = self.transport.request(message, version=version, timeout=timeout or self.timeout,
-                                                  headers=headers if self.era == MODERN else None,
-                                                  on_message=self._on_message)
+                response = _obj(self.transport.request(message, version=version, timeout=timeout or self.timeout,
+                                                       headers=headers if self.era == MODERN else None,
+                                                       on_message=self._on_message))
             except ConnectionError as exc:
                 if exc.timed_out:
                     self._cancel(message["id"], "timed out")
@@ -293,7 +305,7 @@ class Client:
                 if error.get("code") == protocol.UNSUPPORTED_PROTOCOL_VERSION and self.era == MODERN \
                         and not renegotiated:
                     renegotiated = True
-                    chosen = self._choose((error.get("data") or {}).get("supported"))
+                    chosen = self._choose(_obj(error.get("data")).get("supported"))
                     if chosen is None:
                         raise self._error(error, method)
                     if chosen != protocol.LATEST:
@@ -345,8 +357,17 @@ class Client:
             if cursor is not None:
                 page_params["cursor"] = cursor
             result = self.request(method, page_params)
-            items.extend(i for i in result.get(key) or [] if isinstance(i, dict))
+            page = result.get(key, [])
+            if not isinstance(page, list):
+                raise MCPError(f"MCP server {self.name!r} answered {method} without a list of {key}", server=self.name)
+            items.extend(i for i in page if isinstance(i, dict))
             cursor = result.get("nextCursor")
+            if cursor is not None and not isinstance(cursor, str):
+                raise MCPError(f"MCP server {self.name!r} answered {method} with a nextCursor that is not a string",
+                               server=self.name)
+            if len(seen) >= MAX_PAGES:
+                raise MCPError(f"MCP server {self.name!r} kept paging {method} past {MAX_PAGES} pages",
+                               server=self.name)
             if not cursor or cursor in seen:
                 return items
             seen.add(cursor)
@@ -374,9 +395,10 @@ class Client:
                 return {"jsonrpc": "2.0", "id": message["id"], "result": {}}
             log.debug("MCP server %s asked %s, which we do not support", self.name, method)
             return protocol.error_response(message["id"], protocol.METHOD_NOT_FOUND, "Method not supported")
-        params = message.get("params") or {}
+        params = _obj(message.get("params"))
         if method == "notifications/progress":
-            callback = self._progress.get(params.get("progressToken"))
+            token = params.get("progressToken")
+            callback = self._progress.get(token) if isinstance(token, (str, int)) else None
             if callback is not None:
                 callback(params)
         elif method == "notifications/message":
@@ -388,7 +410,9 @@ class Client:
             callback(message)
         return None
 
-    def _error(self, error: dict[str, Any], method: str) -> MCPError:
-        return MCPError(f"MCP server {self.name!r} answered {method} with error {error.get('code')}: "
-                        f"{error.get('message', '')}", code=error.get("code"), data=error.get("data"),
+    def _error(self, error: Any, method: str) -> MCPError:
+        error = _obj(error)
+        code = error.get("code") if isinstance(error.get("code"), int) else None
+        return MCPError(f"MCP server {self.name!r} answered {method} with error {code}: "
+                        f"{str(error.get('message', ''))[:500]}", code=code, data=error.get("data"),
                         server=self.name)

@@ -15,6 +15,7 @@ import email.utils
 import functools
 import json
 import logging
+import re
 import ssl
 import threading
 import time
@@ -145,14 +146,16 @@ class HTTPTransport:
     def request(self, message: dict[str, Any], *, version: str | None, timeout: float | None = None,
                 headers: dict[str, str] | None = None, on_message: MessageHandler | None = None) -> dict[str, Any]:
         timeout = self.timeout if timeout is None else timeout
+        deadline = time.monotonic() + timeout
         try:
-            sent = self._send(message, version=version, timeout=timeout, extra=headers)
+            sent = self._send(message, version=version, timeout=timeout, extra=headers, deadline=deadline)
         except _ErrorBody as error:  # a 4xx that still speaks JSON-RPC: let the client read the error
             return {"jsonrpc": "2.0", "id": message["id"], "error": error.body["error"]}
         with sent as response:
             kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
             if kind == "text/event-stream":
-                return self._read_stream(response, message, version, timeout, on_message)
+                response.headers["content-type"] = kind  # the SSE reader compares it case-sensitively
+                return self._read_stream(response, message, version, timeout, deadline, on_message)
             body = self._json_body(response)
         answer = self._find_response(body, message, on_message, version)
         if answer is None:
@@ -183,11 +186,11 @@ class HTTPTransport:
                 headers = {**self.headers(), "Mcp-Session-Id": session}
                 if self._version:
                     headers["MCP-Protocol-Version"] = self._version
-                response = client.delete(self.url, headers=headers)
+                response = client.delete(self.url, headers=headers, timeout=min(self.timeout, 5.0))
                 if response.status_code not in (200, 202, 204, 404, 405):
                     log.debug("MCP server %s answered DELETE with %s", self.name, response.status_code)
-            except httpx.HTTPError:
-                pass
+            except Exception as exc:  # noqa: BLE001 - closing must not fail; the session times out anyway
+                log.debug("MCP server %s: DELETE not sent (%s)", self.name, type(exc).__name__)
         if self._own_client and client is not None:
             client.close()
             self._client = None
@@ -203,7 +206,7 @@ class HTTPTransport:
         return headers
 
     def _send(self, message: dict[str, Any], *, version: str | None, timeout: float,
-              extra: dict[str, str] | None = None):
+              extra: dict[str, str] | None = None, deadline: float | None = None):
         headers = self._base_headers(version)
         headers.update(method_headers(message))
         self._version = version
@@ -224,7 +227,12 @@ class HTTPTransport:
         if response.is_success:
             session = response.headers.get("mcp-session-id")
             if session and version != protocol.LATEST:
+                if not _VISIBLE_ASCII.match(session):
+                    response.close()
+                    raise MCPError(f"MCP server {self.name!r} sent an Mcp-Session-Id with characters other than "
+                                   "visible ASCII", server=self.name)
                 self.session_id = session
+            response.stream = _Deadline(response.stream, deadline or time.monotonic() + timeout)
             return _Closing(response)
         try:
             self._raise_for_status(response, message, sent_session)
@@ -266,6 +274,9 @@ class HTTPTransport:
     def _json_body(self, response: httpx.Response, strict: bool = True) -> Any:
         try:
             raw = response.read()
+        except httpx.TimeoutException:
+            raise ConnectionError(f"MCP server {self.name!r} did not finish its answer within {self.timeout:g} s",
+                                  server=self.name, timed_out=True) from None
         except httpx.HTTPError as exc:
             raise ConnectionError(f"MCP server {self.name!r} broke off its answer: {type(exc).__name__}",
                                   server=self.name) from None
@@ -273,7 +284,7 @@ class HTTPTransport:
             return None
         try:
             return json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):
             if strict:
                 raise MCPError(f"MCP server {self.name!r} answered with a body that is not JSON",
                                server=self.name) from None
@@ -304,7 +315,7 @@ class HTTPTransport:
                           type(exc).__name__)
 
     def _read_stream(self, response: httpx.Response, message: dict[str, Any], version: str | None,
-                     timeout: float, on_message: MessageHandler | None) -> dict[str, Any]:
+                     timeout: float, deadline: float, on_message: MessageHandler | None) -> dict[str, Any]:
         last_id: str | None = None
         retry_ms: int | None = None
         attempts = 1
@@ -329,10 +340,11 @@ class HTTPTransport:
                 raise StreamBrokenError(f"MCP server {self.name!r} closed the stream before answering "
                                         f"{message.get('method')}", server=self.name, attempts=attempts)
             attempts += 1
-            time.sleep((retry_ms if retry_ms is not None else 1000) / 1000)
-            response = self._resume(last_id, version, timeout)
+            time.sleep(max(0.0, min((retry_ms if retry_ms is not None else 1000) / 1000,
+                                    deadline - time.monotonic())))
+            response = self._resume(last_id, version, timeout, deadline)
 
-    def _resume(self, last_id: str, version: str | None, timeout: float) -> httpx.Response:
+    def _resume(self, last_id: str, version: str | None, timeout: float, deadline: float) -> httpx.Response:
         headers = self._base_headers(version)
         headers["Accept"] = "text/event-stream"
         headers["Last-Event-ID"] = last_id
@@ -347,6 +359,8 @@ class HTTPTransport:
             response.close()
             raise StreamBrokenError(f"MCP server {self.name!r} refused to resume the stream "
                                     f"(HTTP {response.status_code})", server=self.name, attempts=MAX_ATTEMPTS)
+        response.headers["content-type"] = "text/event-stream"
+        response.stream = _Deadline(response.stream, deadline)
         return response
 
 
@@ -362,9 +376,33 @@ def _events(response: httpx.Response) -> Iterator[tuple[str | None, int | None, 
         if data.strip():
             try:
                 parsed = json.loads(data)
-            except ValueError:
+            except (ValueError, RecursionError):
                 log.debug("skipped an SSE event whose data is not JSON")
         yield sse.id or None, sse.retry, parsed
+
+
+_VISIBLE_ASCII = re.compile(r"^[\x21-\x7e]+$")
+
+
+class _Deadline(httpx.SyncByteStream):
+    """A response body that raises ``httpx.ReadTimeout`` once the request's deadline passes.
+
+    httpx's read timeout bounds each read, so a server that trickles bytes (or pings an SSE
+    stream forever) would otherwise hold a request far past its ``timeout``.
+    """
+
+    def __init__(self, stream: Any, deadline: float):
+        self._stream = stream
+        self._deadline = deadline
+
+    def __iter__(self) -> Iterator[bytes]:
+        for chunk in self._stream:
+            yield chunk
+            if time.monotonic() > self._deadline:
+                raise httpx.ReadTimeout("the request's deadline passed")
+
+    def close(self) -> None:
+        self._stream.close()
 
 
 class _Closing:

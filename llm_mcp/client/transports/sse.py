@@ -13,7 +13,7 @@ import json
 import logging
 import threading
 from typing import Any, Callable
-from urllib.parse import urljoin
+from urllib.parse import urljoin, urlsplit
 
 import httpx
 from httpx_sse import EventSource
@@ -89,7 +89,8 @@ class SSETransport:
         threading.Thread(target=self._read, args=(response,), name=f"mcp-sse-{self.name}", daemon=True).start()
         if not self._ready.wait(self.timeout) or self.endpoint is None:
             self.close()
-            raise ConnectionError(f"MCP server {self.name!r} sent no endpoint event", server=self.name)
+            raise MCPError(f"MCP server {self.name!r} sent no usable endpoint event (none, or one on another "
+                           "origin)", server=self.name)
 
     def request(self, message: dict[str, Any], *, version: str | None, timeout: float | None = None,
                 headers: dict[str, str] | None = None, on_message: MessageHandler | None = None) -> dict[str, Any]:
@@ -154,12 +155,12 @@ class SSETransport:
             for sse in EventSource(response).iter_sse():
                 if sse.event == "endpoint":
                     if self.endpoint is None:
-                        self.endpoint = urljoin(self.url, sse.data.strip())
+                        self.endpoint = self._same_origin(urljoin(self.url, sse.data.strip()))
                         self._ready.set()
                     continue
                 try:
                     message = json.loads(sse.data) if sse.data.strip() else None
-                except ValueError:
+                except (ValueError, RecursionError):
                     continue
                 if protocol.is_message(message):
                     self._dispatch(message)
@@ -173,6 +174,17 @@ class SSETransport:
                 waiting = list(self._pending.values())
             for pending in waiting:
                 pending.done.set()
+
+    def _same_origin(self, endpoint: str) -> str | None:
+        """The endpoint, if it is on the stream's origin; ``None`` (refused) otherwise.
+
+        Our headers (a bearer token) go to the endpoint, so a server may not send them elsewhere.
+        """
+        ours, theirs = urlsplit(self.url), urlsplit(endpoint)
+        if (ours.scheme, ours.hostname, ours.port) != (theirs.scheme, theirs.hostname, theirs.port):
+            log.warning("MCP server %s named an endpoint on another origin; refused", self.name)
+            return None
+        return endpoint
 
     def _dispatch(self, message: dict[str, Any]) -> None:
         if protocol.is_response(message):

@@ -277,8 +277,7 @@ class StdioTransport:
         while not pending.done:
             line = stream.next_line()
             if line is not None:
-                message = self._parse(line)
-                if message is not None:
+                for message in self._parse(line):
                     self._dispatch(stream.process, message)
             elif stream.eof:
                 self._ended(stream)
@@ -304,23 +303,24 @@ class StdioTransport:
             self._turn.notify_all()
         log.debug("MCP server %s exited with status %s", self.name, status)
 
-    def _parse(self, raw: bytes) -> dict[str, Any] | None:
+    def _parse(self, raw: bytes) -> list[dict[str, Any]]:
+        """The JSON-RPC messages on one line (a batch array counts as several); junk is skipped."""
         try:
-            line = raw.decode("utf-8").strip()
+            line = raw.decode("utf-8").strip().lstrip("\ufeff")
         except UnicodeDecodeError:
             self._skipped("a line that is not UTF-8")
-            return None
+            return []
         if not line:
-            return None
+            return []
         try:
-            message = json.loads(line)
-        except ValueError:
+            parsed = json.loads(line)
+        except (ValueError, RecursionError):
             self._skipped(f"a line that is not JSON: {line[:200]}")
-            return None
-        if not protocol.is_message(message):
+            return []
+        messages = [m for m in (parsed if isinstance(parsed, list) else [parsed]) if protocol.is_message(m)]
+        if not messages:
             self._skipped("JSON that is not JSON-RPC")
-            return None
-        return message
+        return messages
 
     def _skipped(self, what: str) -> None:
         """Log a skipped line at debug level: the first few per process, then one notice."""
