@@ -10,12 +10,19 @@ from __future__ import annotations
 import base64
 import binascii
 import copy
+import logging
 from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = ["Attachment", "Result"]
 
 OCTET_STREAM = "application/octet-stream"
+
+log = logging.getLogger("llm_mcp.client")
+
+
+def _text_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
 
 _MAGIC = (  # a few signatures, enough to name common blobs sent without a MIME type
     (b"\x89PNG\r\n\x1a\n", "image/png"),
@@ -40,12 +47,20 @@ def sniff_mime_type(data: bytes) -> str:
     return OCTET_STREAM
 
 
-def decode_base64(value: str) -> bytes:
-    """Decode base64 the way servers send it (padding optional); ``ValueError`` when it is not."""
-    try:
-        return base64.b64decode(value + "=" * (-len(value) % 4), validate=False)
-    except (binascii.Error, TypeError) as exc:
-        raise ValueError("content is not valid base64") from exc
+def decode_base64(value: Any) -> bytes:
+    """Decode base64 as servers send it: standard or URL-safe alphabet, padding optional.
+
+    Raises ``ValueError`` for anything else (other characters, a value that is not a string).
+    """
+    if not isinstance(value, str):
+        raise ValueError("base64 content is not a string")
+    padded = "".join(value.split()) + "=" * (-len("".join(value.split())) % 4)
+    for altchars in (None, b"-_"):
+        try:
+            return base64.b64decode(padded, altchars=altchars, validate=True)
+        except binascii.Error:
+            continue
+    raise ValueError("content is not valid base64")
 
 
 @dataclass(frozen=True)
@@ -94,20 +109,26 @@ class Attachment:
     def from_block(cls, block: dict[str, Any]) -> Attachment | None:
         """Build an attachment from a content block; ``None`` for text blocks and unknown types."""
         kind = block.get("type")
-        meta = block.get("_meta") or {}
+        meta = block.get("_meta") if isinstance(block.get("_meta"), dict) else {}
         if kind in ("image", "audio"):
-            data = decode_base64(block.get("data") or "")
-            return cls(kind, block.get("mimeType") or sniff_mime_type(data), data, meta=meta, raw=block)
+            data = decode_base64(block.get("data", ""))
+            return cls(kind, _text_or_none(block.get("mimeType")) or sniff_mime_type(data), data, meta=meta,
+                       raw=block)
         if kind == "resource":
-            resource = block.get("resource") or {}
-            uri, mime = resource.get("uri"), resource.get("mimeType")
+            resource = block.get("resource")
+            if not isinstance(resource, dict):
+                raise ValueError("an embedded resource block has no resource object")
+            uri, mime = _text_or_none(resource.get("uri")), _text_or_none(resource.get("mimeType"))
             if "blob" in resource:
-                data = decode_base64(resource.get("blob") or "")
+                data = decode_base64(resource.get("blob"))
                 return cls(kind, mime or sniff_mime_type(data), data, uri=uri, meta=meta, raw=block)
-            return cls(kind, mime or "text/plain", resource.get("text", ""), uri=uri, meta=meta, raw=block)
+            text = resource.get("text", "")
+            if not isinstance(text, str):
+                raise ValueError("an embedded text resource's text is not a string")
+            return cls(kind, mime or "text/plain", text, uri=uri, meta=meta, raw=block)
         if kind == "resource_link":
-            return cls(kind, block.get("mimeType"), None, uri=block.get("uri"), name=block.get("name"),
-                       meta=meta, raw=block)
+            return cls(kind, _text_or_none(block.get("mimeType")), None, uri=_text_or_none(block.get("uri")),
+                       name=_text_or_none(block.get("name")), meta=meta, raw=block)
         return None
 
 
@@ -124,8 +145,9 @@ class Result:
         attachments: a list of :class:`Attachment` for every non-text block, in order.
         meta: the result's ``_meta`` dict with keys as sent, ``{}`` when absent.
         is_error: ``True`` when the server set ``isError`` (a tool-level failure).
-        schema_errors: messages from checking ``structured`` against the tool's
-            ``outputSchema``; empty when it conforms or when there is no schema.
+        schema_errors: what did not match the protocol's shapes or the tool's
+            ``outputSchema`` (content blocks that were skipped, structured content that
+            does not conform); empty when all is well.
         tool_name: the server-side name of the tool that produced it, when known.
     """
 
@@ -134,13 +156,37 @@ class Result:
     def __init__(self, raw: dict[str, Any], *, tool_name: str | None = None):
         self._raw = raw
         self.tool_name = tool_name
-        content = raw.get("content") or []
-        self.text = "\n".join(b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text")
-        self.attachments = [a for a in (Attachment.from_block(b) for b in content if isinstance(b, dict)) if a]
-        self.structured = raw.get("structuredContent")
-        self.meta = raw.get("_meta") or {}
-        self.is_error = raw.get("isError") is True
         self.schema_errors: list[str] = []
+        texts: list[str] = []
+        self.attachments: list[Attachment] = []
+        content = raw.get("content")
+        if content is not None and not isinstance(content, list):
+            self.schema_errors.append("content is not a list; ignored")
+            log.warning("MCP tool %s: content is not a list; ignored", tool_name)
+        for index, block in enumerate(content if isinstance(content, list) else []):
+            problem = None
+            if not isinstance(block, dict):
+                problem = "is not an object"
+            elif block.get("type") == "text":
+                if isinstance(block.get("text"), str):
+                    texts.append(block["text"])
+                else:
+                    problem = "is a text block whose text is not a string"
+            else:
+                try:
+                    attachment = Attachment.from_block(block)
+                except ValueError as exc:
+                    problem = str(exc)
+                else:
+                    if attachment is not None:
+                        self.attachments.append(attachment)
+            if problem:  # keep the rest of the result: the tool has run, its other blocks count
+                self.schema_errors.append(f"content[{index}] {problem}; skipped")
+                log.warning("MCP tool %s: content block %d %s; skipped", tool_name, index, problem)
+        self.text = "\n".join(texts)
+        self.structured = raw.get("structuredContent")
+        self.meta = raw.get("_meta") if isinstance(raw.get("_meta"), dict) else {}
+        self.is_error = raw.get("isError") is True
 
     @property
     def content(self) -> list[dict[str, Any]]:

@@ -373,11 +373,16 @@ class MCP:
         return self.tools
 
     def _list_tools(self) -> list[Tool]:
-        tools = []
+        tools: list[Tool] = []
+        names: set[str] = set()
         for definition in self.client.list("tools/list", "tools"):
             if not isinstance(definition.get("name"), str):
                 log.warning("MCP server %s listed a tool without a name; skipped", self.name)
                 continue
+            if definition["name"] in names:
+                log.warning("MCP server %s listed the tool %s twice; kept the first", self.name, definition["name"])
+                continue
+            names.add(definition["name"])
             try:
                 tools.append(Tool(self, definition))
             except ValueError as exc:

@@ -50,8 +50,10 @@ class Tool:
         self.name = name or self.server_name
         annotations = definition.get("annotations")
         self.annotations: dict[str, Any] = annotations if isinstance(annotations, dict) else {}
-        self.title: str | None = definition.get("title") or self.annotations.get("title")
-        self.description: str = description if description is not None else (definition.get("description") or "")
+        title = definition.get("title") or self.annotations.get("title")
+        self.title: str | None = title if isinstance(title, str) else None
+        given = definition.get("description")
+        self.description: str = description if description is not None else (given if isinstance(given, str) else "")
         schema = definition.get("inputSchema")
         self.input_schema: dict[str, Any] = schema if isinstance(schema, dict) else {"type": "object"}
         output = definition.get("outputSchema")
@@ -115,12 +117,15 @@ class Tool:
         """Check ``result.structured`` against ``output_schema``; problems go to ``result.schema_errors``."""
         if self.output_schema is None or result.structured is None or result.is_error:
             return
-        if self._validator is None:
-            from jsonschema.validators import validator_for
+        try:
+            if self._validator is None:
+                from jsonschema.validators import validator_for
 
-            cls = validator_for(self.output_schema)
-            self._validator = cls(self.output_schema)
-        errors = [e.message for e in self._validator.iter_errors(result.structured)]
+                schema = _without_patterns(self.output_schema)
+                self._validator = validator_for(schema)(schema)
+            errors = [e.message for e in self._validator.iter_errors(result.structured)]
+        except Exception as exc:  # noqa: BLE001 - a broken schema is the server's problem, not the call's
+            errors = [f"the outputSchema could not be used: {type(exc).__name__}"]
         if errors:
             result.schema_errors.extend(errors)
             log.warning("MCP server %s: tool %s answered structured content that does not match its "
@@ -128,3 +133,13 @@ class Tool:
 
     def __repr__(self) -> str:
         return f"<Tool name: {self.name!r}, read_only: {self.read_only}>"
+
+
+def _without_patterns(schema: Any) -> Any:
+    """A copy of a schema without ``pattern``/``patternProperties``: checking output is advisory, and
+    a server's regular expression must not be able to stall the client (ReDoS)."""
+    if isinstance(schema, dict):
+        return {k: _without_patterns(v) for k, v in schema.items() if k not in ("pattern", "patternProperties")}
+    if isinstance(schema, list):
+        return [_without_patterns(v) for v in schema]
+    return schema

@@ -85,16 +85,21 @@ class _Stream:
         self.scanned = 0
         return line
 
-    def fill(self, seconds: float) -> None:
-        """Read what the server wrote, waiting at most ``seconds`` (POSIX; elsewhere until data comes)."""
+    def fill(self, seconds: float) -> bool:
+        """Read what the server wrote, waiting at most ``seconds`` (POSIX; elsewhere until data
+        comes); ``False`` when nothing came in time."""
         if self.poller is not None and not self.poller.poll(max(seconds, 0) * 1000):
-            return
+            return False
         chunk = os.read(self.fd, 1 << 16)
         if chunk:
             self.buffer += chunk
         else:
             self.eof = True
+        return True
 
+
+EXIT_CHECK = 0.5
+"""Seconds between checks that a server process still lives while a request waits."""
 
 JUNK_LINES_LOGGED = 20
 """Lines that are not JSON-RPC logged per process (at debug level) before the log goes quiet."""
@@ -171,9 +176,10 @@ class StdioTransport:
         with self._lock:
             stream = self._ensure_started()
             pending = self._pending[message["id"]] = _Pending(stream, on_message)
+        deadline = time.monotonic() + seconds
         try:
-            self._write(stream.process, message)
-            if not self._wait(pending, time.monotonic() + seconds):
+            self._write(stream.process, message, deadline)
+            if not self._wait(pending, deadline):
                 raise ConnectionError(f"MCP server {self.name!r} did not answer {message.get('method')} within "
                                       f"{seconds:g} s", server=self.name, timed_out=True)
         finally:
@@ -194,7 +200,7 @@ class StdioTransport:
         process = self.process
         if process is not None and process.poll() is None:
             try:
-                self._write(process, notification)
+                self._write(process, notification, time.monotonic() + 2)
             except ConnectionError:
                 pass
 
@@ -230,6 +236,9 @@ class StdioTransport:
         except OSError as exc:
             raise ConnectionError(f"MCP server {self.name!r} could not start: {exc.strerror or exc}",
                                   server=self.name) from None
+        if _CAN_POLL:
+            assert process.stdin is not None
+            os.set_blocking(process.stdin.fileno(), False)  # writes wait with a deadline, in _write
         self._stream, self._exit_status, self._junk_lines = _Stream(process), None, 0
         weakref.finalize(self, _stop, process)  # a transport never closed still ends its process
         threading.Thread(target=_log_stderr, args=(process, self.name), name=f"mcp-stderr-{self.name}",
@@ -237,13 +246,28 @@ class StdioTransport:
         log.debug("started MCP server %s (pid %s)", self.name, process.pid)
         return self._stream
 
-    def _write(self, process: subprocess.Popen[bytes], message: dict[str, Any]) -> None:
+    def _write(self, process: subprocess.Popen[bytes], message: dict[str, Any], deadline: float | None = None) -> None:
+        """Send one message; a server that stops reading its stdin is killed at the deadline."""
         data = protocol.encode(message) + b"\n"
+        deadline = deadline if deadline is not None else time.monotonic() + self.timeout
         try:
             with self._write_lock:
                 assert process.stdin is not None
-                process.stdin.write(data)
-                process.stdin.flush()
+                if not _CAN_POLL:
+                    process.stdin.write(data)
+                    process.stdin.flush()
+                    return
+                fd, view = process.stdin.fileno(), memoryview(data)
+                while view:
+                    try:
+                        view = view[os.write(fd, view):]
+                    except BlockingIOError:
+                        writable = select.poll()
+                        writable.register(fd, select.POLLOUT)
+                        if not writable.poll(max(deadline - time.monotonic(), 0) * 1000):
+                            process.kill()  # half a message sits in its pipe: this process is done
+                            raise ConnectionError(f"MCP server {self.name!r} stopped reading its input",
+                                                  server=self.name, timed_out=True) from None
         except (OSError, ValueError):
             raise ConnectionError(f"MCP server {self.name!r} is not running (exit status {process.poll()})",
                                   server=self.name, exit_status=process.poll()) from None
@@ -285,16 +309,21 @@ class StdioTransport:
                 return False
             else:
                 try:
-                    stream.fill(deadline - time.monotonic())
+                    # In slices, so that a server whose process ended while a child of its own
+                    # holds its stdout open is noticed, not waited for until the deadline.
+                    if not stream.fill(min(deadline - time.monotonic(), EXIT_CHECK)) \
+                            and stream.process.poll() is not None:
+                        stream.eof = True
                 except OSError:
                     stream.eof = True
         return True
 
     def _ended(self, stream: _Stream) -> None:
         try:
-            status = stream.process.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            status = None
+            status = stream.process.wait(timeout=EXIT_CHECK)
+        except subprocess.TimeoutExpired:  # it closed its stdout but lives on: of no use any more
+            stream.process.kill()
+            status = stream.process.wait()
         with self._lock:
             self._exit_status = status
             for pending in self._pending.values():
