@@ -93,6 +93,25 @@ def encode(message: dict[str, Any]) -> bytes:
         raise ValueError(f"{message.get('method', 'a reply')}: the arguments cannot be sent as JSON ({exc})") from None
 
 
+def decode(data: str | bytes) -> Any:
+    """Parse JSON from a server; ``ValueError`` for anything that is not JSON we can hold
+    (nesting too deep for the parser included)."""
+    try:
+        return json.loads(data)
+    except RecursionError:
+        raise ValueError("JSON nested too deeply") from None
+
+
+def as_object(value: Any) -> dict[str, Any]:
+    """``value`` when it is a JSON object, else ``{}``: servers send ill-typed fields too."""
+    return value if isinstance(value, dict) else {}
+
+
+def as_text(value: Any) -> str | None:
+    """``value`` when it is a string, else ``None``."""
+    return value if isinstance(value, str) else None
+
+
 def _valid_id(value: Any) -> bool:
     return isinstance(value, (str, int)) and not isinstance(value, bool)
 

@@ -14,15 +14,14 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
+from .protocol import as_object, as_text
+
 __all__ = ["Attachment", "Result"]
 
 OCTET_STREAM = "application/octet-stream"
 
 log = logging.getLogger("llm_mcp.client")
 
-
-def _text_or_none(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
 
 _MAGIC = (  # a few signatures, enough to name common blobs sent without a MIME type
     (b"\x89PNG\r\n\x1a\n", "image/png"),
@@ -54,7 +53,8 @@ def decode_base64(value: Any) -> bytes:
     """
     if not isinstance(value, str):
         raise ValueError("base64 content is not a string")
-    padded = "".join(value.split()) + "=" * (-len("".join(value.split())) % 4)
+    compact = "".join(value.split())
+    padded = compact + "=" * (-len(compact) % 4)
     for altchars in (None, b"-_"):
         try:
             return base64.b64decode(padded, altchars=altchars, validate=True)
@@ -109,16 +109,16 @@ class Attachment:
     def from_block(cls, block: dict[str, Any]) -> Attachment | None:
         """Build an attachment from a content block; ``None`` for text blocks and unknown types."""
         kind = block.get("type")
-        meta = block.get("_meta") if isinstance(block.get("_meta"), dict) else {}
+        meta = as_object(block.get("_meta"))
         if kind in ("image", "audio"):
             data = decode_base64(block.get("data", ""))
-            return cls(kind, _text_or_none(block.get("mimeType")) or sniff_mime_type(data), data, meta=meta,
+            return cls(kind, as_text(block.get("mimeType")) or sniff_mime_type(data), data, meta=meta,
                        raw=block)
         if kind == "resource":
             resource = block.get("resource")
             if not isinstance(resource, dict):
                 raise ValueError("an embedded resource block has no resource object")
-            uri, mime = _text_or_none(resource.get("uri")), _text_or_none(resource.get("mimeType"))
+            uri, mime = as_text(resource.get("uri")), as_text(resource.get("mimeType"))
             if "blob" in resource:
                 data = decode_base64(resource.get("blob"))
                 return cls(kind, mime or sniff_mime_type(data), data, uri=uri, meta=meta, raw=block)
@@ -127,8 +127,8 @@ class Attachment:
                 raise ValueError("an embedded text resource's text is not a string")
             return cls(kind, mime or "text/plain", text, uri=uri, meta=meta, raw=block)
         if kind == "resource_link":
-            return cls(kind, _text_or_none(block.get("mimeType")), None, uri=_text_or_none(block.get("uri")),
-                       name=_text_or_none(block.get("name")), meta=meta, raw=block)
+            return cls(kind, as_text(block.get("mimeType")), None, uri=as_text(block.get("uri")),
+                       name=as_text(block.get("name")), meta=meta, raw=block)
         return None
 
 
@@ -185,7 +185,7 @@ class Result:
                 log.warning("MCP tool %s: content block %d %s; skipped", tool_name, index, problem)
         self.text = "\n".join(texts)
         self.structured = raw.get("structuredContent")
-        self.meta = raw.get("_meta") if isinstance(raw.get("_meta"), dict) else {}
+        self.meta = as_object(raw.get("_meta"))
         self.is_error = raw.get("isError") is True
 
     @property

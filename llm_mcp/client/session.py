@@ -49,11 +49,6 @@ _LOG_LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "notice": logging.I
                "emergency": logging.CRITICAL}
 
 
-def _obj(value: Any) -> dict[str, Any]:
-    """``value`` when it is a JSON object, else ``{}``: servers send ill-typed fields too."""
-    return value if isinstance(value, dict) else {}
-
-
 class Client:
     """Speaks MCP to one server over a transport.
 
@@ -138,8 +133,7 @@ class Client:
         message = protocol.request("server/discover", {"_meta": self._meta_for(version)})
         probe = None if self.era_key else min(PROBE_TIMEOUT, self.timeout or PROBE_TIMEOUT)
         try:
-            response = _obj(self.transport.request(message, version=version, timeout=probe,
-                                                   on_message=self._on_message))
+            response = self._exchange(message, version, probe)
         except LegacyProtocolError:
             return False
         except ConnectionError as exc:
@@ -150,7 +144,7 @@ class Client:
         if isinstance(error, dict):
             code = error.get("code")
             if code == protocol.UNSUPPORTED_PROTOCOL_VERSION:
-                supported = _obj(error.get("data")).get("supported")
+                supported = protocol.as_object(error.get("data")).get("supported")
                 chosen = self._choose(supported)
                 if chosen is None:
                     raise MCPError(f"MCP server {self.name!r} speaks none of the revisions we know "
@@ -175,7 +169,7 @@ class Client:
                                f"({result.get('supportedVersions')})", server=self.name)
             return False
         self.protocol_version = protocol.LATEST
-        self._identity(result, _obj(result.get("_meta")).get("io.modelcontextprotocol/serverInfo"))
+        self._identity(result, protocol.as_object(result.get("_meta")).get("io.modelcontextprotocol/serverInfo"))
         self._remember(MODERN)
         log.debug("MCP server %s speaks %s", self.name, protocol.LATEST)
         return True
@@ -187,8 +181,7 @@ class Client:
             "clientInfo": dict(protocol.CLIENT_INFO),
         })
         try:
-            response = _obj(self.transport.request(message, version=None, timeout=self.timeout,
-                                                   on_message=self._on_message))
+            response = self._exchange(message, None, self.timeout)
         except LegacyProtocolError as exc:
             if self.legacy_transport is None or legacy_tried:
                 raise MCPError(f"MCP server {self.name!r} speaks none of the revisions we know "
@@ -197,7 +190,7 @@ class Client:
             return self._handshake(legacy_tried=True)
         if "error" in response:
             raise self._error(response["error"], "initialize")
-        result = _obj(response.get("result"))
+        result = protocol.as_object(response.get("result"))
         version = result.get("protocolVersion")
         if version not in protocol.HANDSHAKE_REVISIONS:
             raise MCPError(f"MCP server {self.name!r} speaks none of the revisions we know ({version!r})",
@@ -208,13 +201,18 @@ class Client:
         self._remember(LEGACY_SSE if self._on_legacy else HANDSHAKE)
         log.debug("MCP server %s speaks %s (handshake)", self.name, version)
 
+    def _exchange(self, message: dict[str, Any], version: str | None, timeout: float | None,
+                  headers: dict[str, str] | None = None) -> dict[str, Any]:
+        """One request through the transport; an answer that is not an object counts as empty."""
+        return protocol.as_object(self.transport.request(message, version=version, timeout=timeout, headers=headers,
+                                                         on_message=self._on_message))
+
     def _identity(self, result: dict[str, Any], fallback_info: Any = None) -> None:
         """Keep what a discover or initialize result says about the server, ignoring ill-typed fields."""
         info = result.get("serverInfo")
-        self.server_info = info if isinstance(info, dict) else _obj(fallback_info)
-        self.capabilities = _obj(result.get("capabilities"))
-        instructions = result.get("instructions")
-        self.instructions = instructions if isinstance(instructions, str) else None
+        self.server_info = info if isinstance(info, dict) else protocol.as_object(fallback_info)
+        self.capabilities = protocol.as_object(result.get("capabilities"))
+        self.instructions = protocol.as_text(result.get("instructions"))
 
     def _switch_to_legacy(self) -> None:
         assert self.legacy_transport is not None
@@ -279,9 +277,8 @@ class Client:
                 body = params
             message = protocol.request(method, body or None)
             try:
-                response = _obj(self.transport.request(message, version=version, timeout=timeout or self.timeout,
-                                                       headers=headers if self.era == MODERN else None,
-                                                       on_message=self._on_message))
+                response = self._exchange(message, version, timeout or self.timeout,
+                                          headers if self.era == MODERN else None)
             except ConnectionError as exc:
                 if exc.timed_out:
                     self._cancel(message["id"], "timed out")
@@ -305,7 +302,7 @@ class Client:
                 if error.get("code") == protocol.UNSUPPORTED_PROTOCOL_VERSION and self.era == MODERN \
                         and not renegotiated:
                     renegotiated = True
-                    chosen = self._choose(_obj(error.get("data")).get("supported"))
+                    chosen = self._choose(protocol.as_object(error.get("data")).get("supported"))
                     if chosen is None:
                         raise self._error(error, method)
                     if chosen != protocol.LATEST:
@@ -395,7 +392,7 @@ class Client:
                 return {"jsonrpc": "2.0", "id": message["id"], "result": {}}
             log.debug("MCP server %s asked %s, which we do not support", self.name, method)
             return protocol.error_response(message["id"], protocol.METHOD_NOT_FOUND, "Method not supported")
-        params = _obj(message.get("params"))
+        params = protocol.as_object(message.get("params"))
         if method == "notifications/progress":
             token = params.get("progressToken")
             callback = self._progress.get(token) if isinstance(token, (str, int)) else None
@@ -411,7 +408,7 @@ class Client:
         return None
 
     def _error(self, error: Any, method: str) -> MCPError:
-        error = _obj(error)
+        error = protocol.as_object(error)
         code = error.get("code") if isinstance(error.get("code"), int) else None
         return MCPError(f"MCP server {self.name!r} answered {method} with error {code}: "
                         f"{str(error.get('message', ''))[:500]}", code=code, data=error.get("data"),

@@ -12,6 +12,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from .param_headers import tool_header_map
+from .protocol import as_object, as_text
 
 if TYPE_CHECKING:
     from .result import Result
@@ -48,18 +49,15 @@ class Tool:
         self.definition = definition
         self.server_name: str = definition["name"]
         self.name = name or self.server_name
-        annotations = definition.get("annotations")
-        self.annotations: dict[str, Any] = annotations if isinstance(annotations, dict) else {}
-        title = definition.get("title") or self.annotations.get("title")
-        self.title: str | None = title if isinstance(title, str) else None
-        given = definition.get("description")
-        self.description: str = description if description is not None else (given if isinstance(given, str) else "")
+        self.annotations: dict[str, Any] = as_object(definition.get("annotations"))
+        self.title: str | None = as_text(definition.get("title") or self.annotations.get("title"))
+        self.description: str = description if description is not None else (
+            as_text(definition.get("description")) or "")
         schema = definition.get("inputSchema")
         self.input_schema: dict[str, Any] = schema if isinstance(schema, dict) else {"type": "object"}
         output = definition.get("outputSchema")
         self.output_schema: dict[str, Any] | None = output if isinstance(output, dict) else None
-        meta = definition.get("_meta")
-        self.meta: dict[str, Any] = meta if isinstance(meta, dict) else {}
+        self.meta: dict[str, Any] = as_object(definition.get("_meta"))
         self.header_map = tool_header_map(self.input_schema)  # ValueError: the server drops the tool
         self._validator: Any = None
 
@@ -87,14 +85,12 @@ class Tool:
 
     @property
     def ui(self) -> dict[str, Any]:
-        ui = self.meta.get("ui")
-        return ui if isinstance(ui, dict) else {}
+        return as_object(self.meta.get("ui"))
 
     @property
     def ui_uri(self) -> str | None:
         """The ``ui://`` resource an MCP App renders beside this tool's results, or ``None``."""
-        uri = self.ui.get("resourceUri") or self.meta.get("ui/resourceUri")
-        return uri if isinstance(uri, str) else None
+        return as_text(self.ui.get("resourceUri") or self.meta.get("ui/resourceUri"))
 
     @property
     def visibility(self) -> list[str] | None:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import email.utils
 import functools
-import json
 import logging
 import re
 import ssl
@@ -283,8 +282,8 @@ class HTTPTransport:
         if not raw.strip():
             return None
         try:
-            return json.loads(raw)
-        except (ValueError, RecursionError):
+            return protocol.decode(raw)
+        except ValueError:
             if strict:
                 raise MCPError(f"MCP server {self.name!r} answered with a body that is not JSON",
                                server=self.name) from None
@@ -375,8 +374,8 @@ def _events(response: httpx.Response) -> Iterator[tuple[str | None, int | None, 
         parsed = None
         if data.strip():
             try:
-                parsed = json.loads(data)
-            except (ValueError, RecursionError):
+                parsed = protocol.decode(data)
+            except ValueError:
                 log.debug("skipped an SSE event whose data is not JSON")
         yield sse.id or None, sse.retry, parsed
 

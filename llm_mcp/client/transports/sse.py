@@ -9,7 +9,6 @@ both ``server/discover`` and a Streamable HTTP ``initialize`` (MCP 2025-03-26,
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 from typing import Any, Callable
@@ -159,8 +158,8 @@ class SSETransport:
                         self._ready.set()
                     continue
                 try:
-                    message = json.loads(sse.data) if sse.data.strip() else None
-                except (ValueError, RecursionError):
+                    message = protocol.decode(sse.data) if sse.data.strip() else None
+                except ValueError:
                     continue
                 if protocol.is_message(message):
                     self._dispatch(message)

@@ -8,7 +8,6 @@ then SIGTERM, then SIGKILL).
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import select
@@ -342,8 +341,8 @@ class StdioTransport:
         if not line:
             return []
         try:
-            parsed = json.loads(line)
-        except (ValueError, RecursionError):
+            parsed = protocol.decode(line)
+        except ValueError:
             self._skipped(f"a line that is not JSON: {line[:200]}")
             return []
         messages = [m for m in (parsed if isinstance(parsed, list) else [parsed]) if protocol.is_message(m)]
