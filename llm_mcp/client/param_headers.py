@@ -16,7 +16,8 @@ from typing import Any
 __all__ = ["header_value", "method_headers", "param_headers", "tool_header_map"]
 
 ANNOTATION = "x-mcp-header"
-_TOKEN = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")  # RFC 9110 §5.6.2 token characters
+HEADER_TOKEN = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
+"""An HTTP header name: RFC 9110 §5.6.2 token characters."""
 _SENTINEL = re.compile(r"^=\?base64\?.*\?=$", re.DOTALL)
 _ALLOWED_TYPES = {"string", "integer", "boolean"}
 MAX_SAFE_INTEGER = 2**53 - 1
@@ -68,7 +69,7 @@ def tool_header_map(input_schema: dict[str, Any]) -> dict[tuple[str, ...], str]:
             if not reachable or not path:
                 raise ValueError(f"{ANNOTATION} at {where} is not on a property reached through 'properties'")
             name = schema[ANNOTATION]
-            if not isinstance(name, str) or not name or not _TOKEN.match(name):
+            if not isinstance(name, str) or not name or not HEADER_TOKEN.match(name):
                 raise ValueError(f"property {where!r} has an invalid {ANNOTATION} name {name!r}")
             if name.lower() in seen:
                 raise ValueError(f"properties {'.'.join(seen[name.lower()])!r} and {where!r} share the "

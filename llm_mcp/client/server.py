@@ -20,7 +20,7 @@ from typing import Any, Callable, Iterator
 from urllib.parse import urlsplit
 
 from .errors import MCPError
-from .param_headers import param_headers
+from .param_headers import HEADER_TOKEN, param_headers
 from .result import Result
 from .session import Client
 from .tool import Tool
@@ -69,12 +69,11 @@ def _is_loopback(host: str) -> bool:
         return False
 
 
-_TOKEN = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
 _FIELD_VALUE = re.compile(r"^[\t\x20-\x7e]*$")
 
 
 def _header_name(name: Any, setting: str) -> str:
-    if not isinstance(name, str) or not _TOKEN.match(name):
+    if not isinstance(name, str) or not HEADER_TOKEN.match(name):
         raise ValueError(f"{setting}: {name!r} is not a valid HTTP header name")
     return name
 

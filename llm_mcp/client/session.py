@@ -10,6 +10,7 @@ See MCP 2026-07-28, "Lifecycle" and "Backward compatibility".
 
 from __future__ import annotations
 
+import copy
 import itertools
 import logging
 import threading
@@ -94,11 +95,7 @@ class Client:
 
         Declares no capabilities, so servers send no questions or extension features.
         """
-        return {
-            protocol.META_PROTOCOL_VERSION: protocol.LATEST,
-            protocol.META_CLIENT_CAPABILITIES: {},
-            protocol.META_CLIENT_INFO: dict(protocol.CLIENT_INFO),
-        }
+        return copy.deepcopy(self._meta_for(protocol.LATEST))
 
     @property
     def connected(self) -> bool:
@@ -228,9 +225,8 @@ class Client:
         return next((v for v in protocol.SUPPORTED_REVISIONS if v in supported), None)
 
     def _meta_for(self, version: str, extra: dict[str, Any] | None = None) -> dict[str, Any]:
-        # Built per request but shallow: the nested values are constants, serialized at once.
-        return {**extra, **_BASE_META, protocol.META_PROTOCOL_VERSION: version} if extra else \
-            {**_BASE_META, protocol.META_PROTOCOL_VERSION: version}
+        # Shallow on purpose (it is built per request): the nested values are constants, serialized at once.
+        return {**(extra or {}), **_BASE_META, protocol.META_PROTOCOL_VERSION: version}
 
     # -- requests -----------------------------------------------------------------------------
 

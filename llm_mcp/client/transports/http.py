@@ -153,9 +153,8 @@ class HTTPTransport:
         with sent as response:
             kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
             if kind == "text/event-stream":
-                response.headers["content-type"] = kind  # the SSE reader compares it case-sensitively
                 return self._read_stream(response, message, version, timeout, deadline, on_message)
-            body = self._json_body(response)
+            body = self._json_body(response, timeout=timeout)
         answer = self._find_response(body, message, on_message, version)
         if answer is None:
             raise MCPError(f"MCP server {self.name!r} answered {message.get('method')} without a JSON-RPC response",
@@ -270,11 +269,12 @@ class HTTPTransport:
                                       status=status, server=self.name)
         raise MCPError(f"MCP server {self.name!r} answered {method} with HTTP {status}", server=self.name)
 
-    def _json_body(self, response: httpx.Response, strict: bool = True) -> Any:
+    def _json_body(self, response: httpx.Response, strict: bool = True, timeout: float | None = None) -> Any:
         try:
             raw = response.read()
         except httpx.TimeoutException:
-            raise ConnectionError(f"MCP server {self.name!r} did not finish its answer within {self.timeout:g} s",
+            raise ConnectionError(f"MCP server {self.name!r} did not finish its answer within "
+                                  f"{self.timeout if timeout is None else timeout:g} s",
                                   server=self.name, timed_out=True) from None
         except httpx.HTTPError as exc:
             raise ConnectionError(f"MCP server {self.name!r} broke off its answer: {type(exc).__name__}",
@@ -358,7 +358,6 @@ class HTTPTransport:
             response.close()
             raise StreamBrokenError(f"MCP server {self.name!r} refused to resume the stream "
                                     f"(HTTP {response.status_code})", server=self.name, attempts=MAX_ATTEMPTS)
-        response.headers["content-type"] = "text/event-stream"
         response.stream = _Deadline(response.stream, deadline)
         return response
 
@@ -369,6 +368,7 @@ def _events(response: httpx.Response) -> Iterator[tuple[str | None, int | None, 
     Events with empty data, comments (``: ping``), and data that is not JSON (such as
     ``keep-alive``) are skipped, though their ``id`` and ``retry`` still count.
     """
+    response.headers["content-type"] = "text/event-stream"  # media types are case-insensitive; httpx-sse's check is not
     for sse in EventSource(response).iter_sse():
         data = sse.data
         parsed = None
