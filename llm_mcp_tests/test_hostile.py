@@ -286,3 +286,14 @@ def test_stdio_server_that_exits_while_a_child_holds_stdout():
         with pytest.raises(llm_mcp.ConnectionError) as info:
             server.call("t")
         assert info.value.exit_status == 0 and time.monotonic() - started < 3
+
+
+def test_output_check_keeps_a_property_named_pattern(scripted):
+    """Skipping regex keywords must not drop a property that is merely *named* "pattern"."""
+    schema = {"type": "object", "properties": {"pattern": {"type": "integer"}, "s": {"pattern": "^(a+)+$"}}}
+    tools = [{"name": "t", "inputSchema": {"type": "object"}, "outputSchema": schema}]
+    server = scripted(modern(lambda r: result(r, {"content": [], "structuredContent": {"pattern": "x", "s": "!"}}),
+                             tools))
+    with llm_mcp.mcp(url=server.url) as client:
+        outcome = client.call("t")
+    assert len(outcome.schema_errors) == 1 and "'x' is not of type 'integer'" in outcome.schema_errors[0]

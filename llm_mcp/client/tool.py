@@ -131,11 +131,23 @@ class Tool:
         return f"<Tool name: {self.name!r}, read_only: {self.read_only}>"
 
 
+_NAMED_SCHEMAS = ("properties", "$defs", "definitions", "dependentSchemas")
+"""Keywords whose value maps names (which may be "pattern") to schemas."""
+
+
 def _without_patterns(schema: Any) -> Any:
     """A copy of a schema without ``pattern``/``patternProperties``: checking output is advisory, and
     a server's regular expression must not be able to stall the client (ReDoS)."""
-    if isinstance(schema, dict):
-        return {k: _without_patterns(v) for k, v in schema.items() if k not in ("pattern", "patternProperties")}
     if isinstance(schema, list):
         return [_without_patterns(v) for v in schema]
-    return schema
+    if not isinstance(schema, dict):
+        return schema
+    kept: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key in ("pattern", "patternProperties"):
+            continue
+        if key in _NAMED_SCHEMAS and isinstance(value, dict):
+            kept[key] = {name: _without_patterns(sub) for name, sub in value.items()}
+        else:
+            kept[key] = _without_patterns(value)
+    return kept
