@@ -1,0 +1,157 @@
+"""A conversation as plain data: :class:`Message` and :class:`ToolCall`.
+
+Everything here is JSON-friendly (see ``to_dict``/``from_dict``), so a store can keep it
+anywhere: in memory, or in the Django app's tables, field for field.
+"""
+
+from __future__ import annotations
+
+import base64
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..client.result import Attachment
+
+__all__ = ["Message", "ToolCall", "attachment_from_dict", "attachment_to_dict"]
+
+ROLES = ("system", "user", "assistant", "tool")
+
+APPROVAL_STATES = (None, "pending", "approved", "declined")
+"""``ToolCall.approval``: ``None`` (no approval needed), ``"pending"``, ``"approved"``, ``"declined"``."""
+
+
+@dataclass
+class ToolCall:
+    """One tool call the model asked for, and what became of it.
+
+        call = chat.messages[-1].tool_calls[0]
+        call.name, call.arguments          # ("create_issue", {"title": "..."})
+        call.approve(); chat.complete()
+
+    Attributes:
+        id: the provider's tool call id (``call_...``, ``toolu_...``), unique in a chat.
+        name: the tool's name as the model called it.
+        arguments: the arguments the model sent (a dict; ``{}`` when it sent none).
+        approval: ``None`` when no approval is needed, else ``"pending"``, ``"approved"``
+            or ``"declined"``.
+        pending_questions: questions a server asked during the call (later issues).
+        request_state: the server's opaque ``requestState`` to resume with (later issues).
+        task: the task the server runs for this call, as sent (later issues).
+        mcp_result: the whole MCP result (``Result.to_dict()``) of an MCP tool, kept for
+            tools with a UI.
+    """
+
+    id: str
+    name: str
+    arguments: dict[str, Any] = field(default_factory=dict)
+    approval: str | None = None
+    pending_questions: list[dict[str, Any]] = field(default_factory=list)
+    request_state: str | None = None
+    task: dict[str, Any] | None = None
+    mcp_result: dict[str, Any] | None = None
+
+    @property
+    def waiting(self) -> bool:
+        """Whether the call waits for a person (approval or questions) or a task."""
+        return self.approval == "pending" or bool(self.pending_questions) or self.task is not None
+
+    def approve(self) -> None:
+        """Let a call that waits for approval run at the next ``complete()``.
+
+        Raises ``ValueError`` when the call is not waiting for approval."""
+        self._decide("approved")
+
+    def decline(self) -> None:
+        """Refuse a call that waits for approval: the model is told it was declined.
+
+        Raises ``ValueError`` when the call is not waiting for approval."""
+        self._decide("declined")
+
+    def _decide(self, decision: str) -> None:
+        if self.approval != "pending":
+            raise ValueError(f"tool call {self.id} ({self.name}) is not waiting for approval "
+                             f"(approval is {self.approval!r})")
+        self.approval = decision
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "name": self.name, "arguments": self.arguments, "approval": self.approval,
+                "pending_questions": self.pending_questions, "request_state": self.request_state,
+                "task": self.task, "mcp_result": self.mcp_result}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ToolCall:
+        return cls(**{key: data[key] for key in cls.__dataclass_fields__ if key in data})
+
+
+@dataclass
+class Message:
+    """One turn of a conversation.
+
+        chat.ask("What's 2 + 2?")
+        message = chat.messages[-1]
+        message.role, message.content       # ("assistant", "4")
+
+    Attributes:
+        role: ``"system"``, ``"user"``, ``"assistant"`` or ``"tool"``.
+        content: the text (``""`` when there is none, e.g. an assistant turn that only calls tools).
+        attachments: :class:`~llm_mcp.client.result.Attachment` objects (images, audio,
+            documents, resources) sent with a user turn or returned by a tool.
+        tool_calls: the calls an assistant turn asks for.
+        tool_call_id: on a ``"tool"`` message, the id of the call it answers.
+        is_error: on a ``"tool"`` message, whether the result is an error.
+        model: the model that wrote an assistant turn, when known.
+        input_tokens: tokens the provider counted in the request (assistant turns).
+        output_tokens: tokens the provider counted in the answer (assistant turns).
+        raw: provider data to send back as it was (e.g. Anthropic thinking blocks), or ``None``.
+        id: the store's identifier, once stored.
+    """
+
+    role: str
+    content: str = ""
+    attachments: list[Attachment] = field(default_factory=list)
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    tool_call_id: str | None = None
+    is_error: bool = False
+    model: str | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    raw: dict[str, Any] | None = None
+    id: Any = None
+
+    def __post_init__(self) -> None:
+        if self.role not in ROLES:
+            raise ValueError(f"message role must be one of {ROLES}, not {self.role!r}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"role": self.role, "content": self.content,
+                "attachments": [attachment_to_dict(a) for a in self.attachments],
+                "tool_calls": [c.to_dict() for c in self.tool_calls], "tool_call_id": self.tool_call_id,
+                "is_error": self.is_error, "model": self.model, "input_tokens": self.input_tokens,
+                "output_tokens": self.output_tokens, "raw": self.raw}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Message:
+        return cls(role=data["role"], content=data.get("content") or "",
+                   attachments=[attachment_from_dict(a) for a in data.get("attachments") or ()],
+                   tool_calls=[ToolCall.from_dict(c) for c in data.get("tool_calls") or ()],
+                   tool_call_id=data.get("tool_call_id"), is_error=bool(data.get("is_error")),
+                   model=data.get("model"), input_tokens=data.get("input_tokens"),
+                   output_tokens=data.get("output_tokens"), raw=data.get("raw"), id=data.get("id"))
+
+
+def attachment_to_dict(attachment: Attachment) -> dict[str, Any]:
+    """JSON-friendly form of an attachment: bytes become ``{"base64": ...}``."""
+    content: Any = attachment.content
+    if isinstance(content, bytes):
+        content = {"base64": base64.b64encode(content).decode("ascii")}
+    return {"kind": attachment.kind, "mime_type": attachment.mime_type, "content": content,
+            "uri": attachment.uri, "name": attachment.name, "meta": attachment.meta}
+
+
+def attachment_from_dict(data: dict[str, Any]) -> Attachment:
+    """The inverse of :func:`attachment_to_dict`."""
+    content = data.get("content")
+    if isinstance(content, dict) and "base64" in content:
+        content = base64.b64decode(content["base64"])
+    return Attachment(data["kind"], data.get("mime_type"), content, uri=data.get("uri"), name=data.get("name"),
+                      meta=data.get("meta") or {})
