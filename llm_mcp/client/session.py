@@ -17,7 +17,8 @@ import threading
 from typing import Any, Callable
 
 from . import protocol
-from .errors import ConnectionError, InputRequiredError, MCPError
+from .cancel import current_scope
+from .errors import CancelledError, ConnectionError, InputRequiredError, MCPError
 from .transports.base import LegacyProtocolError, SessionExpiredError, StreamBrokenError, Transport
 
 __all__ = ["Client"]
@@ -272,9 +273,19 @@ class Client:
             else:
                 body = params
             message = protocol.request(method, body or None)
+            scope = current_scope()
             try:
-                response = self._exchange(message, version, timeout or self.timeout,
-                                          headers if self.era == MODERN else None)
+                if scope is not None:
+                    scope.check()
+                try:
+                    response = self._exchange(message, version, timeout or self.timeout,
+                                              headers if self.era == MODERN else None)
+                except Exception:
+                    if scope is not None and scope.cancelled:
+                        self._cancel(message["id"], scope.reason or "cancelled")
+                        raise CancelledError(f"{method} to MCP server {self.name!r} was cancelled: {scope.reason}",
+                                             server=self.name) from None
+                    raise
             except ConnectionError as exc:
                 if exc.timed_out:
                     self._cancel(message["id"], "timed out")

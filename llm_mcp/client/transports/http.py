@@ -15,6 +15,7 @@ import email.utils
 import functools
 import logging
 import re
+import socket
 import ssl
 import threading
 import time
@@ -24,6 +25,7 @@ import httpx
 from httpx_sse import EventSource
 
 from .. import protocol
+from ..cancel import current_scope
 from ..errors import ConnectionError, ForbiddenError, InsufficientScopeError, MCPError, UnauthorizedError
 from ..param_headers import method_headers
 from .base import LegacyProtocolError, MessageHandler, SessionExpiredError, StreamBrokenError
@@ -150,11 +152,17 @@ class HTTPTransport:
             sent = self._send(message, version=version, timeout=timeout, extra=headers, deadline=deadline)
         except _ErrorBody as error:  # a 4xx that still speaks JSON-RPC: let the client read the error
             return {"jsonrpc": "2.0", "id": message["id"], "error": error.body["error"]}
+        scope = current_scope()
         with sent as response:
-            kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
-            if kind == "text/event-stream":
-                return self._read_stream(response, message, version, timeout, deadline, on_message)
-            body = self._json_body(response, timeout=timeout)
+            forget = scope.on_cancel(functools.partial(_abort, response)) if scope is not None else None
+            try:
+                kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
+                if kind == "text/event-stream":
+                    return self._read_stream(response, message, version, timeout, deadline, on_message)
+                body = self._json_body(response, timeout=timeout)
+            finally:
+                if forget is not None:
+                    forget()
         answer = self._find_response(body, message, on_message, version)
         if answer is None:
             raise MCPError(f"MCP server {self.name!r} answered {message.get('method')} without a JSON-RPC response",
@@ -381,6 +389,18 @@ def _events(response: httpx.Response) -> Iterator[tuple[str | None, int | None, 
 
 
 _VISIBLE_ASCII = re.compile(r"^[\x21-\x7e]+$")
+
+
+def _abort(response: httpx.Response) -> None:
+    """Interrupt a response being read in another thread: shut its socket down (a blocked
+    read then returns at once, which ``close()`` from another thread does not promise)."""
+    stream = response.extensions.get("network_stream")
+    sock = stream.get_extra_info("socket") if stream is not None else None
+    if sock is not None:
+        try:
+            sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
 
 
 class _Deadline(httpx.SyncByteStream):

@@ -19,6 +19,7 @@ import weakref
 from typing import Any, Callable
 
 from .. import protocol
+from ..cancel import current_scope
 from ..errors import ConnectionError
 from .base import MessageHandler
 
@@ -282,7 +283,8 @@ class StdioTransport:
                     remaining = deadline - time.monotonic()
                     if remaining <= 0:
                         return False
-                    self._turn.wait(remaining)
+                    _check_cancelled()
+                    self._turn.wait(min(remaining, EXIT_CHECK))
                 if pending.done:
                     return True
                 nested, self._reader = self._reader == me, me  # a handler may call the server again
@@ -307,6 +309,7 @@ class StdioTransport:
             elif time.monotonic() >= deadline:
                 return False
             else:
+                _check_cancelled()
                 try:
                     # In slices, so that a server whose process ended while a child of its own
                     # holds its stdout open is noticed, not waited for until the deadline.
@@ -378,6 +381,12 @@ class StdioTransport:
                 self._write(process, reply)
             except ConnectionError:
                 pass
+
+
+def _check_cancelled() -> None:
+    scope = current_scope()
+    if scope is not None:
+        scope.check()
 
 
 def _log_stderr(process: subprocess.Popen[bytes], name: str) -> None:

@@ -1,0 +1,97 @@
+"""Cancelling requests in flight from another thread: :class:`CancelScope`.
+
+    scope = CancelScope()
+    with scope:                       # requests made here can be cancelled
+        server.call("slow_report")    # another thread: scope.cancel() -> CancelledError here
+
+While a scope is active (per thread and context, through a ``ContextVar``), the client
+checks it before each request and lets transports register how to interrupt one:
+stdio stops waiting and sends ``notifications/cancelled``; Streamable HTTP shuts the
+response stream's socket, which is the cancellation on 2026-07-28 servers, and sends
+``notifications/cancelled`` to older ones (MCP 2026-07-28, "Cancellation").
+"""
+
+from __future__ import annotations
+
+import contextvars
+import logging
+import threading
+from typing import Any, Callable
+
+from .errors import CancelledError
+
+__all__ = ["CancelScope", "current_scope"]
+
+log = logging.getLogger("llm_mcp.client")
+
+_current: contextvars.ContextVar[CancelScope | None] = contextvars.ContextVar("llm_mcp_cancel_scope", default=None)
+
+
+def current_scope() -> CancelScope | None:
+    """The scope requests made here belong to, or ``None``."""
+    return _current.get()
+
+
+class CancelScope:
+    """A cancellation signal that many requests, in many threads, can share.
+
+    Attributes:
+        reason: why it was cancelled (``None`` until then).
+    """
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+        self._lock = threading.Lock()
+        self._callbacks: dict[int, Callable[[], None]] = {}
+        self._next = 0
+        self._local = threading.local()  # per thread: the tokens to restore on exit
+        self.reason: str | None = None
+
+    @property
+    def cancelled(self) -> bool:
+        """Whether :meth:`cancel` was called."""
+        return self._event.is_set()
+
+    def cancel(self, reason: str = "cancelled") -> None:
+        """Cancel every request in the scope, now and later; safe to call from any thread, twice."""
+        with self._lock:
+            if self._event.is_set():
+                return
+            self.reason = reason
+            self._event.set()
+            callbacks, self._callbacks = list(self._callbacks.values()), {}
+        for callback in callbacks:
+            try:
+                callback()
+            except Exception as exc:  # noqa: BLE001 - interrupting is best effort
+                log.debug("cancel callback failed: %s", type(exc).__name__)
+
+    def on_cancel(self, callback: Callable[[], None]) -> Callable[[], None]:
+        """Run ``callback`` when the scope is cancelled (at once if it already is).
+
+        Returns a function that unregisters it."""
+        with self._lock:
+            if not self._event.is_set():
+                key = self._next
+                self._next += 1
+                self._callbacks[key] = callback
+                return lambda: self._callbacks.pop(key, None) and None
+        callback()
+        return lambda: None
+
+    def check(self) -> None:
+        """Raise :class:`~llm_mcp.CancelledError` when cancelled."""
+        if self._event.is_set():
+            raise CancelledError(f"cancelled: {self.reason}")
+
+    def wait(self, seconds: float) -> bool:
+        """Sleep up to ``seconds``; ``True`` as soon as the scope is cancelled."""
+        return self._event.wait(seconds)
+
+    def __enter__(self) -> CancelScope:
+        tokens = self._local.__dict__.setdefault("tokens", [])
+        tokens.append(_current.set(self))
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        _current.reset(self._local.tokens.pop())
