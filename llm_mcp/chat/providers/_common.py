@@ -1,0 +1,104 @@
+"""Helpers shared by the providers: arguments parsing, attachment descriptions, base64."""
+
+from __future__ import annotations
+
+import base64
+import json
+from typing import Any
+
+from ...client.result import Attachment
+
+RAW_ARGUMENTS = "_raw_arguments"
+"""Key of the arguments dict when the model's arguments were not a JSON object."""
+
+
+def parse_arguments(text: str | None) -> dict[str, Any]:
+    """Parse tool-call arguments as the model sent them.
+
+        parse_arguments('{"a": 1}')      # {"a": 1}
+        parse_arguments("")              # {}
+        parse_arguments('{"a": ')        # {"_raw_arguments": '{"a": '}
+
+    A string that is not a JSON object comes back as ``{"_raw_arguments": text}`` so the
+    chat can tell the model what went wrong.
+    """
+    if text is None or not text.strip():
+        return {}
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return {RAW_ARGUMENTS: text}
+    return value if isinstance(value, dict) else {RAW_ARGUMENTS: text}
+
+
+def arguments_text(arguments: dict[str, Any]) -> str:
+    """The arguments as a JSON string; the model's own string back when it was malformed."""
+    if set(arguments) == {RAW_ARGUMENTS} and isinstance(arguments[RAW_ARGUMENTS], str):
+        return arguments[RAW_ARGUMENTS]
+    return json.dumps(arguments)
+
+
+def b64(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
+
+
+def label(attachment: Attachment) -> str:
+    """A short name for an attachment: its name, else its URI, else its kind."""
+    return attachment.name or attachment.uri or attachment.kind
+
+
+def describe(attachment: Attachment) -> str:
+    """One line telling the model about an attachment it cannot be shown.
+
+        describe(Attachment("resource_link", "application/pdf", None, uri="file:///r.pdf", name="r"))
+        # '[attachment not included: resource_link "r" <file:///r.pdf> (application/pdf)]'
+    """
+    parts = [f"[attachment not included: {attachment.kind}"]
+    if attachment.name:
+        parts.append(f'"{attachment.name}"')
+    if attachment.uri:
+        parts.append(f"<{attachment.uri}>")
+    if attachment.mime_type:
+        parts.append(f"({attachment.mime_type})")
+    if attachment.size is not None and attachment.kind != "resource_link":
+        parts.append(f"{attachment.size} bytes")
+    return " ".join(parts) + "]"
+
+
+def text_resource(attachment: Attachment) -> str:
+    """A text resource as text: a header line naming it, then its text."""
+    assert isinstance(attachment.content, str)
+    header = f"[resource {label(attachment)}"
+    if attachment.mime_type:
+        header += f" ({attachment.mime_type})"
+    return header + "]\n" + attachment.content
+
+
+def is_image(attachment: Attachment) -> bool:
+    return (isinstance(attachment.content, bytes) and attachment.kind in ("image", "resource")
+            and (attachment.mime_type or "").startswith("image/"))
+
+
+def is_pdf(attachment: Attachment) -> bool:
+    return (isinstance(attachment.content, bytes) and attachment.kind == "resource"
+            and attachment.mime_type == "application/pdf")
+
+
+def filename(attachment: Attachment, default: str) -> str:
+    if attachment.name:
+        return attachment.name
+    if attachment.uri:
+        tail = attachment.uri.rstrip("/").rsplit("/", 1)[-1]
+        if tail:
+            return tail
+    return default
+
+
+def import_sdk(module: str, extra: str, provider: str) -> Any:
+    """Import an SDK, or raise ``ImportError`` telling how to install it."""
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise ImportError(f"{provider} needs the {module} package: pip install 'django-llm-mcp[{extra}]'") from exc
