@@ -33,12 +33,13 @@ No Django import; only the standard library.
 from __future__ import annotations
 
 import json
+import socket
 import threading
 import traceback
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Union
+from typing import Any, Self, Union
 
 __all__ = [
     "RecordedRequest",
@@ -107,7 +108,7 @@ class Turn:
     error: str | None = None
 
 
-TurnLike = Union[Turn, str, Sequence["TurnLike"], Callable[["RecordedRequest"], Any]]
+TurnLike = Union[Turn, str, Sequence["TurnLike"], Callable[["RecordedRequest"], Any]]  # noqa: UP007 (runtime alias)
 
 
 def reply(text: str, *, model: str | None = None, input_tokens: int | None = None,
@@ -432,6 +433,10 @@ class _Handler(BaseHTTPRequestHandler):
     server: _Server
     protocol_version = "HTTP/1.1"
 
+    def setup(self) -> None:
+        super().setup()
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # no Nagle delay between writes
+
     def log_message(self, format: str, *args: Any) -> None:  # quiet: tests read model.requests instead
         pass
 
@@ -467,7 +472,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         try:
             the_turn = _as_turn(item, request)
-        except Exception as exc:  # a dynamic turn failed: make the test failure readable
+        except Exception as exc:  # noqa: BLE001 - a dynamic turn failed: make the test failure readable
             detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
             self._send_json(500, _error_body(api, 500, f"ScriptedModel: script turn {position + 1} "
                                                        f"(request {request.index}) raised {detail}"))
@@ -566,7 +571,7 @@ class ScriptedModel:
             server = _Server(("127.0.0.1", 0), _Handler)
             server.owner = self
             self._server = server
-            self._thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
+            self._thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02},
                                             name="ScriptedModel", daemon=True)
             self._thread.start()
         return self
@@ -581,10 +586,11 @@ class ScriptedModel:
             self._thread.join(timeout=5)
             self._thread = None
 
-    def __enter__(self) -> ScriptedModel:
-        return self.start()
+    def __enter__(self) -> Self:
+        self.start()
+        return self
 
-    def __exit__(self, *exc_info: Any) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         self.stop()
 
     def __repr__(self) -> str:

@@ -102,3 +102,34 @@ def import_sdk(module: str, extra: str, provider: str) -> Any:
         return importlib.import_module(module)
     except ImportError as exc:
         raise ImportError(f"{provider} needs the {module} package: pip install 'django-llm-mcp[{extra}]'") from exc
+
+
+def merge_params(method: Any, kwargs: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
+    """``kwargs`` updated with ``params``; keys ``method`` does not take go in ``extra_body``.
+
+        merge_params(client.messages.create, {"model": "m"}, {"temperature": 0.2})
+        # {"model": "m", "extra_body": {"temperature": 0.2}} when the SDK has no temperature keyword
+
+    So a parameter an SDK version dropped (or never had) still reaches the API as JSON.
+    """
+    import inspect
+
+    try:
+        signature = inspect.signature(method)
+    except (TypeError, ValueError):
+        return {**kwargs, **params}
+    accepted = signature.parameters
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in accepted.values()):
+        return {**kwargs, **params}
+    out = dict(kwargs)
+    extra = dict(params.get("extra_body") or {}) if "extra_body" in accepted else {}
+    for key, value in params.items():
+        if key == "extra_body":
+            continue
+        if key in accepted:
+            out[key] = value
+        else:
+            extra[key] = value
+    if extra:
+        out["extra_body"] = extra
+    return out

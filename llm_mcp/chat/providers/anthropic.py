@@ -101,8 +101,7 @@ class AnthropicProvider(Provider):
             kwargs["tools"] = [self.convert_tool(tool) for tool in request.tools]
             if request.choice is not None:
                 kwargs["tool_choice"] = self.convert_choice(request.choice)
-        kwargs.update(request.params)
-        return kwargs
+        return common.merge_params(self.client.messages.create, kwargs, request.params)
 
     @staticmethod
     def convert_tool(tool: ToolSpec) -> dict[str, Any]:
@@ -197,8 +196,10 @@ class AnthropicProvider(Provider):
         for block in blocks:
             if block.get("type") == "tool_use":
                 arguments = block.get("input")
-                if not isinstance(arguments, dict):
-                    arguments = {common.RAW_ARGUMENTS: arguments if isinstance(arguments, str) else json.dumps(arguments)}
+                if isinstance(arguments, str):
+                    arguments = common.parse_arguments(arguments)
+                elif not isinstance(arguments, dict):
+                    arguments = {common.RAW_ARGUMENTS: json.dumps(arguments)}
                 calls.append(ToolCall(block.get("id") or "", block.get("name") or "", arguments))
         raw = None
         if any(b.get("type") not in _PLAIN_BLOCKS for b in blocks):

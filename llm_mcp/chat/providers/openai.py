@@ -90,8 +90,7 @@ class OpenAIProvider(Provider):
             kwargs["tools"] = [self.convert_tool(tool) for tool in request.tools]
             if request.choice is not None:
                 kwargs["tool_choice"] = self.convert_choice(request.choice)
-        kwargs.update(request.params)
-        return kwargs
+        return common.merge_params(self.client.chat.completions.create, kwargs, request.params)
 
     @staticmethod
     def convert_tool(tool: ToolSpec) -> dict[str, Any]:
@@ -173,7 +172,8 @@ class OpenAIProvider(Provider):
             part = self.attachment_part(attachment)
             if part is not None:
                 shown.append(part)
-                lines.append(f"[{attachment.kind} {common.label(attachment)} follows in the next user message]")
+                what = " ".join(filter(None, (attachment.kind, attachment.name or attachment.uri)))
+                lines.append(f"[{what} follows in the next user message]")
             elif attachment.is_text:
                 lines.append(common.text_resource(attachment))
             else:
