@@ -6,7 +6,7 @@ Usage::
         [--http PORT] [--json-response] [--many-tools N] [--page-size N]
 
 (``python llm_mcp_tests/servers/echo_server.py ...`` works too: the module only
-imports ``mcp`` and the standard library.)
+imports ``mcp``, ``llm_mcp.testing.serve`` and the standard library.)
 
 * stdio is the default transport; ``--http PORT`` serves Streamable HTTP on
   ``http://127.0.0.1:PORT/mcp`` (``--json-response`` answers with single JSON
@@ -29,10 +29,8 @@ imports ``mcp`` and the standard library.)
     POSTs without a 2026 ``MCP-Protocol-Version`` header get 400 + ``-32022``
     (data ``{"supported": ["2026-07-28"], "requested": ...}``); GET/DELETE 405.
 
-  mcp 2.3 has no public switch for this; the stdio modes pick the SDK's own
-  loop drivers (``serve_loop`` is exported from ``mcp.server.runner``; the
-  modern-only driver ``_serve_modern_stream`` is private), the HTTP modes wrap
-  the SDK's ASGI app in a small filter.
+  The serving machinery (era filters, stdio loop drivers) lives in
+  ``llm_mcp.testing.serve``.
 * ``--many-tools N`` adds ``N`` trivial tools ``t00``..``tNN`` and
   ``--page-size N`` makes ``tools/list`` paginate with an opaque ``nextCursor``
   (the SDK's lowlevel server does not paginate by itself; the handler here
@@ -48,6 +46,8 @@ import struct
 import sys
 import warnings
 from typing import Any
+
+from llm_mcp.testing.serve import add_serve_arguments, serve_from_args
 
 __all__ = [
     "ADD_OUTPUT_SCHEMA",
@@ -369,188 +369,17 @@ def build_server(*, many_tools: int = 0, page_size: int = 0) -> Any:
     return server
 
 
-# --------------------------------------------------------------------------- stdio
-
-
-async def _serve_stdio(server: Any, era: str) -> None:
-    from mcp.server.stdio import stdio_server
-
-    async with stdio_server() as (read_stream, write_stream):
-        if era == "auto":
-            await server.run(read_stream, write_stream, server.create_initialization_options())
-            return
-        async with server.lifespan(server) as state:
-            if era == "handshake":
-                from mcp.server.runner import serve_loop
-
-                try:
-                    await serve_loop(server, read_stream, write_stream, lifespan_state=state)
-                finally:
-                    await write_stream.aclose()
-            else:
-                # mcp 2.3 has no public "modern only" driver; this private one is
-                # what the dual-era loop hands a modern connection to.
-                from mcp.server.runner import _serve_modern_stream
-
-                try:
-                    await _serve_modern_stream(server, read_stream, write_stream, lifespan_state=state,
-                                               raise_exceptions=False)
-                finally:
-                    await write_stream.aclose()
-
-
-# --------------------------------------------------------------------------- HTTP
-
-_HANDSHAKE_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
-_MODERN_VERSIONS = ("2026-07-28",)
-
-
-def _header(scope: dict[str, Any], name: bytes) -> str | None:
-    for key, value in scope.get("headers", []):
-        if key.lower() == name:
-            return value.decode("latin-1")
-    return None
-
-
-async def _send_json(send: Any, status: int, body: Any, headers: list[tuple[bytes, bytes]] | None = None) -> None:
-    data = json.dumps(body).encode()
-    await send(
-        {
-            "type": "http.response.start",
-            "status": status,
-            "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode())]
-            + (headers or []),
-        }
-    )
-    await send({"type": "http.response.body", "body": data})
-
-
-async def _read_body(receive: Any) -> bytes:
-    chunks = []
-    while True:
-        message = await receive()
-        if message["type"] != "http.request":
-            break
-        chunks.append(message.get("body", b""))
-        if not message.get("more_body"):
-            break
-    return b"".join(chunks)
-
-
-class HandshakeOnly:
-    """ASGI filter making the SDK's dual-era app look like a pre-2026 server."""
-
-    def __init__(self, app: Any) -> None:
-        self.app = app
-
-    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope["type"] == "http":
-            version = _header(scope, b"mcp-protocol-version")
-            if version is not None and version not in _HANDSHAKE_VERSIONS:
-                if _header(scope, b"mcp-session-id") is None:
-                    # Drop the header: the SDK's legacy path then answers the
-                    # way an old server does (400 "Missing session ID").
-                    scope = dict(scope)
-                    scope["headers"] = [(k, v) for k, v in scope["headers"] if k.lower() != b"mcp-protocol-version"]
-                else:
-                    await _send_json(
-                        send,
-                        400,
-                        {
-                            "jsonrpc": "2.0",
-                            "id": "server-error",
-                            "error": {
-                                "code": -32600,
-                                "message": f"Bad Request: Unsupported protocol version: {version}. "
-                                f"Supported versions: {', '.join(_HANDSHAKE_VERSIONS)}",
-                            },
-                        },
-                    )
-                    return
-        await self.app(scope, receive, send)
-
-
-class ModernOnly:
-    """ASGI filter refusing everything but 2026-07-28 requests, like a modern-only server."""
-
-    def __init__(self, app: Any) -> None:
-        self.app = app
-
-    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope["type"] == "http" and scope["path"].rstrip("/") == "/mcp":
-            if scope["method"] in ("GET", "DELETE"):
-                await send({"type": "http.response.start", "status": 405, "headers": [(b"allow", b"POST")]})
-                await send({"type": "http.response.body", "body": b""})
-                return
-            version = _header(scope, b"mcp-protocol-version")
-            if scope["method"] == "POST" and (version is None or version not in _MODERN_VERSIONS):
-                body = await _read_body(receive)
-                request_id: Any = None
-                requested = version or ""
-                try:
-                    decoded = json.loads(body)
-                    if isinstance(decoded, dict):
-                        request_id = decoded.get("id")
-                        params = decoded.get("params") or {}
-                        if isinstance(params, dict) and isinstance(params.get("protocolVersion"), str):
-                            requested = params["protocolVersion"]
-                except ValueError:
-                    pass
-                await _send_json(
-                    send,
-                    400,
-                    {
-                        "jsonrpc": "2.0",
-                        "id": request_id,
-                        "error": {
-                            "code": -32022,
-                            "message": "Unsupported protocol version (this server only speaks 2026-07-28)",
-                            "data": {"supported": list(_MODERN_VERSIONS), "requested": requested},
-                        },
-                    },
-                )
-                return
-        await self.app(scope, receive, send)
-
-
-def build_http_app(server: Any, era: str, json_response: bool = False) -> Any:
-    app = server.streamable_http_app(json_response=json_response)
-    if era == "handshake":
-        return HandshakeOnly(app)
-    if era == "modern":
-        return ModernOnly(app)
-    return app
-
-
-def _serve_http(server: Any, era: str, port: int, json_response: bool) -> None:
-    import uvicorn
-
-    app = build_http_app(server, era, json_response)
-    config = uvicorn.Config(
-        app, host="127.0.0.1", port=port, log_level="warning", lifespan="on", timeout_graceful_shutdown=1
-    )
-    uvicorn.Server(config).run()
-
-
 # --------------------------------------------------------------------------- main
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--era", choices=("auto", "modern", "handshake"), default="auto")
-    parser.add_argument("--http", type=int, metavar="PORT", help="serve Streamable HTTP on 127.0.0.1:PORT/mcp")
-    parser.add_argument("--json-response", action="store_true", help="HTTP: answer with JSON instead of SSE")
+    add_serve_arguments(parser)
     parser.add_argument("--many-tools", type=int, default=0, metavar="N", help="add tools t00..t(N-1)")
     parser.add_argument("--page-size", type=int, default=0, metavar="N", help="paginate tools/list (0 = no)")
     args = parser.parse_args(argv)
 
-    server = build_server(many_tools=args.many_tools, page_size=args.page_size)
-    if args.http is not None:
-        _serve_http(server, args.era, args.http, args.json_response)
-    else:
-        import anyio
-
-        anyio.run(_serve_stdio, server, args.era)
+    serve_from_args(build_server(many_tools=args.many_tools, page_size=args.page_size), args)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,62 @@
+"""``llm_mcp.testing``: write a real MCP server for your tests in a few lines, and run it.
+
+    from llm_mcp.testing import Server, Tool, running_server
+    class Double(Tool):
+        name = "double"; input_schema = {"type": "object", "properties": {"n": {"type": "integer"}}}
+        def call(self): return self.respond_with(content=self.text_content(text=str(2 * self.arguments["n"])))
+
+See docs/testing.md. Importing this package needs neither Django nor ``mcp``;
+building or serving a server needs ``mcp`` (``pip install 'django-llm-mcp[testing]'``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .content import (
+    audio_content,
+    embedded_resource_content,
+    image_content,
+    resource_contents,
+    resource_link,
+    text_content,
+)
+from .fixtures import RunningServer, running_server
+from .prompts import Prompt
+from .resources import Resource, ResourceTemplate
+from .runtime import LOG_LEVELS, CallChannel, ClientLogger, OutputSchemaError, ToolCancelled, ToolError
+from .serve import ERAS
+from .server import Server
+from .tool import Tool
+
+__all__ = [
+    "ERAS",
+    "LOG_LEVELS",
+    "CallChannel",
+    "ClientLogger",
+    "OutputSchemaError",
+    "Prompt",
+    "Resource",
+    "ResourceTemplate",
+    "RunningServer",
+    "ScriptedModel",
+    "Server",
+    "Tool",
+    "ToolCancelled",
+    "ToolError",
+    "audio_content",
+    "embedded_resource_content",
+    "image_content",
+    "resource_contents",
+    "resource_link",
+    "running_server",
+    "text_content",
+]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "ScriptedModel":
+        from .scripted_model import ScriptedModel
+
+        return ScriptedModel
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

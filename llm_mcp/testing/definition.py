@@ -1,0 +1,164 @@
+"""Shared definition machinery of kit tools, resources and prompts.
+
+    class Weather(Tool):
+        name = "get_weather"                          # a class attribute ...
+        input_schema = lambda: {"type": "object"}     # ... or a callable returning the value
+        @classmethod
+        def define(cls): return {"title": "Weather"}  # ... or a define() hook returning a dict
+
+Every definition is resolved and checked once, when the subclass is created, so
+a mistake raises ``TypeError``/``ValueError`` at import time, naming the class
+and the attribute. Spec: none (kit API).
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from typing import Any, ClassVar
+
+__all__ = ["Definable", "check_dict", "check_schema", "check_text"]
+
+NAME_PATTERN = re.compile(r"^[A-Za-z0-9_.\-/]{1,128}$")
+
+
+def check_text(owner: str, key: str, value: Any, *, required: bool = False) -> str | None:
+    """``value`` if it is a ``str`` (or ``None`` when not required); TypeError otherwise.
+
+        check_text("Weather", "title", "Weather")     # "Weather"
+        check_text("Weather", "title", 3)             # TypeError naming Weather.title
+    """
+    if value is None and not required:
+        return None
+    if not isinstance(value, str) or (required and not value):
+        raise TypeError(f"{owner}.{key} must be a non-empty str; got {value!r}")
+    return value
+
+
+def check_dict(owner: str, key: str, value: Any) -> dict[str, Any] | None:
+    """``value`` as a dict, ``None`` stays ``None``; TypeError for anything else.
+
+        check_dict("Weather", "meta", {"k": 1})       # {"k": 1}
+    """
+    if value is None:
+        return None
+    if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
+        raise TypeError(f"{owner}.{key} must be a dict with str keys; got {type(value).__name__}")
+    return dict(value)
+
+
+def check_schema(owner: str, key: str, value: Any, *, required: bool = False) -> dict[str, Any] | None:
+    """A JSON Schema for an object (``"type": "object"``), checked with ``jsonschema``.
+
+        check_schema("Weather", "input_schema", {"type": "object"})
+        # TypeError: not a dict; ValueError: not an object schema or not a valid schema
+    """
+    if value is None and not required:
+        return None
+    schema = check_dict(owner, key, value)
+    if schema is None:
+        raise TypeError(f"{owner}.{key} is required (a JSON Schema dict)")
+    if schema.get("type") != "object":
+        raise ValueError(f'{owner}.{key} must describe an object: {{"type": "object", ...}}; got {schema!r}')
+    from jsonschema.exceptions import SchemaError
+    from jsonschema.validators import validator_for
+
+    try:
+        validator_for(schema).check_schema(schema)
+    except SchemaError as exc:
+        raise ValueError(f"{owner}.{key} is not a valid JSON Schema: {exc.message}") from None
+    return schema
+
+
+def _resolve(cls: type, value: Any) -> Any:
+    """A callable definition (a Ruby block in the seed) is called once: with no argument or with ``cls``."""
+    if isinstance(value, (classmethod, staticmethod)):
+        value = value.__get__(None, cls)
+    if not callable(value) or isinstance(value, type):
+        return value
+    try:
+        takes_cls = len(inspect.signature(value).parameters) > 0
+    except (TypeError, ValueError):
+        takes_cls = False
+    return value(cls) if takes_cls else value()
+
+
+class Definable:
+    """Base of kit classes whose definitions are checked when a subclass is created.
+
+        class MyTool(Tool):            # Tool is a Definable
+            name = "x"
+        # a bad value raises TypeError/ValueError here, at class creation
+
+    Subclasses list their definition names in ``DEFINITIONS`` (resolved from
+    callables) and check them in ``_check_definitions``.
+    """
+
+    DEFINITIONS: ClassVar[tuple[str, ...]] = ()
+    CALLABLE_DEFINITIONS: ClassVar[tuple[str, ...]] = ()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        define = cls.__dict__.get("define")
+        if define is not None:
+            hook = define.__get__(None, cls) if isinstance(define, (classmethod, staticmethod)) else define
+            values = hook() if isinstance(define, (classmethod, staticmethod)) else hook(cls)
+            if values is not None:
+                if not isinstance(values, dict):
+                    raise TypeError(f"{cls.__name__}.define() must return a dict of definitions or None")
+                unknown = sorted(set(values) - set(cls.DEFINITIONS))
+                if unknown:
+                    raise ValueError(f"{cls.__name__}.define() returned unknown definitions {unknown}; "
+                                     f"known: {', '.join(cls.DEFINITIONS)}")
+                for key, value in values.items():
+                    setattr(cls, key, value)
+        for key in cls.CALLABLE_DEFINITIONS:
+            if key in cls.__dict__:
+                setattr(cls, key, _resolve(cls, cls.__dict__[key]))
+        cls._check_definitions()
+
+    @classmethod
+    def _check_definitions(cls) -> None:
+        """Check this class's definitions; raise TypeError/ValueError naming the attribute."""
+
+    @classmethod
+    def _check_name(cls) -> None:
+        name = getattr(cls, "name", None)
+        if name is not None and (not isinstance(name, str) or not NAME_PATTERN.match(name)):
+            raise ValueError(f"{cls.__name__}.name must be 1-128 characters of letters, digits, '_', '-', '.' "
+                             f"or '/'; got {name!r}")
+
+
+def check_completions(owner: str, completions: Any) -> dict[str, Any] | None:
+    """``{argument: list of str | callable(value, arguments) -> list of str}``, checked.
+
+        check_completions("Greet", {"style": ["formal", "casual"]})
+        # TypeError for a value that is neither a list of str nor callable
+    """
+    if completions is None:
+        return None
+    table = check_dict(owner, "completions", completions) or {}
+    for key, value in table.items():
+        if not callable(value) and not (isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value)):
+            raise TypeError(f"{owner}.completions[{key!r}] must be a list of str or a callable; got {value!r}")
+    return table
+
+
+def complete_values(completions: dict[str, Any] | None, argument: str, value: str,
+                    arguments: dict[str, str] | None = None, limit: int = 100) -> dict[str, Any]:
+    """The ``completion/complete`` answer: candidates starting with ``value`` (case-insensitive).
+
+        complete_values({"style": ["formal", "casual"]}, "style", "fo")
+        # {"values": ["formal"], "total": 1, "hasMore": False}
+
+    A callable candidate source is called as ``fn(value, arguments)`` and its list used as is.
+    Spec: MCP 2026-07-28 "Utilities" > "Completion" (at most 100 values).
+    """
+    source = (completions or {}).get(argument)
+    if source is None:
+        candidates: list[str] = []
+    elif callable(source):
+        candidates = [str(v) for v in source(value, dict(arguments or {}))]
+    else:
+        candidates = [v for v in source if v.lower().startswith(value.lower())]
+    return {"values": candidates[:limit], "total": len(candidates), "hasMore": len(candidates) > limit}

@@ -1,0 +1,167 @@
+"""What a running kit tool talks through: the client logger, progress, cancellation.
+
+    channel = CallChannel()                 # a recording channel, no server needed
+    Double({"number": "21"}, channel=channel).call()
+    channel.logs                            # [("info", "...")] what the tool logged to the client
+
+Inside a server the channel forwards to the request's session (from the tool's
+worker thread to the event loop). Spec: MCP 2026-07-28 "Utilities" > "Logging",
+"Progress" and "Cancellation".
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+__all__ = ["LOG_LEVELS", "CallChannel", "ClientLogger", "OutputSchemaError", "ToolCancelled", "ToolError"]
+
+log = logging.getLogger("llm_mcp.testing")
+
+LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+"""The protocol's log levels (RFC 5424 severities), least severe first."""
+
+
+class ToolCancelled(BaseException):
+    """Raised inside a tool's ``cancellable`` work once the client has cancelled the request.
+
+        try: self.cancellable(lambda: self.sleep(3))
+        except ToolCancelled: ...   # only to clean up; re-raise it
+
+    A ``BaseException`` (like ``asyncio.CancelledError``) so that ``except Exception``
+    in tool code does not swallow it. No result is sent for a cancelled request.
+    """
+
+
+class OutputSchemaError(ValueError):
+    """Structured content that does not match the tool's ``output_schema``.
+
+        self.respond_with(structured_content={"temperature": "warm"})
+        # OutputSchemaError: get_weather_data: structured content does not match ...
+
+    The server answers such a call with a JSON-RPC internal error (-32603) carrying
+    this message, so the test author sees it instead of a success.
+    """
+
+
+class ToolError(Exception):
+    """Raise it in ``call()`` to answer with a tool error (``isError: true``) carrying its message.
+
+        raise ToolError("quota exceeded")
+        # same as: return self.respond_with(error="quota exceeded")
+    """
+
+
+_Sender = Callable[..., Awaitable[Any]]
+
+
+class CallChannel:
+    """The link between one tool call and its request; records what it sends.
+
+        channel = CallChannel()
+        channel.log("info", "hello"); channel.logs         # [("info", "hello")]
+        channel.cancel(); channel.cancelled                 # True
+
+    Attributes:
+        logs: ``(level, message)`` pairs sent (or offered) to the client, in order.
+        progress_sent: ``(progress, total, message)`` triples sent, in order.
+        cancel_event: set when the client cancelled the request.
+        progress_requested: whether the request carried a ``progressToken``.
+    """
+
+    def __init__(self, *, send_log: _Sender | None = None, send_progress: _Sender | None = None,
+                 progress_requested: bool = False, token: Any = None) -> None:
+        self._send_log = send_log
+        self._send_progress = send_progress
+        self._token = token
+        self.progress_requested = progress_requested
+        self.cancel_event = threading.Event()
+        self.logs: list[tuple[str, str]] = []
+        self.progress_sent: list[tuple[float, float | None, str | None]] = []
+
+    @property
+    def cancelled(self) -> bool:
+        """Whether the client has cancelled the request."""
+        return self.cancel_event.is_set()
+
+    def cancel(self) -> None:
+        """Mark the request cancelled (the server does this when the client cancels)."""
+        self.cancel_event.set()
+
+    def _forward(self, sender: _Sender | None, *args: Any) -> None:
+        if sender is None:
+            return
+        import anyio.from_thread
+
+        try:
+            anyio.from_thread.run(sender, *args, token=self._token)
+        except Exception as exc:  # noqa: BLE001 - the request may be gone (cancelled); the tool goes on
+            log.debug("llm_mcp.testing: could not send to the client: %s: %s", type(exc).__name__, exc)
+
+    def log(self, level: str, message: str) -> None:
+        """Send ``notifications/message`` at ``level`` (one of ``LOG_LEVELS``)."""
+        self.logs.append((level, message))
+        self._forward(self._send_log, level, message)
+
+    def progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
+        """Send ``notifications/progress`` for this request (only when the client asked for progress)."""
+        if not self.progress_requested:
+            return
+        self.progress_sent.append((progress, total, message))
+        self._forward(self._send_progress, progress, total, message)
+
+
+class ClientLogger:
+    """Log messages that go to the MCP client, one method per protocol level.
+
+        self.client_logger.info("Getting weather data for Paris")
+        self.client_logger.emergency("disk on fire")
+        self.client_logger.verbose("x")     # AttributeError: no such level
+
+    Over 2026-07-28 a message is sent only when the request's ``_meta`` carries
+    ``io.modelcontextprotocol/logLevel`` and only at or above that level; in the
+    handshake era the level set with ``logging/setLevel`` filters (default: all).
+    """
+
+    def __init__(self, channel: CallChannel) -> None:
+        self._channel = channel
+
+    def log(self, level: str, message: str) -> None:
+        """Send ``message`` at ``level``; ValueError for a level the protocol does not have."""
+        if level not in LOG_LEVELS:
+            raise ValueError(f"unknown log level {level!r}; use one of {', '.join(LOG_LEVELS)}")
+        self._channel.log(level, str(message))
+
+    def debug(self, message: str) -> None:
+        """Send at ``debug``."""
+        self.log("debug", message)
+
+    def info(self, message: str) -> None:
+        """Send at ``info``."""
+        self.log("info", message)
+
+    def notice(self, message: str) -> None:
+        """Send at ``notice``."""
+        self.log("notice", message)
+
+    def warning(self, message: str) -> None:
+        """Send at ``warning``."""
+        self.log("warning", message)
+
+    def error(self, message: str) -> None:
+        """Send at ``error``."""
+        self.log("error", message)
+
+    def critical(self, message: str) -> None:
+        """Send at ``critical``."""
+        self.log("critical", message)
+
+    def alert(self, message: str) -> None:
+        """Send at ``alert``."""
+        self.log("alert", message)
+
+    def emergency(self, message: str) -> None:
+        """Send at ``emergency``."""
+        self.log("emergency", message)

@@ -1,0 +1,326 @@
+"""``Server``: a real MCP server made of kit tools, resources and prompts, on the official ``mcp`` SDK.
+
+    server = Server("weather", tools=[GetWeather, Double], context={"user_id": 7})
+    server.serve()                      # python -m my_server [--http PORT] [--era modern|handshake|auto]
+    server.build()                      # the SDK's lowlevel Server, for your own transport
+
+The kit is the shape; the protocol work (both eras, stdio and Streamable HTTP,
+cancellation, progress routing) is the ``mcp`` package's. Tool code runs in a
+worker thread, so ``call()`` may block (``time.sleep``, files, sockets).
+Spec: MCP 2026-07-28 "Tools", "Resources", "Prompts", "Utilities".
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import json
+import warnings
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from ._require import require_mcp
+from .definition import complete_values
+from .prompts import Prompt
+from .resources import Resource, ResourceTemplate
+from .runtime import LOG_LEVELS, CallChannel, OutputSchemaError, ToolCancelled
+from .serve import add_serve_arguments, serve_from_args, serve_http, serve_stdio
+from .tool import Tool
+
+__all__ = ["Server"]
+
+RESOURCE_NOT_FOUND = -32002
+"""JSON-RPC error code for an unknown resource URI (MCP "Resources" > "Error Handling")."""
+
+
+def _cursor_for(offset: int) -> str:
+    return base64.urlsafe_b64encode(f"offset:{offset}".encode()).decode("ascii")
+
+
+def _offset_from(cursor: Any) -> int | None:
+    try:
+        raw = base64.urlsafe_b64decode(str(cursor).encode("ascii")).decode()
+        return int(raw.split(":", 1)[1]) if raw.startswith("offset:") else None
+    except (ValueError, UnicodeError):
+        return None
+
+
+def _field(obj: Any, key: str, default: Any = None) -> Any:
+    """Read ``key`` from a pydantic model or a dict (the SDK hands either)."""
+    if obj is None:
+        return default
+    if isinstance(obj, dict):
+        return obj.get(key, default)
+    return getattr(obj, key, default)
+
+
+def _classes(kind: type, items: Iterable[Any], what: str) -> list[Any]:
+    found = list(items)
+    for item in found:
+        if not (isinstance(item, type) and issubclass(item, kind)):
+            raise TypeError(f"{what} must be {kind.__name__} subclasses; got {item!r}")
+    return found
+
+
+def _parse_context(pairs: Sequence[str]) -> dict[str, Any]:
+    context: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise SystemExit(f"--context takes KEY=VALUE; got {pair!r}")
+        try:
+            context[key] = json.loads(value)
+        except ValueError:
+            context[key] = value
+    return context
+
+
+class Server:
+    """A test MCP server: kit tools, resources, templates and prompts, plus context values.
+
+        server = Server("seed-tools", tools=[Double], resources=[Readme], context={"user_id": 7})
+        server.serve(["--http", "8123", "--era", "modern"])   # blocks; or serve_stdio()/serve_http()
+        lowlevel = server.build()                             # mcp.server.lowlevel.Server
+
+    Args:
+        name, version, title, instructions: the server's identity.
+        tools, resources, resource_templates, prompts: kit classes (not instances).
+        context: values every tool, resource and prompt sees as ``self.context``.
+        page_size: items per page of every ``*/list`` (0: one page); cursors are opaque.
+
+    Raises:
+        TypeError: an item that is not the right kit class, or a bad option.
+        ValueError: two tools (prompts, resources) with the same name (URI).
+        ImportError: from ``build``/``serve`` when ``mcp`` is not installed.
+    """
+
+    def __init__(self, name: str = "llm-mcp-test-server", *, version: str = "1.0.0", title: str | None = None,
+                 instructions: str | None = None, tools: Iterable[type[Tool]] = (),
+                 resources: Iterable[type[Resource]] = (), resource_templates: Iterable[type[ResourceTemplate]] = (),
+                 prompts: Iterable[type[Prompt]] = (), context: dict[str, Any] | None = None,
+                 page_size: int = 0) -> None:
+        if not isinstance(name, str) or not name:
+            raise TypeError(f"name must be a non-empty str; got {name!r}")
+        if not isinstance(page_size, int) or isinstance(page_size, bool) or page_size < 0:
+            raise TypeError(f"page_size must be an int >= 0; got {page_size!r}")
+        if context is not None and not isinstance(context, dict):
+            raise TypeError(f"context must be a dict; got {type(context).__name__}")
+        self.name, self.version, self.title, self.instructions = name, version, title, instructions
+        self.tools = _classes(Tool, tools, "tools")
+        self.resources = _classes(Resource, resources, "resources")
+        self.resource_templates = _classes(ResourceTemplate, resource_templates, "resource_templates")
+        self.prompts = _classes(Prompt, prompts, "prompts")
+        self.context: dict[str, Any] = dict(context or {})
+        self.page_size = page_size
+        self.log_level = "debug"
+        self._by_name = self._index(self.tools, lambda t: t.definition()["name"], "tool name")
+        self._resources = self._index(self.resources, lambda r: r.definition()["uri"], "resource URI")
+        self._prompts = self._index(self.prompts, lambda p: p.definition()["name"], "prompt name")
+        for template in self.resource_templates:
+            template.definition()
+        self._built: Any = None
+
+    @staticmethod
+    def _index(items: list[Any], key: Any, what: str) -> dict[str, Any]:
+        index: dict[str, Any] = {}
+        for item in items:
+            value = key(item)
+            if value in index:
+                raise ValueError(f"two classes share the {what} {value!r}: {index[value].__name__}, {item.__name__}")
+            index[value] = item
+        return index
+
+    # -- listing -------------------------------------------------------------------------------
+
+    def _page(self, items: list[dict[str, Any]], key: str, params: Any) -> dict[str, Any]:
+        from mcp.shared.exceptions import MCPError
+
+        cursor = _field(params, "cursor")
+        start = 0
+        if cursor is not None:
+            offset = _offset_from(cursor)
+            if offset is None or not 0 <= offset <= len(items):
+                raise MCPError(code=-32602, message="Invalid cursor")
+            start = offset
+        end = len(items) if self.page_size == 0 else start + self.page_size
+        result: dict[str, Any] = {"resultType": "complete", key: items[start:end]}
+        if end < len(items):
+            result["nextCursor"] = _cursor_for(end)
+        return result
+
+    # -- the SDK server ------------------------------------------------------------------------
+
+    def build(self) -> Any:
+        """The ``mcp`` lowlevel ``Server`` answering for this kit server (built once).
+
+            lowlevel = Server("x", tools=[Double]).build()
+            # serve it with llm_mcp.testing.serve.serve_stdio(lowlevel) or build_http_app(lowlevel)
+
+        Raises:
+            ImportError: ``mcp`` is not installed (``pip install 'django-llm-mcp[testing]'``).
+        """
+        if self._built is None:
+            self._built = self._build()
+        return self._built
+
+    def _build(self) -> Any:
+        require_mcp()
+        import anyio
+        import anyio.lowlevel
+        import anyio.to_thread
+        import mcp_types as types
+        from mcp.server.caching import CacheHint
+        from mcp.server.lowlevel.server import Server as LowlevelServer
+        from mcp.shared.exceptions import MCPError
+
+        kit = self
+
+        def channel_for(ctx: Any, logger_name: str) -> CallChannel:
+            meta = _field(ctx, "meta") or {}
+            progress_requested = _field(meta, "progressToken", _field(meta, "progress_token")) is not None
+
+            async def send_log(level: str, message: str) -> None:
+                modern = _field(ctx, "protocol_version") == "2026-07-28"
+                if not modern and LOG_LEVELS.index(level) < LOG_LEVELS.index(kit.log_level):
+                    return
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    await ctx.session.send_log_message(level, message, logger=logger_name,
+                                                       related_request_id=ctx.request_id)
+
+            async def send_progress(progress: float, total: float | None, message: str | None) -> None:
+                await ctx.session.report_progress(progress, total, message)
+
+            return CallChannel(send_log=send_log, send_progress=send_progress, progress_requested=progress_requested,
+                               token=anyio.lowlevel.current_token())
+
+        async def in_thread(channel: CallChannel, fn: Any, *args: Any) -> Any:
+            try:
+                return await anyio.to_thread.run_sync(fn, *args, abandon_on_cancel=True)
+            except anyio.get_cancelled_exc_class():
+                channel.cancel()  # the client cancelled: the tool's cancellable work stops
+                raise
+
+        async def list_tools(ctx: Any, params: Any) -> dict[str, Any]:
+            return self._page([t.definition() for t in self.tools], "tools", params)
+
+        async def call_tool(ctx: Any, params: Any) -> dict[str, Any]:
+            name = _field(params, "name")
+            tool = self._by_name.get(name)
+            if tool is None:
+                raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {name}")
+            channel = channel_for(ctx, name)
+            try:
+                result = await in_thread(channel, tool.run, dict(_field(params, "arguments") or {}), self.context,
+                                         channel)
+            except ToolCancelled:
+                raise MCPError(code=-32800, message="Request cancelled") from None
+            except OutputSchemaError as exc:
+                import logging
+
+                logging.getLogger("llm_mcp.testing").error("%s", exc)
+                raise MCPError(code=types.INTERNAL_ERROR, message=str(exc)) from None
+            # 2026-07-28 results say what they are; the SDK drops the key for older eras.
+            return {"resultType": "complete", **result}
+
+        async def list_resources(ctx: Any, params: Any) -> dict[str, Any]:
+            return self._page([r.definition() for r in self.resources], "resources", params)
+
+        async def list_templates(ctx: Any, params: Any) -> dict[str, Any]:
+            return self._page([t.definition() for t in self.resource_templates], "resourceTemplates", params)
+
+        async def read_resource(ctx: Any, params: Any) -> dict[str, Any]:
+            uri = str(_field(params, "uri"))
+            channel = channel_for(ctx, uri)
+            resource = self._resources.get(uri)
+            if resource is not None:
+                contents = await in_thread(channel, resource.read_contents, self.context, channel)
+                return {"resultType": "complete", "contents": contents}
+            for template in self.resource_templates:
+                if template.match(uri) is not None:
+                    contents = await in_thread(channel, template.read_contents, uri, self.context, channel)
+                    return {"resultType": "complete", "contents": contents}
+            raise MCPError(code=RESOURCE_NOT_FOUND, message=f"Resource not found: {uri}", data={"uri": uri})
+
+        async def list_prompts(ctx: Any, params: Any) -> dict[str, Any]:
+            return self._page([p.definition() for p in self.prompts], "prompts", params)
+
+        async def get_prompt(ctx: Any, params: Any) -> dict[str, Any]:
+            name = _field(params, "name")
+            prompt = self._prompts.get(name)
+            if prompt is None:
+                raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown prompt: {name}")
+            channel = channel_for(ctx, name)
+            try:
+                result = await in_thread(channel, prompt.render, dict(_field(params, "arguments") or {}),
+                                         self.context, channel)
+            except ValueError as exc:
+                raise MCPError(code=types.INVALID_PARAMS, message=str(exc)) from None
+            return {"resultType": "complete", **result}
+
+        async def complete(ctx: Any, params: Any) -> dict[str, Any]:
+            ref, argument = _field(params, "ref"), _field(params, "argument")
+            arguments = _field(_field(params, "context"), "arguments") or {}
+            name, value = str(_field(argument, "name", "")), str(_field(argument, "value", ""))
+            completion = {"values": [], "total": 0, "hasMore": False}
+            if _field(ref, "type") == "ref/prompt" and _field(ref, "name") in self._prompts:
+                completion = self._prompts[_field(ref, "name")].complete(name, value, arguments)
+            elif _field(ref, "type") == "ref/resource":
+                for template in self.resource_templates:
+                    if template.uri_template == _field(ref, "uri"):
+                        completion = complete_values(template.completions, name, value, arguments)
+            return {"resultType": "complete", "completion": completion}
+
+        async def set_level(ctx: Any, params: Any) -> dict[str, Any]:
+            level = _field(params, "level")
+            if level in LOG_LEVELS:
+                self.log_level = level
+            return {}
+
+        hint = CacheHint(ttl_ms=0, scope="public")
+        handlers: dict[str, Any] = {"on_list_tools": list_tools, "on_call_tool": call_tool}
+        if self.resources or self.resource_templates:
+            handlers.update(on_list_resources=list_resources, on_list_resource_templates=list_templates,
+                            on_read_resource=read_resource)
+        if self.prompts:
+            handlers.update(on_list_prompts=list_prompts, on_get_prompt=get_prompt)
+        if self.prompts or any(t.completions for t in self.resource_templates):
+            handlers["on_completion"] = complete
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            server = LowlevelServer(
+                self.name, version=self.version, title=self.title, instructions=self.instructions,
+                cache_hints={m: hint for m in ("tools/list", "resources/list", "resources/templates/list",
+                                               "resources/read", "prompts/list")},
+                **handlers,
+            )
+            # Advertises logging to handshake-era clients; 2026-07-28 opts in per request instead.
+            server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, set_level)
+        return server
+
+    # -- serving -------------------------------------------------------------------------------
+
+    def serve_stdio(self, era: str = "auto") -> None:
+        """Serve on stdin/stdout until the client closes stdin (``era``: auto, modern, handshake)."""
+        serve_stdio(self.build(), era)
+
+    def serve_http(self, port: int, era: str = "auto", *, json_response: bool = False) -> None:
+        """Serve Streamable HTTP on ``http://127.0.0.1:PORT/mcp`` until the process is stopped."""
+        serve_http(self.build(), port, era, json_response=json_response)
+
+    def serve(self, argv: Sequence[str] | None = None) -> None:
+        """Serve as the command line says: ``[--http PORT] [--era ...] [--context KEY=VALUE ...] [--page-size N]``.
+
+            if __name__ == "__main__":
+                server.serve()            # python -m my_tests.my_server --http 8123 --era modern
+            # --context values are JSON when they parse as JSON (user_id=42 -> 42), else strings
+        """
+        parser = add_serve_arguments(argparse.ArgumentParser(description=f"MCP test server {self.name}"))
+        parser.add_argument("--context", action="append", default=[], metavar="KEY=VALUE",
+                            help="a context value for the tools (repeatable)")
+        parser.add_argument("--page-size", type=int, default=None, metavar="N", help="paginate */list (0 = no)")
+        args = parser.parse_args(argv)
+        self.context.update(_parse_context(args.context))
+        if args.page_size is not None:
+            self.page_size = args.page_size
+        serve_from_args(self.build(), args)

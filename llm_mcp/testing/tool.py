@@ -1,0 +1,396 @@
+"""``Tool``: a server-side MCP tool for test servers, defined in a few lines.
+
+    class Double(Tool):
+        name = "double"; input_schema = {"type": "object", "properties": {"number": {"type": "string"}}}
+        def call(self): return self.respond_with(content=self.text_content(text=str(2 * int(self.arguments["number"]))))
+
+Definitions (class attributes, callables returning them, or a ``define()`` hook):
+``name``, ``title``, ``description``, ``input_schema``, ``output_schema``,
+``annotations``, ``security_schemes``, ``meta``. Spec: MCP 2026-07-28 "Tools".
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from collections.abc import Callable
+from typing import Any, ClassVar, TypeVar
+
+from . import content as _content
+from .definition import Definable, check_dict, check_schema, check_text
+from .runtime import CallChannel, ClientLogger, OutputSchemaError, ToolCancelled, ToolError
+
+__all__ = ["ANNOTATION_HINTS", "Tool", "check_annotations"]
+
+T = TypeVar("T")
+
+ANNOTATION_HINTS = {
+    "read_only_hint": "readOnlyHint",
+    "destructive_hint": "destructiveHint",
+    "idempotent_hint": "idempotentHint",
+    "open_world_hint": "openWorldHint",
+}
+"""The behaviour hints a tool may declare, and their names on the wire."""
+
+_BLOCK_TYPES = ("text", "image", "audio", "resource", "resource_link")
+
+
+def check_annotations(owner: str, annotations: Any) -> dict[str, bool] | None:
+    """The wire form of ``annotations`` (snake_case hints -> camelCase), checked.
+
+        check_annotations("Fetch", {"read_only_hint": True})    # {"readOnlyHint": True}
+        check_annotations("Fetch", {"readonly": True})           # ValueError: unknown hint
+        check_annotations("Fetch", {"read_only_hint": "yes"})    # TypeError: not a bool
+
+    Only the hints given are sent; the client applies the protocol's defaults for the
+    others (read-only False, destructive True, idempotent False, open-world True).
+    """
+    if annotations is None:
+        return None
+    if not isinstance(annotations, dict):
+        raise TypeError(f"{owner}.annotations must be a dict of hints; got {type(annotations).__name__}")
+    unknown = sorted(str(k) for k in annotations if k not in ANNOTATION_HINTS)
+    if unknown:
+        raise ValueError(f"{owner}.annotations: unknown hint(s) {unknown}; known: {', '.join(ANNOTATION_HINTS)}")
+    wire: dict[str, bool] = {}
+    for key, value in annotations.items():
+        if not isinstance(value, bool):
+            raise TypeError(f"{owner}.annotations[{key!r}] must be True or False; got {value!r}")
+        wire[ANNOTATION_HINTS[key]] = value
+    return wire
+
+
+def _check_security_schemes(owner: str, schemes: Any) -> list[dict[str, Any]] | None:
+    if schemes is None:
+        return None
+    if not isinstance(schemes, list) or not all(isinstance(s, dict) for s in schemes):
+        raise TypeError(f"{owner}.security_schemes must be a list of dicts; got {schemes!r}")
+    for scheme in schemes:
+        if not isinstance(scheme.get("type"), str):
+            raise ValueError(f"{owner}.security_schemes: every scheme needs a str 'type'; got {scheme!r}")
+    return [dict(s) for s in schemes]
+
+
+def _check_block(owner: str, block: Any) -> dict[str, Any]:
+    if not isinstance(block, dict) or block.get("type") not in _BLOCK_TYPES:
+        raise TypeError(f"{owner}: a content block must be a dict made by a content helper "
+                        f"(type one of {', '.join(_BLOCK_TYPES)}); got {block!r}")
+    return block
+
+
+class Tool(Definable):
+    """Base class of a kit tool: define it, then implement ``call()``.
+
+        class Fetch(Tool):
+            name = "fetch"; annotations = {"read_only_hint": True, "open_world_hint": False}
+            def call(self): return self.respond_with(content=self.text_content(text=self.arguments["id"]))
+
+    Inside ``call()``:
+        arguments: the client's arguments, a dict with str keys (already checked
+            against ``input_schema``; a mismatch answers ``isError`` before ``call`` runs).
+        context: the server's context values (``{}`` when there are none).
+        client_logger: sends ``notifications/message`` (``.info(msg)``, ... ``.emergency(msg)``).
+        server_logger: a ``logging.Logger`` (``llm_mcp.testing.tools.<name>``); never sent.
+
+    ``call()`` returns what ``respond_with`` builds (a ``str`` is taken as one text
+    block). Raising :class:`ToolError` answers a tool error; any other exception
+    answers a tool error naming it (and is logged with its traceback on the server).
+
+    Raises (at class creation): TypeError/ValueError for a bad definition.
+    """
+
+    DEFINITIONS = ("name", "title", "description", "input_schema", "output_schema", "annotations",
+                   "security_schemes", "meta")
+    CALLABLE_DEFINITIONS = ("input_schema", "output_schema", "security_schemes", "annotations", "meta")
+
+    name: ClassVar[str | None] = None
+    title: ClassVar[str | None] = None
+    description: ClassVar[str | None] = None
+    input_schema: ClassVar[Any] = {"type": "object", "properties": {}}
+    output_schema: ClassVar[Any] = None
+    annotations: ClassVar[Any] = None
+    security_schemes: ClassVar[Any] = None
+    meta: ClassVar[Any] = None
+
+    _wire_annotations: ClassVar[dict[str, bool] | None] = None
+    _validator: ClassVar[Any] = None
+    _output_validator: ClassVar[Any] = None
+
+    # content helpers, also usable as self.text_content(...)
+    text_content = staticmethod(_content.text_content)
+    image_content = staticmethod(_content.image_content)
+    audio_content = staticmethod(_content.audio_content)
+    embedded_resource_content = staticmethod(_content.embedded_resource_content)
+    resource_link = staticmethod(_content.resource_link)
+    resource_contents = staticmethod(_content.resource_contents)
+
+    @classmethod
+    def _check_definitions(cls) -> None:
+        owner = cls.__name__
+        cls._check_name()
+        check_text(owner, "title", cls.title)
+        check_text(owner, "description", cls.description)
+        check_schema(owner, "input_schema", cls.input_schema, required=True)
+        check_schema(owner, "output_schema", cls.output_schema)
+        cls._wire_annotations = check_annotations(owner, cls.annotations)
+        _check_security_schemes(owner, cls.security_schemes)
+        check_dict(owner, "meta", cls.meta)
+        cls._validator = None
+        cls._output_validator = None
+
+    # -- the definition ------------------------------------------------------------------------
+
+    @classmethod
+    def definition(cls) -> dict[str, Any]:
+        """The tool's ``tools/list`` entry.
+
+            Fetch.definition()
+            # {"name": "fetch", "inputSchema": {...}, "annotations": {"readOnlyHint": True, ...}}
+            # TypeError when the class has no name
+
+        ``security_schemes`` are published as ``_meta["securitySchemes"]`` (the SDK's tool
+        model keeps no unknown top-level keys, so ``_meta`` is where they survive the wire).
+        """
+        if not cls.name:
+            raise TypeError(f"tool class {cls.__name__} has no name; set name = '...'")
+        entry: dict[str, Any] = {"name": cls.name}
+        if cls.title is not None:
+            entry["title"] = cls.title
+        if cls.description is not None:
+            entry["description"] = cls.description
+        entry["inputSchema"] = cls.input_schema
+        if cls.output_schema is not None:
+            entry["outputSchema"] = cls.output_schema
+        if cls._wire_annotations is not None:
+            entry["annotations"] = dict(cls._wire_annotations)
+        meta = dict(cls.meta or {})
+        if cls.security_schemes is not None:
+            meta.setdefault("securitySchemes", [dict(s) for s in cls.security_schemes])
+        if meta:
+            entry["_meta"] = meta
+        return entry
+
+    # -- running -------------------------------------------------------------------------------
+
+    def __init__(self, arguments: dict[str, Any] | None = None, context: dict[str, Any] | None = None, *,
+                 channel: CallChannel | None = None) -> None:
+        self.arguments: dict[str, Any] = dict(arguments or {})
+        self.context: dict[str, Any] = dict(context or {})
+        self.channel = channel if channel is not None else CallChannel()
+        self.client_logger = ClientLogger(self.channel)
+        self.server_logger = logging.getLogger(f"llm_mcp.testing.tools.{self.name or type(self).__name__}")
+        self._cancellable_depth = 0
+        self._depth_lock = threading.Lock()
+
+    def call(self) -> Any:
+        """The tool's work; override it and return ``self.respond_with(...)``."""
+        raise NotImplementedError(f"{type(self).__name__}.call() is not implemented")
+
+    @classmethod
+    def run(cls, arguments: dict[str, Any] | None = None, context: dict[str, Any] | None = None,
+            channel: CallChannel | None = None) -> dict[str, Any]:
+        """Check the arguments, run ``call()`` and return the ``tools/call`` result dict.
+
+            Double.run({"number": "21"})
+            # {"content": [{"type": "text", "text": "21 doubled is 42"}]}
+            # ToolCancelled when cancelled; OutputSchemaError for structured content off its schema
+        """
+        arguments = dict(arguments or {})
+        problems = cls._argument_errors(arguments)
+        if problems:
+            return cls._error_result(f"Invalid arguments for {cls.name}: {problems[0]}")
+        tool = cls(arguments, context, channel=channel)
+        try:
+            answer = tool.call()
+        except (ToolCancelled, OutputSchemaError):
+            raise
+        except ToolError as exc:
+            return cls._error_result(str(exc))
+        except Exception as exc:  # noqa: BLE001 - a failing tool answers a tool error, as servers do
+            tool.server_logger.exception("tool %s failed", cls.name)
+            return cls._error_result(f"{cls.name} failed: {type(exc).__name__}: {exc}")
+        if isinstance(answer, str):
+            answer = tool.respond_with(content=tool.text_content(text=answer))
+        if not isinstance(answer, dict) or "content" not in answer:
+            raise TypeError(f"{cls.__name__}.call() must return self.respond_with(...) or a str; got {answer!r}")
+        return answer
+
+    @classmethod
+    def _argument_errors(cls, arguments: dict[str, Any]) -> list[str]:
+        if cls._validator is None:
+            from jsonschema.validators import validator_for
+
+            cls._validator = validator_for(cls.input_schema)(cls.input_schema)
+        return [e.message for e in cls._validator.iter_errors(arguments)]
+
+    @staticmethod
+    def _error_result(message: str) -> dict[str, Any]:
+        return {"content": [_content.text_content(text=message)], "isError": True}
+
+    # -- answers -------------------------------------------------------------------------------
+
+    def respond_with(self, kind: str | None = None, /, *, content: Any = None, structured_content: Any = None,
+                     error: str | None = None, text: str | None = None,
+                     meta: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Build the ``tools/call`` result: one block, several blocks, structured content or a tool error.
+
+            return self.respond_with(content=self.text_content(text="hi"))       # one block
+            return self.respond_with(structured_content={"temperature": 22.5})   # checked vs output_schema
+            return self.respond_with(error="not found")  # or respond_with("error", text="not found")
+
+        Structured content comes with a text block holding its JSON unless ``content``
+        is given too. ``meta`` becomes the result's ``_meta``.
+
+        Raises:
+            ValueError: no answer, or two kinds of answer at once, or an unknown ``kind``.
+            OutputSchemaError: ``structured_content`` does not match ``output_schema``.
+            TypeError: a block that is not a content dict.
+        """
+        owner = type(self).__name__
+        if kind is not None:
+            if kind != "error":
+                raise ValueError(f"{owner}.respond_with: the positional form is respond_with('error', text=...); "
+                                 f"got {kind!r}")
+            if error is not None or text is None:
+                raise ValueError(f"{owner}.respond_with('error', ...) needs text= (and no error=)")
+            error = text
+        elif text is not None:
+            raise ValueError(f"{owner}.respond_with: text= belongs to the form respond_with('error', text=...)")
+        given = [k for k, v in (("content", content), ("structured_content", structured_content),
+                                ("error", error)) if v is not None]
+        if not given:
+            raise ValueError(f"{owner}.respond_with needs content=, structured_content= or error=")
+        if error is not None and len(given) > 1:
+            raise ValueError(f"{owner}.respond_with: error= cannot be combined with {given}")
+        if error is not None:
+            result = self._error_result(check_text(owner, "error", error, required=True) or "")
+        else:
+            blocks: list[dict[str, Any]] = []
+            if content is not None:
+                items = content if isinstance(content, list) else [content]
+                blocks = [_check_block(owner, block) for block in items]
+            result = {"content": blocks}
+            if structured_content is not None:
+                self._check_output(structured_content)
+                result["structuredContent"] = structured_content
+                if content is None:
+                    result["content"] = [_content.text_content(text=json.dumps(structured_content))]
+        if meta is not None:
+            result["_meta"] = check_dict(owner, "meta", meta)
+        return result
+
+    def _check_output(self, data: Any) -> None:
+        cls = type(self)
+        if cls.output_schema is None:
+            return
+        if cls._output_validator is None:
+            from jsonschema.validators import validator_for
+
+            cls._output_validator = validator_for(cls.output_schema)(cls.output_schema)
+        problems = [e.message for e in cls._output_validator.iter_errors(data)]
+        if problems:
+            raise OutputSchemaError(f"{cls.name}: structured content does not match output_schema: "
+                                    + "; ".join(problems[:5]))
+
+    # -- long-running work ---------------------------------------------------------------------
+
+    @property
+    def cancelled(self) -> bool:
+        """Whether the client has cancelled this call."""
+        return self.channel.cancelled
+
+    def check_cancelled(self) -> None:
+        """Raise :class:`ToolCancelled` if the client has cancelled this call (inside ``cancellable``)."""
+        if self._cancellable_depth and self.channel.cancelled:
+            raise ToolCancelled(f"{self.name}: cancelled by the client")
+
+    def sleep(self, seconds: float) -> None:
+        """Wait ``seconds``; inside ``cancellable`` a cancel ends the wait by raising :class:`ToolCancelled`.
+
+            self.cancellable(lambda: self.sleep(3))   # stops as soon as the client cancels
+        """
+        if not isinstance(seconds, (int, float)) or isinstance(seconds, bool) or seconds < 0:
+            raise ValueError(f"seconds must be a number >= 0; got {seconds!r}")
+        if self._cancellable_depth:
+            if self.channel.cancel_event.wait(seconds):
+                raise ToolCancelled(f"{self.name}: cancelled by the client")
+        else:
+            time.sleep(seconds)
+
+    def cancellable(self, fn: Callable[[], T]) -> T:
+        """Run ``fn()`` so that the client may cancel it; return its value.
+
+            result = self.cancellable(lambda: (self.sleep(3), "done")[1])
+            # the client cancels -> ToolCancelled inside fn, and no result is sent
+
+        Work inside notices a cancel at ``self.sleep(...)`` and ``self.check_cancelled()``;
+        a cancel that arrives while ``fn`` runs is also raised when it returns. Both eras:
+        ``notifications/cancelled``, or a closed response stream on 2026-07-28 HTTP.
+        Spec: MCP 2026-07-28 "Utilities" > "Cancellation".
+        """
+        if not callable(fn):
+            raise TypeError(f"cancellable() takes a callable; got {type(fn).__name__}")
+        with self._depth_lock:
+            self._cancellable_depth += 1
+        try:
+            self.check_cancelled()
+            value = fn()
+            self.check_cancelled()
+            return value
+        finally:
+            with self._depth_lock:
+                self._cancellable_depth -= 1
+
+    def progressable(self, fn: Callable[[], T], *, max_duration: float, message: str | None = None,
+                     interval: float | None = None) -> T:
+        """Run ``fn()`` while sending progress notifications measured against ``max_duration`` seconds.
+
+            items = self.progressable(lambda: self.cancellable(work), max_duration=2, message="Processing 10 items")
+            # notifications/progress: progress rising towards total=100, then 100 when fn returns
+
+        Progress is the elapsed share of ``max_duration`` in percent (``total`` 100), held
+        below 100 until ``fn`` returns; values only rise. Sent only when the request
+        carried a ``progressToken``. ``interval`` (seconds) defaults to a tenth of
+        ``max_duration``, between 0.02 and 1. Spec: MCP 2026-07-28 "Utilities" > "Progress".
+
+        Raises:
+            ValueError: ``max_duration`` or ``interval`` not a positive number.
+        """
+        if not callable(fn):
+            raise TypeError(f"progressable() takes a callable; got {type(fn).__name__}")
+        for label, value in (("max_duration", max_duration), ("interval", interval)):
+            if value is not None and (not isinstance(value, (int, float)) or isinstance(value, bool) or value <= 0):
+                raise ValueError(f"{label} must be a number of seconds > 0; got {value!r}")
+        if message is not None:
+            check_text(type(self).__name__, "progressable message", message)
+        if not self.channel.progress_requested:
+            return fn()
+        step = interval if interval is not None else min(1.0, max(0.02, max_duration / 10))
+        done = threading.Event()
+        lock = threading.Lock()
+        started = time.monotonic()
+        last = [-1.0]
+
+        def send(value: float) -> None:
+            with lock:
+                if value > last[0]:
+                    last[0] = value
+                    self.channel.progress(value, 100, message)
+
+        def tick() -> None:
+            while not done.wait(step):
+                if self.channel.cancelled:
+                    return
+                send(round(min(99.0, 100 * (time.monotonic() - started) / max_duration), 1))
+
+        ticker = threading.Thread(target=tick, name=f"progress-{self.name}", daemon=True)
+        ticker.start()
+        try:
+            value = fn()
+        finally:
+            done.set()
+            ticker.join()
+        send(100.0)
+        return value
