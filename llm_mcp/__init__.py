@@ -10,5 +10,7 @@ The client (``llm_mcp.client``) imports no Django; the Django app lives beside i
 from . import client
 from ._version import __version__
 from .client import *  # noqa: F403 - the client's public names are ours
+from . import chat  # noqa: E402 - callable: llm_mcp.chat(model=..., provider=...)
+from .chat import Agent, Chat, ChatTool
 
-__all__ = [*client.__all__, "__version__"]
+__all__ = [*client.__all__, "Agent", "Chat", "ChatTool", "__version__", "chat"]

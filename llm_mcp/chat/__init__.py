@@ -1,1 +1,32 @@
-"""Chats and agents that offer MCP tools (and plain Python tools) to a model. No Django import."""
+"""Chats and agents that offer MCP tools (and plain Python tools) to a model. No Django import.
+
+    import llm_mcp
+    chat = llm_mcp.chat(model="gpt-4.1-mini", provider="openai").with_mcp(Linear(user=user))
+    chat.ask("Which open issues mention the flaky login spec?")
+
+This package is itself callable: ``llm_mcp.chat(...)`` builds a :class:`Chat`.
+"""
+
+import sys
+import types
+from typing import Any
+
+from .agent import Agent
+from .chat import Chat, new_chat
+from .messages import Message, ToolCall
+from .providers import ModelRequest, Provider, ToolSpec, get_provider, register_provider
+from .store import MemoryStore, Store
+from .tools import ChatTool, FunctionTool
+
+__all__ = ["Agent", "Chat", "ChatTool", "FunctionTool", "MemoryStore", "Message", "ModelRequest", "Provider",
+           "Store", "ToolCall", "ToolSpec", "get_provider", "new_chat", "register_provider"]
+
+
+class _CallableModule(types.ModuleType):
+    """Lets ``llm_mcp.chat(model=...)`` build a chat while ``llm_mcp.chat`` stays this package."""
+
+    def __call__(self, model: str, provider: Any = None, **options: Any) -> Chat:
+        return new_chat(model, provider, **options)
+
+
+sys.modules[__name__].__class__ = _CallableModule

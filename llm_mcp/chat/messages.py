@@ -72,6 +72,9 @@ class ToolCall:
             raise ValueError(f"tool call {self.id} ({self.name}) is not waiting for approval "
                              f"(approval is {self.approval!r})")
         self.approval = decision
+        save = getattr(self, "_save", None)  # set by the chat that listed the call, to persist it
+        if save is not None:
+            save()
 
     def to_dict(self) -> dict[str, Any]:
         return {"id": self.id, "name": self.name, "arguments": self.arguments, "approval": self.approval,

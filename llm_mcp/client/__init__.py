@@ -12,9 +12,11 @@ from .errors import (
     ForbiddenError,
     InputRequiredError,
     InsufficientScopeError,
+    InvalidToolChoiceError,
     MCPError,
     UnauthorizedError,
 )
+from .cancel import CancelScope
 from .result import Attachment, Result
 from .server import MCP, Servers, mcp
 from .session import Client
@@ -24,6 +26,7 @@ from .transports import Transport
 __all__ = [
     "MCP",
     "Attachment",
+    "CancelScope",
     "CancelledError",
     "Client",
     "ConfigurationError",
@@ -31,6 +34,7 @@ __all__ = [
     "ForbiddenError",
     "InputRequiredError",
     "InsufficientScopeError",
+    "InvalidToolChoiceError",
     "MCPError",
     "Result",
     "Servers",

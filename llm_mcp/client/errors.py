@@ -16,6 +16,7 @@ __all__ = [
     "ForbiddenError",
     "InputRequiredError",
     "InsufficientScopeError",
+    "InvalidToolChoiceError",
     "MCPError",
     "UnauthorizedError",
 ]
@@ -117,3 +118,8 @@ class InputRequiredError(MCPError):
         super().__init__(message, server=server)
         self.requests = requests or {}
         self.request_state = request_state
+
+
+class InvalidToolChoiceError(ValueError):
+    """A chat's tool choice names a tool it cannot offer (unknown, or its server is down),
+    or asks for ``"required"`` when no tool is left."""

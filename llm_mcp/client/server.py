@@ -23,6 +23,7 @@ from .errors import MCPError
 from .param_headers import HEADER_TOKEN, param_headers
 from .result import Result
 from .session import Client
+from .shaping import SHAPING, check_shaping, model_tools, shape
 from .tool import Tool
 from .transports.base import Transport
 
@@ -34,7 +35,7 @@ DEFAULT_TIMEOUT = 60.0
 """Seconds a request may take when a server sets no ``timeout``."""
 
 SETTINGS = ("url", "allow_http", "command", "directory", "env", "transport", "name", "timeout", "bearer_token",
-            "headers", "inputs")
+            "headers", "inputs", *SHAPING)
 
 
 def check_url(url: str, *, allow_http: bool = False) -> str:
@@ -114,6 +115,18 @@ class MCP:
         bearer_token: sent as ``Authorization: Bearer ...`` on every HTTP request.
         headers: extra HTTP headers; values (or the whole dict) may be callables.
         inputs: names of the keyword arguments the constructor takes (``["user"]``).
+
+    Shaping what chats offer the model (see ``docs/shaping.md``):
+        prefix: put ``<prefix>_`` before every tool's model-facing name.
+        only: offer only these tools (server-side names).
+        exclude: offer every tool but these.
+        tool_options: per tool: ``{"as": new name, "description": ..., "fixed_arguments":
+            {...}, "wrap": method name or callable}``.
+        extra_tools: your own tool classes (built with this server when ``__init__`` takes it).
+        requires_approval: ``True``, a list of names, a tool property (``"destructive"``), or a
+            callable (or method name) receiving the ``Tool``.
+        defer: ``True`` or a list of names: found by the model through tool search.
+        rescue_from: ``{exception class: handler}``; the handler's return value becomes the result.
     """
 
     url: Any = None
@@ -127,6 +140,14 @@ class MCP:
     bearer_token: Any = None
     headers: Any = None
     inputs: Any = ()
+    prefix: str | None = None
+    only: Any = None
+    exclude: Any = None
+    tool_options: Any = None
+    extra_tools: Any = ()
+    requires_approval: Any = False
+    defer: Any = False
+    rescue_from: Any = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -176,6 +197,7 @@ class MCP:
             if value is not None and not callable(value) and not self._names_method(value) \
                     and not isinstance(value, dict):
                 raise ValueError(f"{where}: {key} must be a dict (or a callable returning one)")
+        check_shaping(self, where)
 
     # -- settings -----------------------------------------------------------------------------
 
@@ -383,10 +405,22 @@ class MCP:
                 continue
             names.add(definition["name"])
             try:
-                tools.append(Tool(self, definition))
+                tool = Tool(self, definition)
             except ValueError as exc:
                 log.warning("MCP server %s: dropped tool %s: %s", self.name, definition["name"], str(exc))
+                continue
+            shape(self, tool)
+            tools.append(tool)
         return tools
+
+    @property
+    def model_tools(self) -> list[Any]:
+        """What a chat offers the model from this server: ``only``/``exclude`` applied, tools an
+        MCP App keeps from the model left out, ``extra_tools`` added (lists the tools).
+
+        Raises :class:`~llm_mcp.ConfigurationError` naming a declared tool the server lacks.
+        """
+        return model_tools(self)
 
     def tool(self, name: str) -> Tool | None:
         """The tool with this server-side name, or ``None`` (lists the tools the first time)."""
@@ -455,7 +489,8 @@ def mcp(**options: Any) -> MCP:
 
     Takes the class settings as keywords (``url``, ``command``, ``allow_http``,
     ``transport``, ``bearer_token``, ``headers``, ``env``, ``directory``, ``timeout``,
-    ``name``). Callables are called with the server. Raises ``ValueError`` for an
+    ``name``, and the shaping settings ``prefix``, ``only``, ``exclude``, ``tool_options``,
+    ``extra_tools``, ``requires_approval``, ``defer``, ``rescue_from``). Callables are called with the server. Raises ``ValueError`` for an
     unknown keyword, a refused URL, or a ``transport`` without ``name``.
     """
     unknown = sorted(k for k in options if k not in SETTINGS or k == "inputs")

@@ -301,8 +301,8 @@ class Client:
             except StreamBrokenError as exc:
                 attempts += exc.attempts
                 if not resend or attempts >= MAX_ATTEMPTS:
-                    raise MCPError(f"{exc} ({attempts} attempt{'s' if attempts > 1 else ''})",
-                                   server=self.name) from None
+                    raise StreamBrokenError(f"{exc} ({attempts} attempt{'s' if attempts > 1 else ''})",
+                                            server=self.name, attempts=attempts) from None
                 continue
             error = response.get("error")
             if isinstance(error, dict):

@@ -9,7 +9,7 @@ MCP 2026-07-28, "Server Features / Tools": a definition has ``name``, ``title``,
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from .param_headers import tool_header_map
 from .protocol import as_object, as_text
@@ -31,8 +31,8 @@ class Tool:
         result = tool.call(query="Azure Blob Storage")
 
     Attributes:
-        name: the name the model calls it by (the server name, unless renamed).
-        server_name: the tool's name on the server.
+        name: the name the model calls it by (after ``prefix`` or ``tool_options`` ``as``).
+        server_name: the tool's name on the server (what ``tools/call`` sends).
         server: the ``MCP`` instance it belongs to.
         title: the display title (``title``, else ``annotations.title``), or ``None``.
         description: the description the model sees (``""`` when the server gives none).
@@ -41,7 +41,13 @@ class Tool:
         annotations: the behaviour hints as sent (a dict, empty when absent).
         meta: the definition's ``_meta`` with keys as sent, ``{}`` when absent.
         definition: the whole definition as the server sent it.
+        params_schema: the schema the model fills in: ``input_schema`` without fixed arguments.
+        fixed_arguments: arguments always sent, whatever the model says (values may be callables).
+        wrap: the server's method (name or callable) that turns results into what the model sees.
     """
+
+    rescue_from: ClassVar[dict[type, Any]] = {}
+    """Handlers for failed calls of any MCP tool, after the server class's own ``rescue_from``."""
 
     def __init__(self, server: MCP, definition: dict[str, Any], *, name: str | None = None,
                  description: str | None = None):
@@ -59,6 +65,9 @@ class Tool:
         self.output_schema: dict[str, Any] | None = output if isinstance(output, dict) else None
         self.meta: dict[str, Any] = as_object(definition.get("_meta"))
         self.header_map = tool_header_map(self.input_schema)  # ValueError: the server drops the tool
+        self.params_schema: dict[str, Any] = self.input_schema
+        self.fixed_arguments: dict[str, Any] = {}
+        self.wrap: Any = None
         self._validator: Any = None
 
     # Behaviour hints (MCP "ToolAnnotations"): trust them as far as you trust the server.
@@ -100,14 +109,34 @@ class Tool:
             return [str(v) for v in visibility]
         return ["model", "app"] if self.ui_uri else None
 
-    def call(self, **arguments: Any) -> Result:
-        """Call the tool on its server; a ``tool_call`` keyword is dropped, not sent.
+    @property
+    def requires_approval(self) -> bool:
+        """Whether the server class's ``requires_approval`` holds for this tool."""
+        from .shaping import requires_approval
 
-        Returns the :class:`~llm_mcp.client.result.Result`. Raises ``MCPError`` (and its
-        subclasses) when the server fails the request.
+        return requires_approval(self.server, self)
+
+    @property
+    def deferred(self) -> bool:
+        """Whether the server class's ``defer`` keeps it out of the model's first tool list."""
+        from .shaping import deferred
+
+        return deferred(self.server, self)
+
+    def call(self, **arguments: Any) -> Any:
+        """Call the tool the way a chat does; a ``tool_call`` keyword is dropped, not sent.
+
+        Fixed arguments are added (they win), the result goes through ``wrap``, and failures
+        through ``rescue_from``. Returns the :class:`~llm_mcp.client.result.Result`, what
+        ``wrap`` or a handler returned, or ``{"error": text}`` when the server failed
+        (unreachable, HTTP 429/5xx, a JSON-RPC error). Raises refusals
+        (``UnauthorizedError``, ``ForbiddenError``, HTTP 404), ``CancelledError``,
+        ``InputRequiredError``. To get the server's errors raised, use ``server.call``.
         """
+        from .shaping import invoke
+
         arguments.pop("tool_call", None)
-        return self.server.run(self, arguments)
+        return invoke(self, arguments)
 
     def check_output(self, result: Result) -> None:
         """Check ``result.structured`` against ``output_schema``; problems go to ``result.schema_errors``."""

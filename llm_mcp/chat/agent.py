@@ -1,0 +1,91 @@
+"""Agents: a chat's model, instructions, tools and MCP servers, declared once as a class.
+
+    class TriageAgent(llm_mcp.Agent):
+        model = "gpt-4.1-mini"
+        inputs = ["user"]
+        instructions = "Triage incoming bug reports."
+        mcp = lambda self: [Linear(user=self.user), Files]
+
+    TriageAgent.chat(user=request.user).ask("Triage the new reports")
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+from .chat import Chat
+
+__all__ = ["Agent"]
+
+
+class Agent:
+    """A kind of chat: subclass it and set the class attributes below.
+
+        chat = TriageAgent.chat(user=user)     # servers connected, none contacted yet
+        chat.ask("Triage the new reports")
+
+    Attributes:
+        model: the model id.
+        provider: a provider name (``"openai"``, ``"anthropic"``) or instance.
+        provider_options: keyword arguments for the provider (``base_url``, ``api_key``, ...).
+        inputs: names of the keyword arguments ``chat()`` takes; each becomes an attribute.
+        instructions: text, or a callable (or method name) returning text, evaluated per chat.
+        tools: tools for ``with_tools`` (or a callable/method name returning them).
+        mcp: servers (instances or classes), or a callable/method name returning them,
+            evaluated each time a chat is built, with the inputs available.
+        concurrency: tool calls of one turn that may run at once.
+    """
+
+    model: str = ""
+    provider: Any = None
+    provider_options: dict[str, Any] = {}
+    inputs: Any = ()
+    instructions: Any = None
+    tools: Any = ()
+    mcp: Any = ()
+    concurrency: int = 1
+
+    def __init__(self, **inputs: Any):
+        declared = [self.inputs] if isinstance(self.inputs, str) else list(self.inputs or ())
+        unknown = sorted(set(inputs) - set(declared))
+        if unknown:
+            raise TypeError(f"{type(self).__name__} takes the inputs {declared}, not {unknown}")
+        for name in declared:
+            setattr(self, name, inputs.get(name))
+
+    @classmethod
+    def chat(cls, **inputs: Any) -> Chat:
+        """A new chat for these inputs. Contacts no server and no model."""
+        return cls(**inputs).build_chat()
+
+    def build_chat(self, chat: Chat | None = None) -> Chat:
+        """Set up ``chat`` (a new one unless given) with this agent's declarations."""
+        if not self.model and chat is None:
+            raise ValueError(f"{type(self).__name__} needs a model")
+        chat = chat or Chat(self.model, self.provider, concurrency=self.concurrency, **self.provider_options)
+        instructions = self._evaluate("instructions")
+        if instructions:
+            chat.with_instructions(instructions)
+        tools = self._evaluate("tools") or ()
+        if tools:
+            chat.with_tools(*tools)
+        servers = self._evaluate("mcp") or ()
+        servers = list(servers) if isinstance(servers, (list, tuple)) else [servers]
+        if servers:
+            chat.with_mcp(*servers)
+        chat.agent = self  # type: ignore[attr-defined]
+        return chat
+
+    def _evaluate(self, key: str) -> Any:
+        """A declaration's value: a method name or callable is called (with the agent when it
+        takes an argument); anything else is taken as it is."""
+        value = inspect.getattr_static(type(self), key)
+        if isinstance(value, str) and value.isidentifier() and callable(getattr(type(self), value, None)) \
+                and not hasattr(Agent, value):
+            return getattr(self, value)()
+        if isinstance(value, (staticmethod, classmethod)):
+            value = value.__get__(None, type(self))
+        if callable(value) and not isinstance(value, type):
+            return value(self) if inspect.signature(value).parameters else value()
+        return value

@@ -1,0 +1,447 @@
+"""A conversation with a model that can call tools: :class:`Chat`.
+
+    chat = llm_mcp.chat(model="gpt-4.1-mini", provider="openai").with_mcp(Linear(user=user))
+    chat.ask("Which open issues mention the flaky login spec?").content
+    chat.messages                             # every turn, tool calls and results included
+
+A turn runs until the model answers without calling tools, or until a call needs a
+person (approval) and the chat *waits*: ``complete()`` picks the turn up again, in this
+process or another, since everything it needs is in the store.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import mimetypes
+import os
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Callable, Iterable
+
+from ..client.cancel import CancelScope
+from ..client.errors import CancelledError, ConfigurationError, InputRequiredError, InvalidToolChoiceError, MCPError
+from ..client.result import Attachment, Result, sniff_mime_type
+from ..client.server import MCP, Servers
+from ..client.shaping import is_refusal
+from .messages import Message, ToolCall
+from .providers import ModelRequest, Provider, ToolSpec, get_provider
+from .schemas import fill_schema, wire_name
+from .store import MemoryStore, Store
+from .tools import ToolSearch, as_tool
+
+__all__ = ["Chat", "new_chat"]
+
+log = logging.getLogger("llm_mcp.chat")
+
+CHOICES = ("auto", "required", "none")
+MAX_STEPS = 25
+"""Model requests one turn may make before the chat stops it (a model calling tools forever)."""
+
+DECLINED = "The user declined this tool call; it did not run."
+CANCELLED = "The call was cancelled before it finished."
+
+
+class Chat:
+    """A conversation with one model, and the tools it may call.
+
+        chat = Chat("gpt-4.1-mini", provider="openai").with_tools(roll_dice)
+        reply = chat.ask("Roll a die")
+        reply.content, chat.messages
+
+    Attributes:
+        model: the model id sent to the provider.
+        provider: the :class:`~llm_mcp.chat.providers.Provider` that calls it.
+        store: where the conversation lives (:class:`MemoryStore` unless given).
+        concurrency: how many tool calls of one model turn may run at once (1: one by one).
+        params: extra provider parameters (``temperature``, ``max_tokens``, ...).
+    """
+
+    def __init__(self, model: str, provider: Provider | str | None = None, *, store: Store | None = None,
+                 concurrency: int = 1, params: dict[str, Any] | None = None, **provider_options: Any):
+        if not isinstance(concurrency, int) or concurrency < 1:
+            raise ValueError(f"concurrency must be a positive integer, not {concurrency!r}")
+        self.model = model
+        self.provider = get_provider(provider or "openai", **provider_options)
+        self.store: Store = store if store is not None else MemoryStore()
+        self.concurrency = concurrency
+        self.params = dict(params or {})
+        self._instructions: list[str] = []
+        self._tools: list[Any] = []
+        self._choice: str | None = None
+        self._servers = Servers()
+        self._owned: set[int] = set()
+        self._deferred_servers: set[str] = set()
+        self._scope = CancelScope()
+
+    # -- setting up ---------------------------------------------------------------------------
+
+    def with_instructions(self, text: str, *, replace: bool = False) -> Chat:
+        """Add system instructions (``replace=True`` drops the earlier ones); returns the chat."""
+        if replace:
+            self._instructions = []
+        self._instructions.append(str(text))
+        return self
+
+    def with_tools(self, *tools: Any, choice: str | None = None, replace: bool = False) -> Chat:
+        """Offer tools: ``ChatTool`` classes or instances, plain functions, or MCP tools.
+
+        ``choice`` is ``"auto"``, ``"required"``, ``"none"``, or the name of a tool the model
+        must call; it is checked against the tools when the chat next asks the model
+        (:class:`~llm_mcp.InvalidToolChoiceError` when it names a tool the chat cannot offer).
+        ``with_tools(None)`` or ``replace=True`` drops the tools given before. Returns the chat.
+        """
+        if replace or tools == (None,):
+            self._tools = []
+            tools = tuple(t for t in tools if t is not None)
+        self._tools.extend(as_tool(tool) for tool in tools)
+        if choice is not None:
+            self._choice = choice
+        return self
+
+    def with_mcp(self, *servers: MCP | type[MCP] | None, defer: bool = False) -> Chat:
+        """Connect MCP servers (instances or classes); ``with_mcp(None)`` disconnects them all.
+
+        Nothing is contacted here: a server is first contacted when the chat needs its tools.
+        A class is instantiated by the chat, and closed when it is disconnected or replaced by
+        another server of the same name; instances you pass stay open. ``defer=True`` defers
+        every tool of these servers (the model finds them with tool search). Returns the chat.
+        """
+        if servers == (None,):
+            for server in list(self._servers):
+                self._disconnect(server)
+            self._servers = Servers()
+            return self
+        for given in servers:
+            if given is None:
+                raise ValueError("with_mcp(None) disconnects every server; it cannot be mixed with servers")
+            server = given() if isinstance(given, type) else given
+            if not isinstance(server, MCP):
+                raise TypeError(f"with_mcp() takes llm_mcp.MCP instances or subclasses, not {given!r}")
+            if server.name in self._servers and self._servers[server.name] is not server:
+                self._disconnect(self._servers[server.name])
+                self._servers = Servers([s for s in self._servers if s.name != server.name])
+            if isinstance(given, type):
+                self._owned.add(id(server))
+            self._servers.add(server)
+            if defer:
+                self._deferred_servers.add(server.name)
+        return self
+
+    def _disconnect(self, server: MCP) -> None:
+        self._deferred_servers.discard(server.name)
+        if id(server) in self._owned:
+            self._owned.discard(id(server))
+            server.close()
+
+    @property
+    def mcp(self) -> Servers:
+        """The connected servers by name: ``chat.mcp.linear``, ``chat.mcp["files"]``."""
+        return self._servers
+
+    @property
+    def messages(self) -> list[Message]:
+        """The conversation, oldest first."""
+        return self.store.messages()
+
+    @property
+    def tools(self) -> list[Any]:
+        """The tools the model is offered now (contacts the MCP servers the first time)."""
+        return list(self._toolbox().offered.values())
+
+    # -- the conversation ---------------------------------------------------------------------
+
+    def ask(self, text: str, *, with_: Any = None, stream: Callable[[str], None] | None = None) -> Message:
+        """Send a user message and run the turn; returns the last message.
+
+        ``with_`` takes attachments: a path, bytes, an ``Attachment``, or a list of them.
+        ``stream`` receives the model's text as it arrives. The returned message is the
+        model's answer, or, when the chat is :attr:`waiting`, the assistant message whose
+        tool calls wait. Raises :class:`~llm_mcp.CancelledError` when :meth:`cancel` stopped
+        the turn, and the provider's errors as its SDK raises them.
+        """
+        self.store.add(Message("user", str(text), attachments=_attachments(with_)))
+        return self.complete(stream=stream)
+
+    def complete(self, *, stream: Callable[[str], None] | None = None) -> Message:
+        """Run (or resume) the turn: decided tool calls run, declined ones are reported to the
+        model, and the model is asked again until it answers without tools or a call waits."""
+        if self.store.cancelled or self._scope.cancelled:
+            self.store.set_cancelled(False)
+            self._scope = CancelScope()
+        messages = self.messages
+        if not messages:
+            raise ValueError("the chat has no messages yet: ask() something first")
+        for _ in range(MAX_STEPS):
+            self._check_cancelled()
+            assistant, unanswered = self._unanswered()
+            if unanswered:
+                if not self._run_calls(assistant, unanswered):
+                    return assistant
+                continue
+            last = self.messages[-1]
+            if last.role == "assistant":
+                return last
+            reply = self._ask_model(stream)
+            if not reply.tool_calls:
+                return reply
+        raise MCPError(f"the model kept calling tools for {MAX_STEPS} requests; the turn was stopped")
+
+    @property
+    def waiting(self) -> bool:
+        """Whether the turn waits for a person (a pending approval)."""
+        _, unanswered = self._unanswered()
+        return any(call.waiting for call in unanswered)
+
+    @property
+    def pending_approvals(self) -> list[ToolCall]:
+        """The tool calls that wait for ``approve()`` or ``decline()``."""
+        assistant, unanswered = self._unanswered()
+        pending = [call for call in unanswered if call.approval == "pending"]
+        for call in pending:
+            call._save = lambda message=assistant: self.store.save(message)  # type: ignore[attr-defined]
+        return pending
+
+    def cancel(self) -> None:
+        """Stop the running turn: calls in flight are cancelled (MCP servers are told), and the
+        turn raises :class:`~llm_mcp.CancelledError`. Safe from another thread."""
+        self.store.set_cancelled(True)
+        self._scope.cancel("cancelled by the user")
+
+    def _check_cancelled(self) -> None:
+        if self.store.cancelled and not self._scope.cancelled:
+            self._scope.cancel("cancelled by the user")
+        if self._scope.cancelled:
+            raise CancelledError("the chat was cancelled")
+
+    def _unanswered(self) -> tuple[Message | None, list[ToolCall]]:
+        """The last assistant message with tool calls, and its calls that have no result yet."""
+        messages = self.messages
+        answered: set[str] = set()
+        for message in reversed(messages):
+            if message.role == "tool" and message.tool_call_id:
+                answered.add(message.tool_call_id)
+            elif message.role == "assistant":
+                return message, [call for call in message.tool_calls if call.id not in answered]
+            else:
+                break
+        return None, []
+
+    # -- asking the model ---------------------------------------------------------------------
+
+    def _ask_model(self, stream: Callable[[str], None] | None) -> Message:
+        box = self._toolbox()
+        instructions = list(self._instructions)
+        if box.unavailable:
+            instructions.append("The tools of these MCP servers are unavailable right now: "
+                                f"{', '.join(box.unavailable)}. Tell the user if they need them.")
+        request = ModelRequest(model=self.model, messages=[m for m in self.messages if m.role != "system"],
+                               instructions=instructions, tools=box.specs, choice=box.choice, params=self.params)
+        reply = self.provider.complete(request, on_text=stream)
+        reply.model = reply.model or self.model
+        self._check_cancelled()
+        return self.store.add(reply)
+
+    def _toolbox(self) -> _Toolbox:
+        return _Toolbox(self)
+
+    # -- running tool calls -------------------------------------------------------------------
+
+    def _run_calls(self, assistant: Message, calls: list[ToolCall]) -> bool:
+        """Run what can run; ``False`` when a call still waits for a person."""
+        box = self._toolbox()
+        runnable: list[tuple[ToolCall, Any]] = []
+        changed = False
+        for call in calls:
+            tool = box.resolve(call.name)
+            if call.approval is None and tool is not None and bool(getattr(tool, "requires_approval", False)):
+                call.approval = "pending"
+                changed = True
+            if call.approval == "declined":
+                self.store.add(Message("tool", DECLINED, tool_call_id=call.id))
+            elif call.approval in (None, "approved") and not call.waiting:
+                runnable.append((call, tool))
+        try:
+            if self.concurrency > 1 and len(runnable) > 1:
+                with ThreadPoolExecutor(max_workers=min(self.concurrency, len(runnable)),
+                                        thread_name_prefix="llm-mcp-tool") as pool:
+                    futures = [pool.submit(self._execute, call, tool) for call, tool in runnable]
+                    results = [future.result() for future in futures]
+            else:
+                results = [self._execute(call, tool) for call, tool in runnable]
+        except CancelledError:
+            self._cancel_calls(calls)
+            raise
+        for _, reply in zip(runnable, results):
+            self.store.add(reply)
+        if runnable or changed:
+            self.store.save(assistant)  # approvals set, mcp_result kept
+        return not any(call.waiting for call in calls)
+
+    def _execute(self, call: ToolCall, tool: Any) -> Message:
+        if tool is None:
+            return Message("tool", f"There is no tool named {call.name!r}.", tool_call_id=call.id, is_error=True)
+        if "_raw_arguments" in call.arguments:
+            return Message("tool", f"The arguments for {call.name} were not a JSON object: "
+                           f"{str(call.arguments['_raw_arguments'])[:200]}", tool_call_id=call.id, is_error=True)
+        self._check_cancelled()
+        try:
+            with self._scope:
+                output = tool.call(**call.arguments)
+        except InputRequiredError as exc:
+            output = {"error": f"The MCP server needs input this chat cannot give yet: {exc}"}
+        except MCPError as exc:
+            if isinstance(exc, (CancelledError, ConfigurationError)) or is_refusal(exc):
+                raise
+            output = {"error": str(exc)}
+        return _tool_message(call, output)
+
+    def _cancel_calls(self, calls: list[ToolCall]) -> None:
+        """After a cancel, every call still without a result gets one, so the conversation stays valid."""
+        _, unanswered = self._unanswered()
+        for call in unanswered:
+            if call in calls:
+                self.store.add(Message("tool", CANCELLED, tool_call_id=call.id, is_error=True))
+
+    def __repr__(self) -> str:
+        return f"<Chat model={self.model!r} messages={len(self.messages)}>"
+
+
+class _Toolbox:
+    """The tools of one model request: names made safe and unique, deferred tools held back."""
+
+    def __init__(self, chat: Chat):
+        self.chat = chat
+        self.offered: dict[str, Any] = {}
+        self.by_name: dict[str, Any] = {}
+        self.unavailable: list[str] = []
+        sources: dict[str, str] = {}
+        deferred: list[Any] = []
+        discovered = self._discovered()
+        entries: list[tuple[Any, str, bool]] = []
+        for server in chat.mcp:
+            try:
+                tools = server.model_tools
+            except MCPError as exc:
+                if is_refusal(exc) or isinstance(exc, (ConfigurationError, CancelledError)):
+                    raise
+                status = getattr(exc, "status", None)
+                log.warning("MCP server %s is unavailable (%s); its tools are left out of this request",
+                            server.name, status or type(exc).__name__)
+                self.unavailable.append(server.name)
+                continue
+            for tool in tools:
+                entries.append((tool, f"MCP server {server.name!r}",
+                                server.name in chat._deferred_servers or bool(getattr(tool, "deferred", False))))
+        entries.extend((tool, "with_tools", False) for tool in chat._tools)
+        for tool, source, is_deferred in entries:
+            if tool.name in sources:
+                raise ValueError(f"two tools are named {tool.name!r}: one from {sources[tool.name]}, one from "
+                                 f"{source}; rename one (tool_options 'as') or give a server a prefix")
+            sources[tool.name] = source
+            self.by_name[tool.name] = tool
+            if is_deferred and tool.name not in discovered:
+                deferred.append(tool)
+            else:
+                self._offer(tool)
+        if deferred:
+            self._offer(ToolSearch(chat, deferred))
+        self.specs = [ToolSpec(name, tool.description or "", fill_schema(tool.params_schema))
+                      for name, tool in self.offered.items()]
+        self.choice = self._check_choice(chat._choice)
+
+    def _offer(self, tool: Any) -> None:
+        name = wire_name(tool.name, set(self.offered))
+        self.offered[name] = tool
+        self.by_name.setdefault(name, tool)
+        self.by_name[tool.name] = tool
+
+    def resolve(self, name: str) -> Any:
+        """The tool a model's call names (its safe name, or its own name)."""
+        return self.offered.get(name) or self.by_name.get(name)
+
+    def _discovered(self) -> set[str]:
+        found: set[str] = set()
+        search_ids = {call.id for m in self.chat.messages if m.role == "assistant" for call in m.tool_calls
+                      if call.name == ToolSearch.name}
+        for message in self.chat.messages:
+            if message.role == "tool" and message.tool_call_id in search_ids:
+                found.update(ToolSearch.discovered(message.content))
+        return found
+
+    def _check_choice(self, choice: str | None) -> str | None:
+        if choice is None or choice in ("auto", "none"):
+            return choice
+        if choice == "required":
+            if not self.offered:
+                raise InvalidToolChoiceError("the tool choice is 'required' but the chat has no tools to offer"
+                                             + (f" (unavailable: {', '.join(self.unavailable)})"
+                                                if self.unavailable else ""))
+            return choice
+        for name, tool in self.offered.items():
+            if choice in (name, tool.name):
+                return name
+        raise InvalidToolChoiceError(f"the tool choice names {choice!r}, which this chat cannot offer"
+                                     + (f" (unavailable MCP servers: {', '.join(self.unavailable)})"
+                                        if self.unavailable else ""))
+
+
+def _tool_message(call: ToolCall, output: Any) -> Message:
+    """The tool message that gives the model a call's output."""
+    if isinstance(output, Result):
+        content = output.text
+        if not content and output.structured is not None:
+            content = json.dumps(output.structured, ensure_ascii=False)
+        call.mcp_result = output.to_dict()
+        return Message("tool", content, attachments=list(output.attachments), tool_call_id=call.id,
+                       is_error=output.is_error)
+    if isinstance(output, dict) and set(output) == {"error"}:
+        return Message("tool", str(output["error"]), tool_call_id=call.id, is_error=True)
+    if isinstance(output, Message):
+        output.tool_call_id = call.id
+        return output
+    if output is None:
+        content = ""
+    elif isinstance(output, str):
+        content = output
+    else:
+        content = json.dumps(output, ensure_ascii=False, default=str)
+    return Message("tool", content, tool_call_id=call.id)
+
+
+def _attachments(value: Any) -> list[Attachment]:
+    """What ``ask(with_=...)`` takes, as attachments: paths, bytes, ``Attachment`` objects,
+    objects with ``as_attachment()``, or a list of them."""
+    if value is None:
+        return []
+    items: Iterable[Any] = value if isinstance(value, (list, tuple)) else [value]
+    found = []
+    for item in items:
+        if isinstance(item, Attachment):
+            found.append(item)
+        elif hasattr(item, "as_attachment"):
+            found.append(item.as_attachment())
+        elif isinstance(item, bytes):
+            found.append(_from_bytes(item, sniff_mime_type(item), None))
+        elif isinstance(item, (str, os.PathLike)):
+            path = os.fspath(item)
+            with open(path, "rb") as handle:
+                data = handle.read()
+            mime = mimetypes.guess_type(path)[0] or sniff_mime_type(data)
+            found.append(_from_bytes(data, mime, os.path.basename(path)))
+        else:
+            raise TypeError(f"cannot attach {type(item).__name__}: give a path, bytes or an Attachment")
+    return found
+
+
+def _from_bytes(data: bytes, mime: str, name: str | None) -> Attachment:
+    kind = mime.split("/")[0]
+    if kind in ("image", "audio"):
+        return Attachment(kind, mime, data, name=name)
+    if kind == "text" or mime in ("application/json", "application/xml"):
+        return Attachment("resource", mime, data.decode("utf-8", errors="replace"), name=name)
+    return Attachment("resource", mime, data, name=name)
+
+
+def new_chat(model: str, provider: Provider | str | None = None, **options: Any) -> Chat:
+    """``llm_mcp.chat(model=..., provider=...)``: a new :class:`Chat` (see its arguments)."""
+    return Chat(model, provider, **options)

@@ -1,0 +1,179 @@
+"""Tools written in Python: :class:`ChatTool`, plain functions, and the tool-search tool.
+
+    class Weather(llm_mcp.ChatTool):
+        description = "The current weather in a city"
+        def execute(self, city: str) -> str: ...
+
+    chat.with_tools(Weather, roll_dice)      # a class, an instance, or a plain function
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import re
+from typing import TYPE_CHECKING, Any, Callable, ClassVar
+
+if TYPE_CHECKING:
+    from .chat import Chat
+
+__all__ = ["ChatTool", "FunctionTool", "ToolSearch", "as_tool", "schema_from_signature"]
+
+_JSON_TYPES = {str: "string", int: "integer", float: "number", bool: "boolean", list: "array", dict: "object"}
+
+
+def schema_from_signature(function: Callable[..., Any]) -> dict[str, Any]:
+    """A JSON Schema for a function's keyword arguments, read from its annotations and
+    defaults (``str`` -> ``"string"``, ``int`` -> ``"integer"``, ...; unannotated: any)."""
+    properties: dict[str, Any] = {}
+    required: list[str] = []
+    try:
+        hints = inspect.get_annotations(function, eval_str=True)
+    except Exception:  # noqa: BLE001 - a hint that does not resolve just gives no type
+        hints = {}
+    for parameter in inspect.signature(function).parameters.values():
+        if parameter.name in ("self", "tool_call") or parameter.kind in (parameter.VAR_POSITIONAL,
+                                                                          parameter.VAR_KEYWORD):
+            continue
+        hint = hints.get(parameter.name)
+        origin = getattr(hint, "__origin__", hint)
+        properties[parameter.name] = {"type": _JSON_TYPES[origin]} if origin in _JSON_TYPES else {}
+        if parameter.default is parameter.empty:
+            required.append(parameter.name)
+    return {"type": "object", "properties": properties, "required": required}
+
+
+def _snake(name: str) -> str:
+    return re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", name).lower()
+
+
+class ChatTool:
+    """A tool written in Python that a chat can offer the model.
+
+        class Weather(llm_mcp.ChatTool):
+            description = "The current weather in a city"
+            def execute(self, city: str) -> str: return f"Sunny in {city}"
+
+    Attributes:
+        name: the name the model calls it by (default: the class name in snake_case).
+        description: what it does, for the model.
+        parameters: the JSON Schema of its arguments (default: read from ``execute``).
+        requires_approval: ``True`` to pause each call until someone approves it.
+        rescue_from: ``{exception class: method name or callable}``; the handler's return
+            value becomes the result, and an exception it raises stops the chat.
+            Handlers of subclasses come first, then their bases'.
+    """
+
+    name: str = ""
+    description: str = ""
+    parameters: dict[str, Any] | None = None
+    requires_approval: bool = False
+    rescue_from: ClassVar[dict[type, Any]] = {}
+
+    def __init__(self) -> None:
+        if not self.name:
+            self.name = _snake(type(self).__name__)
+
+    @property
+    def params_schema(self) -> dict[str, Any]:
+        """The schema the model fills in."""
+        return self.parameters if self.parameters is not None else schema_from_signature(self.execute)
+
+    def execute(self, **arguments: Any) -> Any:
+        """Do the work; return text, a dict/list (sent as JSON), or a ``Result``."""
+        raise NotImplementedError(f"{type(self).__name__} must define execute()")
+
+    def call(self, **arguments: Any) -> Any:
+        """Run :meth:`execute` the way a chat does: an exception goes to ``rescue_from``, and
+        one no handler takes becomes ``{"error": "<ExceptionClass>: <message>"}`` for the model.
+        Exceptions raised by a handler propagate."""
+        arguments.pop("tool_call", None)
+        try:
+            return self.execute(**arguments)
+        except Exception as exc:
+            handler = self._handler_for(exc)
+            if handler is None:
+                return {"error": f"{type(exc).__name__}: {exc}"}
+        return getattr(self, handler)(exc) if isinstance(handler, str) else handler(exc)
+
+    def _handler_for(self, exc: BaseException) -> Any:
+        for klass in type(self).__mro__:
+            for kind, handler in (klass.__dict__.get("rescue_from") or {}).items():
+                if isinstance(exc, kind):
+                    return handler
+        return None
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} name={self.name!r}>"
+
+
+class FunctionTool(ChatTool):
+    """A plain function offered as a tool: its name, docstring and signature describe it.
+
+        def roll_dice(sides: int = 6) -> int:
+            '''Roll a die.'''
+        chat.with_tools(roll_dice)
+    """
+
+    def __init__(self, function: Callable[..., Any]):
+        self.function = function
+        self.name = function.__name__
+        doc = inspect.getdoc(function) or ""
+        self.description = doc.split("\n\n")[0].replace("\n", " ")
+        self.parameters = schema_from_signature(function)
+
+    def execute(self, **arguments: Any) -> Any:
+        return self.function(**arguments)
+
+
+def as_tool(value: Any) -> Any:
+    """What ``with_tools`` accepts, as a tool object: a ``ChatTool`` class is instantiated, a
+    plain function wrapped; tool objects (``ChatTool``, ``llm_mcp.Tool``) pass through.
+
+    Raises ``TypeError`` for anything else."""
+    if isinstance(value, type) and issubclass(value, ChatTool):
+        return value()
+    if hasattr(value, "call") and hasattr(value, "name") and hasattr(value, "params_schema"):
+        return value
+    if inspect.isfunction(value) or inspect.ismethod(value):
+        return FunctionTool(value)
+    raise TypeError(f"with_tools() takes ChatTool classes or instances, MCP tools, or functions, not {value!r}")
+
+
+class ToolSearch(ChatTool):
+    """The tool a chat offers when some tools are deferred: the model describes what it
+    needs, gets the matching tools' names and descriptions, and can call them next."""
+
+    name = "search_tools"
+    description = ("Search for more tools you can use. Describe the capability you need in a few words; "
+                   "the matching tools become available to call.")
+    parameters = {"type": "object", "properties": {"query": {"type": "string",
+                                                            "description": "What the tool should do"}},
+                  "required": ["query"]}
+    LIMIT = 5
+
+    def __init__(self, chat: Chat, deferred: list[Any]):
+        super().__init__()
+        self.chat = chat
+        self.deferred = deferred
+
+    def execute(self, query: str = "") -> Any:
+        terms = [t for t in re.split(r"\W+", query.lower()) if t]
+        scored = []
+        for tool in self.deferred:
+            haystack = f"{tool.name} {getattr(tool, 'server_name', '')} {tool.description}".lower()
+            score = sum(1 for term in terms if term in haystack)
+            if score:
+                scored.append((-score, tool.name, tool))
+        found = [tool for _, _, tool in sorted(scored, key=lambda item: item[:2])[:self.LIMIT]]
+        if not found:
+            return f"No tools match {query!r}."
+        return json.dumps({"tools": [{"name": t.name, "description": t.description} for t in found]})
+
+    @staticmethod
+    def discovered(content: str) -> list[str]:
+        """The tool names a search result made available."""
+        try:
+            return [t["name"] for t in json.loads(content)["tools"]]
+        except (ValueError, KeyError, TypeError):
+            return []

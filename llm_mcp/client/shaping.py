@@ -1,0 +1,291 @@
+"""Shaping what the model sees of a server, and what the model's calls do.
+
+The settings live on the ``MCP`` class (or in ``llm_mcp.mcp(...)``), next to ``url``:
+
+    class GitHub(llm_mcp.MCP):
+        url = "https://api.githubcopilot.com/mcp/"
+        prefix = "github"                                     # github_search_issues
+        only = ["search_issues", "get_issue", "create_issue"]
+        tool_options = {"search_issues": {"as": "find_issues", "fixed_arguments": {"owner": "crmne"}}}
+        requires_approval = ["create_issue"]
+
+Every tool name a setting declares must exist on the server: when the chat loads the
+tools and one is missing, :class:`~llm_mcp.ConfigurationError` names it.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from typing import TYPE_CHECKING, Any, Callable
+
+from .errors import (
+    CancelledError,
+    ConfigurationError,
+    ConnectionError,
+    ForbiddenError,
+    InputRequiredError,
+    MCPError,
+    UnauthorizedError,
+)
+from .transports.base import StreamBrokenError
+
+if TYPE_CHECKING:
+    from .server import MCP
+    from .tool import Tool
+
+__all__ = ["SHAPING", "check_shaping", "failure_text", "invoke", "is_refusal", "model_tools", "shape"]
+
+log = logging.getLogger("llm_mcp.client")
+
+SHAPING = ("prefix", "only", "exclude", "tool_options", "extra_tools", "requires_approval", "defer", "rescue_from")
+"""The server settings that shape tools for chats."""
+
+TOOL_OPTION_KEYS = ("as", "description", "fixed_arguments", "wrap")
+PREDICATES = ("read_only", "destructive", "idempotent", "open_world")
+"""Tool properties ``requires_approval`` may name."""
+
+
+def _names(value: Any, setting: str, where: str) -> list[str]:
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, (list, tuple, set, frozenset)) or not all(isinstance(v, str) for v in value):
+        raise ValueError(f"{where}.{setting} must be a list of tool names")
+    return list(value)
+
+
+def check_shaping(server: MCP, where: str) -> None:
+    """Refuse shaping settings of the wrong shape when the server is built (``ValueError``)."""
+    option = server._option
+    for setting in ("only", "exclude"):
+        if option(setting) is not None:
+            _names(option(setting), setting, where)
+    if option("only") is not None and option("exclude") is not None:
+        raise ValueError(f"{where}: set only or exclude, not both")
+    prefix = option("prefix")
+    if prefix is not None and (not isinstance(prefix, str) or not prefix):
+        raise ValueError(f"{where}.prefix must be a non-empty string")
+    tool_options = option("tool_options") or {}
+    if not isinstance(tool_options, dict):
+        raise ValueError(f"{where}.tool_options must be a dict of tool name -> options")
+    for name, options in tool_options.items():
+        if not isinstance(options, dict):
+            raise ValueError(f"{where}.tool_options[{name!r}] must be a dict")
+        unknown = sorted(set(options) - set(TOOL_OPTION_KEYS))
+        if unknown:
+            raise ValueError(f"{where}.tool_options[{name!r}] has unknown keys {unknown}; "
+                             f"known: {list(TOOL_OPTION_KEYS)}")
+        if "as" in options and (not isinstance(options["as"], str) or not options["as"]):
+            raise ValueError(f"{where}.tool_options[{name!r}]['as'] must be a non-empty string")
+        if not isinstance(options.get("fixed_arguments", {}), dict):
+            raise ValueError(f"{where}.tool_options[{name!r}]['fixed_arguments'] must be a dict")
+        wrap = options.get("wrap")
+        if wrap is not None and not callable(wrap) and not server._names_method(wrap):
+            raise ValueError(f"{where}.tool_options[{name!r}]['wrap'] must be a callable or the name of a "
+                             f"method of the class, not {wrap!r}")
+    approval = option("requires_approval")
+    if isinstance(approval, str) and approval not in PREDICATES and not server._names_method(approval):
+        raise ValueError(f"{where}.requires_approval: {approval!r} is neither a tool property {PREDICATES} nor a "
+                         "method of the class; list tool names as a list")
+    if approval not in (None, True, False) and not isinstance(approval, str) and not callable(approval):
+        _names(approval, "requires_approval", where)
+    defer = option("defer")
+    if defer not in (None, True, False):
+        _names(defer, "defer", where)
+    rescue = option("rescue_from") or {}
+    if not isinstance(rescue, dict) or not all(isinstance(k, type) and issubclass(k, BaseException) for k in rescue):
+        raise ValueError(f"{where}.rescue_from must be a dict of exception class -> handler")
+    for handler in rescue.values():
+        if not callable(handler) and not server._names_method(handler):
+            raise ValueError(f"{where}.rescue_from: handler {handler!r} is neither a callable nor a method name")
+
+
+def shape(server: MCP, tool: Tool) -> None:
+    """Give ``tool`` its model-facing name, description and argument schema."""
+    options = (server._option("tool_options") or {}).get(tool.server_name, {})
+    prefix = server._option("prefix")
+    if "as" in options:
+        tool.name = options["as"]
+    elif prefix:
+        tool.name = f"{prefix}_{tool.server_name}"
+    if "description" in options:
+        tool.description = str(options["description"])
+    fixed = options.get("fixed_arguments") or {}
+    tool.fixed_arguments = dict(fixed)
+    tool.wrap = options.get("wrap")
+    tool.params_schema = _without(tool.input_schema, fixed) if fixed else tool.input_schema
+
+
+def _without(schema: dict[str, Any], fixed: dict[str, Any]) -> dict[str, Any]:
+    schema = dict(schema)
+    if isinstance(schema.get("properties"), dict):
+        schema["properties"] = {k: v for k, v in schema["properties"].items() if k not in fixed}
+    if isinstance(schema.get("required"), list):
+        schema["required"] = [k for k in schema["required"] if k not in fixed]
+    return schema
+
+
+def requires_approval(server: MCP, tool: Tool) -> bool:
+    """What the server's ``requires_approval`` setting says for this tool."""
+    setting = server._option("requires_approval")
+    if setting in (None, False):
+        return False
+    if setting is True:
+        return True
+    if isinstance(setting, str):
+        if setting in PREDICATES:
+            return bool(getattr(tool, setting))
+        return bool(getattr(server, setting)(tool))
+    if callable(setting):
+        return bool(_call_with(setting, server, tool))
+    return tool.server_name in setting
+
+
+def deferred(server: MCP, tool: Tool) -> bool:
+    """Whether the server's ``defer`` setting keeps this tool out of the model's first list."""
+    setting = server._option("defer")
+    if setting in (None, False):
+        return False
+    return setting is True or tool.server_name in _names(setting, "defer", server.name)
+
+
+def declared_names(server: MCP) -> dict[str, list[str]]:
+    """Tool names each shaping setting declares: ``{"only": [...], "tool_options": [...], ...}``."""
+    found: dict[str, list[str]] = {}
+    for key in ("only", "exclude", "defer", "requires_approval"):
+        value = server._option(key)
+        if value is None or isinstance(value, bool) or callable(value):
+            continue
+        if key == "requires_approval" and isinstance(value, str):
+            continue  # a tool property or a method, not a name
+        found[key] = _names(value, key, server.name)
+    found["tool_options"] = list(server._option("tool_options") or {})
+    return found
+
+
+def model_tools(server: MCP) -> list[Any]:
+    """The tools a chat offers from this server: ``only``/``exclude`` applied, tools whose MCP
+    App ``visibility`` leaves out ``"model"`` removed, then the ``extra_tools``.
+
+    Raises :class:`~llm_mcp.ConfigurationError` naming any tool a setting declares that
+    the server does not list.
+    """
+    tools = server.tools
+    listed = {t.server_name for t in tools}
+    missing = {key: [n for n in names if n not in listed] for key, names in declared_names(server).items()}
+    missing = {key: names for key, names in missing.items() if names}
+    if missing:
+        described = "; ".join(f"{key}: {', '.join(names)}" for key, names in missing.items())
+        raise ConfigurationError(f"MCP server {server.name!r} does not list tools its class declares ({described})",
+                                 server=server.name)
+    only, exclude = server._option("only"), server._option("exclude")
+    if only is not None:
+        keep = _names(only, "only", server.name)
+        tools = [t for t in tools if t.server_name in keep]
+    if exclude is not None:
+        drop = _names(exclude, "exclude", server.name)
+        tools = [t for t in tools if t.server_name not in drop]
+    offered: list[Any] = [t for t in tools if t.visibility is None or "model" in t.visibility]
+    for extra in server._option("extra_tools") or ():
+        offered.append(_build_extra(extra, server))
+    return offered
+
+
+def _build_extra(extra: Any, server: MCP) -> Any:
+    if not isinstance(extra, type):
+        return extra
+    try:
+        positional = [p for p in inspect.signature(extra).parameters.values()
+                      if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty]
+    except (TypeError, ValueError):
+        positional = []
+    return extra(server) if positional else extra()
+
+
+# -- calls ------------------------------------------------------------------------------------
+
+
+def is_refusal(exc: BaseException) -> bool:
+    """Failures that retrying will not fix: 401, 403 (scopes included) and HTTP 404."""
+    return isinstance(exc, (UnauthorizedError, ForbiddenError)) or (
+        isinstance(exc, ConnectionError) and exc.status == 404)
+
+
+def _may_have_run(exc: BaseException) -> bool:
+    if isinstance(exc, StreamBrokenError):
+        return True
+    return isinstance(exc, ConnectionError) and (
+        exc.timed_out or exc.exit_status is not None or (exc.status is not None and exc.status >= 500))
+
+
+def failure_text(tool: Tool, exc: BaseException) -> str:
+    """What the model is told when the server failed a call: the server's own words, and a
+    warning when a tool with effects may have partly run."""
+    text = f"The MCP server {tool.server.name!r} failed to run {tool.server_name}: {exc}"
+    if _may_have_run(exc) and not tool.read_only and not (tool.idempotent and not tool.destructive):
+        text += (" The call may have partly run before it broke off: check its effects before "
+                 "calling it again.")
+    return text
+
+
+def _call_with(function: Callable[..., Any], owner: Any, *args: Any) -> Any:
+    """Call a handler given as a plain function: with the owner first when it takes one more argument."""
+    try:
+        count = len([p for p in inspect.signature(function).parameters.values()
+                     if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)])
+    except (TypeError, ValueError):
+        count = len(args)
+    return function(owner, *args) if count > len(args) else function(*args)
+
+
+def _handler(handlers: dict[type, Any], exc: BaseException) -> Any:
+    for kind, handler in handlers.items():
+        if isinstance(exc, kind):
+            return handler
+    return None
+
+
+def invoke(tool: Tool, arguments: dict[str, Any]) -> Any:
+    """Run a model's call of an MCP tool: fixed arguments win over the model's, the server's
+    answer goes through ``wrap`` (unless it is an error), and a failure goes to
+    ``rescue_from`` (the server class's, then ``llm_mcp.Tool``'s).
+
+    Returns the ``Result``, what ``wrap`` or a handler returned, or ``{"error": text}``
+    when the server failed (unreachable, 429/5xx, a JSON-RPC error, a broken stream).
+    Raises refusals (401, 403, 404), ``CancelledError``, ``InputRequiredError`` and
+    whatever a handler raises.
+    """
+    server = tool.server
+    sent = dict(arguments)
+    for key, value in (getattr(tool, "fixed_arguments", None) or {}).items():
+        sent[key] = server._evaluate(f"fixed_arguments[{key!r}]", value)
+    try:
+        result = server.run(tool, sent)
+    except (CancelledError, InputRequiredError):
+        raise
+    except Exception as exc:
+        handler = _handler(server._option("rescue_from") or {}, exc)
+        if handler is not None:
+            return getattr(server, handler)(exc) if isinstance(handler, str) else _call_with(handler, server, exc)
+        handler = _handler(type(tool).rescue_from, exc)
+        if handler is not None:
+            return getattr(tool, handler)(exc) if isinstance(handler, str) else _call_with(handler, tool, exc)
+        if isinstance(exc, MCPError) and not is_refusal(exc) and not isinstance(exc, ConfigurationError):
+            log.warning("MCP server %s failed a call of %s: %s", server.name, tool.server_name, type(exc).__name__)
+            return {"error": failure_text(tool, exc)}
+        raise
+    wrap = getattr(tool, "wrap", None)
+    if wrap is None or result.is_error:
+        return result
+    if isinstance(wrap, str):
+        return getattr(server, wrap)(result, **sent)
+    return _wrap_callable(wrap, server, result, sent)
+
+
+def _wrap_callable(wrap: Callable[..., Any], server: MCP, result: Any, arguments: dict[str, Any]) -> Any:
+    try:
+        positional = [p for p in inspect.signature(wrap).parameters.values()
+                      if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.name not in arguments]
+    except (TypeError, ValueError):
+        positional = [None]
+    return wrap(server, result, **arguments) if len(positional) >= 2 else wrap(result, **arguments)
