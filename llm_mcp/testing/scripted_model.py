@@ -267,7 +267,11 @@ class RecordedRequest:
     def system(self) -> str:
         """The instructions: OpenAI system/developer messages, or Anthropic ``system``, joined by blank lines."""
         if self.api == "anthropic":
-            return _text_of(self.body.get("system"))
+            system = self.body.get("system")
+            if isinstance(system, list):
+                return "\n\n".join(_text_of([block]) for block in system if isinstance(block, dict)
+                                   and block.get("type") == "text")
+            return _text_of(system)
         return "\n\n".join(_text_of(m.get("content")) for m in self.messages
                            if m.get("role") in ("system", "developer"))
 
