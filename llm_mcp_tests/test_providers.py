@@ -487,3 +487,28 @@ def test_register_provider(monkeypatch):
         register_provider("x", "not callable")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="non-empty"):
         register_provider("", EchoProvider)
+
+
+@pytest.mark.parametrize("api", APIS)
+def test_images_of_other_types_are_described(scripted_model, api):
+    model = scripted_model([reply("ok")])
+    svg = Attachment("image", "image/svg+xml", b"<svg/>")
+    provider_for(api, model).complete(ModelRequest("m", [Message("user", "see", attachments=[svg])]))
+    assert model.requests[0].messages[0]["content"][1] == {
+        "type": "text", "text": "[attachment not included: image (image/svg+xml) 6 bytes]"}
+
+
+def test_anthropic_empty_tool_result_has_no_content(scripted_model):
+    model = scripted_model([reply("ok")])
+    provider_for("anthropic", model).complete(ModelRequest("m", [
+        Message("user", "go"), Message("assistant", tool_calls=[ToolCall("u1", "clock", {})]),
+        Message("tool", "", tool_call_id="u1")]))
+    assert model.requests[0].messages[2] == {"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": "u1", "is_error": False}]}
+
+
+def test_anthropic_input_tokens_include_cache_tokens():
+    usage = anthropic.types.Usage(input_tokens=5, output_tokens=2, cache_creation_input_tokens=100,
+                                  cache_read_input_tokens=1000)
+    assert AnthropicProvider._input_tokens(usage) == 1105
+    assert AnthropicProvider._input_tokens(anthropic.types.Usage(input_tokens=5, output_tokens=2)) == 5

@@ -74,9 +74,14 @@ def text_resource(attachment: Attachment) -> str:
     return header + "]\n" + attachment.content
 
 
+IMAGE_TYPES = ("image/jpeg", "image/png", "image/gif", "image/webp")
+"""The image types both APIs accept; other images are described in a text line."""
+
+
 def is_image(attachment: Attachment) -> bool:
+    """Whether the attachment is image bytes of a type both APIs accept."""
     return (isinstance(attachment.content, bytes) and attachment.kind in ("image", "resource")
-            and (attachment.mime_type or "").startswith("image/"))
+            and attachment.mime_type in IMAGE_TYPES)
 
 
 def is_pdf(attachment: Attachment) -> bool:

@@ -20,6 +20,8 @@ Shapes sent (``client.messages.create``):
   ``"none"`` -> ``{"type": "none"}``, a tool name -> ``{"type": "tool", "name": ...}``;
   omitted when no tools are offered;
 * ``max_tokens``: the provider's ``max_tokens`` unless ``params`` sets it.
+* ``params``: merged into the call; a keyword the installed SDK does not take (say
+  ``temperature`` on an SDK that dropped it, or a server's own option) goes in ``extra_body``.
 
 ``input_tokens`` of the answer counts all input tokens: ``input_tokens`` plus the cache
 creation and cache read tokens the API reports apart.
@@ -38,7 +40,6 @@ from .base import ModelRequest, Provider, ToolSpec
 
 __all__ = ["AnthropicProvider"]
 
-_IMAGE_TYPES = ("image/jpeg", "image/png", "image/gif", "image/webp")
 _PLAIN_BLOCKS = ("text", "tool_use")  # answers with only these need no ``raw``
 
 
@@ -139,7 +140,7 @@ class AnthropicProvider(Provider):
     def attachment_block(attachment: Attachment) -> dict[str, Any]:
         """The content block of an attachment: image, document, text, or a text line naming it."""
         content = attachment.content
-        if common.is_image(attachment) and attachment.mime_type in _IMAGE_TYPES:
+        if common.is_image(attachment):
             assert isinstance(content, bytes)
             return {"type": "image",
                     "source": {"type": "base64", "media_type": attachment.mime_type, "data": common.b64(content)}}
@@ -174,7 +175,7 @@ class AnthropicProvider(Provider):
         if message.attachments:
             parts = [{"type": "text", "text": message.content}] if message.content else []
             block["content"] = parts + [self.attachment_block(a) for a in message.attachments]
-        else:
+        elif message.content:
             block["content"] = message.content
         return block
 

@@ -8,7 +8,7 @@ Shapes sent (``client.chat.completions.create``):
 
 * instructions: one ``system`` message first, the instructions joined by blank lines;
 * user turns: a string, or content parts when there are attachments: ``text``,
-  ``image_url`` (a base64 ``data:`` URL), ``file`` (PDFs, ``file_data`` as a ``data:`` URL),
+  ``image_url`` (a base64 ``data:`` URL; JPEG, PNG, GIF, WebP), ``file`` (PDFs, ``file_data`` as a ``data:`` URL),
   ``input_audio`` (WAV and MP3); text resources become text parts; anything else a text
   line naming it (name, URI, MIME type);
 * assistant turns: ``content`` and ``tool_calls`` (arguments as a JSON string);
@@ -18,6 +18,8 @@ Shapes sent (``client.chat.completions.create``):
   the batch;
 * ``choice``: ``"auto"``/``"required"``/``"none"`` as is, a tool name as
   ``{"type": "function", "function": {"name": ...}}``; omitted when no tools are offered.
+* ``params``: merged into the call; a keyword the installed SDK does not take (say
+  ``temperature`` on an SDK that dropped it, or a server's own option) goes in ``extra_body``.
 """
 
 from __future__ import annotations
