@@ -71,8 +71,9 @@ class Provider:
         of text as it arrives (the returned message holds the whole text). The returned
         message carries ``tool_calls`` (ids and names as the model sent them, arguments
         parsed to dicts; arguments that are not a JSON object come as
-        ``{"_raw_arguments": "<the string as sent>"}`` so the chat can tell the model), ``model``, ``input_tokens``/``output_tokens`` when the API
-        reports them, and ``raw`` when the provider must get data back verbatim later.
+        ``{"_raw_arguments": "<the string as sent>"}`` so the chat can tell the model),
+        ``model``, ``input_tokens``/``output_tokens`` when the API reports them, and
+        ``raw`` when the provider must get data back verbatim later.
 
         Errors of the API (authentication, rate limits, bad requests) propagate as the
         SDK raises them.
