@@ -359,3 +359,9 @@ def filesystem_command(node_executable: str, node_modules_dir: Path, filesystem_
     """argv: @modelcontextprotocol/server-filesystem over stdio, allowed directory = filesystem_root."""
     script = node_modules_dir / "@modelcontextprotocol" / "server-filesystem" / "dist" / "index.js"
     return [node_executable, str(script), str(filesystem_root)]
+
+
+# --------------------------------------------------------------------------- llm_mcp.testing kit (issue 3)
+# The kit's own pytest fixtures (mcp_test_server), as any project using llm_mcp.testing would enable them.
+from llm_mcp.testing.pytest_plugin import mcp_test_server  # noqa: E402,F401
+# --------------------------------------------------------------------------- end of llm_mcp.testing block

@@ -12,6 +12,7 @@ the process itself, so ``running.command`` is only the argv. Spec: none (test ha
 from __future__ import annotations
 
 import contextlib
+import os
 import socket
 import subprocess
 import sys
@@ -47,18 +48,26 @@ class RunningServer:
     """
 
     def __init__(self, *, transport: str, era: str, url: str | None = None, command: list[str] | None = None,
-                 port: int | None = None, process: subprocess.Popen[bytes] | None = None) -> None:
+                 port: int | None = None, process: subprocess.Popen[bytes] | None = None,
+                 cwd: str | None = None) -> None:
         self.transport, self.era, self.url, self.command, self.port = transport, era, url, command, port
         self.process = process
+        self.cwd = cwd
         self._log: Any = None
         self._stop: Any = None
 
     def mcp(self, **options: Any) -> Any:
-        """An ``llm_mcp.MCP`` reaching this server (extra ``options`` go to ``llm_mcp.mcp``)."""
+        """An ``llm_mcp.MCP`` reaching this server (extra ``options`` go to ``llm_mcp.mcp``).
+
+        For stdio each call gives a new client, which starts its own server process
+        (in ``cwd``, so ``python -m module`` finds the module).
+        """
         import llm_mcp
 
         if self.url is not None:
             return llm_mcp.mcp(url=self.url, **options)
+        if self.cwd is not None:
+            options.setdefault("directory", self.cwd)
         return llm_mcp.mcp(command=list(self.command or []), **options)
 
     def output(self) -> str:
@@ -200,7 +209,7 @@ def running_server(target: Any, *, transport: str = "http", era: str = "auto", a
     elif isinstance(target, str):
         extra = [*args, *(["--json-response"] if json_response else [])]
         if transport == "stdio":
-            running = RunningServer(transport="stdio", era=era,
+            running = RunningServer(transport="stdio", era=era, cwd=cwd or os.getcwd(),
                                     command=[sys.executable, "-m", target, "--era", era, *extra])
         else:
             running = _start_process(target, era, extra, startup_timeout, env, cwd)
