@@ -1,0 +1,35 @@
+"""Shared pieces of the chat tests: a scripted model, and chats that talk to it through the real SDKs."""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Iterator, Sequence
+
+import pytest
+
+import llm_mcp
+from llm_mcp.testing.scripted_model import ScriptedModel
+
+MODEL = "gpt-test"
+
+
+@pytest.fixture
+def model() -> Iterator[ScriptedModel]:
+    """A started scripted model with an empty script: tests ``model.add(...)`` their turns."""
+    with ScriptedModel() as scripted:
+        yield scripted
+
+
+def make_chat(model: ScriptedModel, script: Sequence[Any] = (), *, provider: str = "openai",
+              **options: Any) -> llm_mcp.Chat:
+    """A chat on ``model`` through the real SDK of ``provider``, with ``script`` queued."""
+    model.add(*script)
+    base_url = model.openai_base_url if provider == "openai" else model.anthropic_base_url
+    return llm_mcp.chat(MODEL, provider, base_url=base_url, api_key="test-key", **options)
+
+
+@pytest.fixture
+def chat_on(model: ScriptedModel) -> Callable[..., llm_mcp.Chat]:
+    """``chat_on(script, provider="openai", **options)``: a chat on this test's scripted model."""
+    def make(script: Sequence[Any] = (), **options: Any) -> llm_mcp.Chat:
+        return make_chat(model, script, **options)
+    return make
