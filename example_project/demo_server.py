@@ -2,10 +2,11 @@
 
 Run it with ``python -m example_project.demo_server``: it speaks MCP over
 stdio. With ``--http PORT`` it serves Streamable HTTP at
-``http://127.0.0.1:PORT/mcp`` instead. It is written with the official ``mcp`` package, whose server accepts
-both protocol eras on the same connection type: a client that opens with a
-2026-07-28 request envelope gets the modern protocol, and a client that opens
-with ``initialize`` gets the handshake era (2025-11-25 and older).
+``http://127.0.0.1:PORT/mcp`` instead. It is written with ``llm_mcp.testing``
+(on the official ``mcp`` package), which serves both protocol eras: a client
+that opens with a 2026-07-28 request envelope gets the modern protocol, and a
+client that opens with ``initialize`` gets the handshake era (2025-11-25 and
+older). ``--era modern`` or ``--era handshake`` serves only one of them.
 
 The tools are deliberately tiny and deterministic where they can be, so that
 tests can check exact values:
@@ -21,11 +22,10 @@ from __future__ import annotations
 import argparse
 import random
 from datetime import datetime, timezone
-from typing import TypedDict
+from typing import Any
 
-from mcp.server import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
-from mcp_types import ToolAnnotations
+from llm_mcp.testing import Server, Tool, ToolError
+from llm_mcp.testing.serve import add_serve_arguments
 
 SERVER_NAME = "llm-mcp-demo"
 SERVER_VERSION = "1.0.0"
@@ -38,89 +38,78 @@ INSTRUCTIONS = (
 
 MAX_DICE = 100
 
-server = MCPServer(
-    SERVER_NAME,
-    title="llm_mcp demo server",
-    version=SERVER_VERSION,
-    instructions=INSTRUCTIONS,
-    log_level="WARNING",
-)
+# Every demo tool only reads, stays inside the server and destroys nothing.
+_SAFE = {"read_only_hint": True, "destructive_hint": False, "open_world_hint": False}
 
 
-class Sum(TypedDict):
-    sum: float
+class Echo(Tool):
+    name = "echo"
+    title = "Echo"
+    description = "Send back the given message, unchanged."
+    input_schema = {"type": "object", "properties": {"message": {"type": "string"}}, "required": ["message"]}
+    annotations = {**_SAFE, "idempotent_hint": True}
+
+    def call(self) -> dict[str, Any]:
+        return self.respond_with(content=self.text_content(text=self.arguments["message"]))
 
 
-class DiceRoll(TypedDict):
-    rolls: list[int]
-    total: int
+class Add(Tool):
+    name = "add"
+    title = "Add two numbers"
+    description = 'Add two numbers; the result is returned as structured content {"sum": a + b}.'
+    input_schema = {"type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number"}},
+                    "required": ["a", "b"]}
+    output_schema = {"type": "object", "properties": {"sum": {"type": "number"}}, "required": ["sum"]}
+    annotations = {**_SAFE, "idempotent_hint": True}
+
+    def call(self) -> dict[str, Any]:
+        return self.respond_with(structured_content={"sum": float(self.arguments["a"]) + float(self.arguments["b"])})
 
 
-@server.tool(
-    title="Echo",
-    structured_output=False,
-    annotations=ToolAnnotations(
-        read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
-    ),
-)
-def echo(message: str) -> str:
-    """Send back the given message, unchanged."""
-    return message
+class Now(Tool):
+    name = "now"
+    title = "Current time"
+    description = "Return the current date and time in UTC, in ISO 8601 format."
+    annotations = {**_SAFE, "idempotent_hint": False}
+
+    def call(self) -> dict[str, Any]:
+        return self.respond_with(content=self.text_content(text=datetime.now(timezone.utc).isoformat()))
 
 
-@server.tool(
-    title="Add two numbers",
-    annotations=ToolAnnotations(
-        read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
-    ),
-)
-def add(a: float, b: float) -> Sum:
-    """Add two numbers; the result is returned as structured content {"sum": a + b}."""
-    return {"sum": a + b}
+class RollDice(Tool):
+    name = "roll_dice"
+    title = "Roll dice"
+    description = "Roll `count` dice with `sides` faces each and return every roll and the total."
+    input_schema = {"type": "object", "properties": {"sides": {"type": "integer", "default": 6},
+                                                     "count": {"type": "integer", "default": 1}}}
+    output_schema = {"type": "object", "required": ["rolls", "total"],
+                     "properties": {"rolls": {"type": "array", "items": {"type": "integer"}},
+                                    "total": {"type": "integer"}}}
+    annotations = {**_SAFE, "idempotent_hint": False}
+
+    def call(self) -> dict[str, Any]:
+        sides, count = self.arguments.get("sides", 6), self.arguments.get("count", 1)
+        if sides < 2:
+            raise ToolError(f"a die needs at least 2 sides, got {sides}")
+        if not 1 <= count <= MAX_DICE:
+            raise ToolError(f"count must be between 1 and {MAX_DICE}, got {count}")
+        rolls = [random.randint(1, sides) for _ in range(count)]
+        return self.respond_with(structured_content={"rolls": rolls, "total": sum(rolls)})
 
 
-@server.tool(
-    title="Current time",
-    structured_output=False,
-    annotations=ToolAnnotations(
-        read_only_hint=True, destructive_hint=False, idempotent_hint=False, open_world_hint=False
-    ),
-)
-def now() -> str:
-    """Return the current date and time in UTC, in ISO 8601 format."""
-    return datetime.now(timezone.utc).isoformat()
-
-
-@server.tool(
-    title="Roll dice",
-    annotations=ToolAnnotations(
-        read_only_hint=True, destructive_hint=False, idempotent_hint=False, open_world_hint=False
-    ),
-)
-def roll_dice(sides: int = 6, count: int = 1) -> DiceRoll:
-    """Roll `count` dice with `sides` faces each and return every roll and the total."""
-    if sides < 2:
-        raise ToolError(f"a die needs at least 2 sides, got {sides}")
-    if not 1 <= count <= MAX_DICE:
-        raise ToolError(f"count must be between 1 and {MAX_DICE}, got {count}")
-    rolls = [random.randint(1, sides) for _ in range(count)]
-    return {"rolls": rolls, "total": sum(rolls)}
+server = Server(SERVER_NAME, title="llm_mcp demo server", version=SERVER_VERSION, instructions=INSTRUCTIONS,
+                tools=[Echo, Add, Now, RollDice])
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description="The llm_mcp demo MCP server (stdio unless --http is given).")
-    parser.add_argument(
-        "--http",
-        type=int,
-        metavar="PORT",
-        help="Serve Streamable HTTP on http://HOST:PORT/mcp instead of stdio.",
-    )
+    parser = add_serve_arguments(
+        argparse.ArgumentParser(description="The llm_mcp demo MCP server (stdio unless --http is given)."))
     parser.add_argument("--host", default="127.0.0.1", help="Interface for --http (default: 127.0.0.1).")
     options = parser.parse_args(argv)
     if options.http is None:
-        server.run("stdio")
+        server.serve_stdio(options.era)
     else:
-        server.run("streamable-http", host=options.host, port=options.http)
+        server.serve_http(options.http, options.era, json_response=options.json_response, host=options.host)
 
 
 if __name__ == "__main__":

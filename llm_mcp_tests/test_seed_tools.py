@@ -212,12 +212,12 @@ def test_tool_attributes_and_predicates(seed: Target) -> None:
 def test_get_weather_data(seed: Target) -> None:
     """MCP-KIT-22, MCP-KIT-07, MCP-KIT-04: structured content matching its output schema; logs name user and place."""
     result, logs = call_with_logs(seed, "get_weather_data", {"location": "Paris"})
-    expect(seed, result, text=json.dumps(WEATHER), structured=WEATHER)
+    expect(seed, result, text=json.dumps(WEATHER, indent=2), structured=WEATHER)
     assert seed.server.tool("get_weather_data").title == "Weather Data Retriever"
     infos = [data for level, data in logs if level == "info"]
     assert len(infos) == 2
     assert str(USER_ID) in infos[0] and "Paris" in infos[1]
-    expect(seed, seed.server.call("get_weather_data", location="Paris"), text=json.dumps(WEATHER),
+    expect(seed, seed.server.call("get_weather_data", location="Paris"), text=json.dumps(WEATHER, indent=2),
            structured=WEATHER)
 
 
@@ -410,7 +410,8 @@ def test_app_tools(seed: Target) -> None:
 
 def test_defined_by_hook(seed: Target) -> None:
     """MCP-KIT-02: a tool defined with define() and callables works end to end."""
-    expect(seed, seed.server.call("defined", word="hi"), text='{"word": "hi"}', structured={"word": "hi"})
+    expect(seed, seed.server.call("defined", word="hi"), text=json.dumps({"word": "hi"}, indent=2),
+           structured={"word": "hi"})
 
 
 # --------------------------------------------------------------------------- resources and prompts

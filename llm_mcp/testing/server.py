@@ -304,9 +304,10 @@ class Server:
         """Serve on stdin/stdout until the client closes stdin (``era``: auto, modern, handshake)."""
         serve_stdio(self.build(), era)
 
-    def serve_http(self, port: int, era: str = "auto", *, json_response: bool = False) -> None:
-        """Serve Streamable HTTP on ``http://127.0.0.1:PORT/mcp`` until the process is stopped."""
-        serve_http(self.build(), port, era, json_response=json_response)
+    def serve_http(self, port: int, era: str = "auto", *, json_response: bool = False,
+                   host: str = "127.0.0.1") -> None:
+        """Serve Streamable HTTP on ``http://HOST:PORT/mcp`` until the process is stopped."""
+        serve_http(self.build(), port, era, json_response=json_response, host=host)
 
     def serve(self, argv: Sequence[str] | None = None) -> None:
         """Serve as the command line says: ``[--http PORT] [--era ...] [--context KEY=VALUE ...] [--page-size N]``.

@@ -240,8 +240,8 @@ class Tool(Definable):
             return self.respond_with(structured_content={"temperature": 22.5})   # checked vs output_schema
             return self.respond_with(error="not found")  # or respond_with("error", text="not found")
 
-        Structured content comes with a text block holding its JSON unless ``content``
-        is given too. ``meta`` becomes the result's ``_meta``.
+        Structured content comes with a text block holding its JSON (indented by 2)
+        unless ``content`` is given too. ``meta`` becomes the result's ``_meta``.
 
         Raises:
             ValueError: no answer, or two kinds of answer at once, or an unknown ``kind``.
@@ -271,12 +271,12 @@ class Tool(Definable):
             if content is not None:
                 items = content if isinstance(content, list) else [content]
                 blocks = [_check_block(owner, block) for block in items]
-            result = {"content": blocks}
+            result = {"content": blocks, "isError": False}
             if structured_content is not None:
                 self._check_output(structured_content)
                 result["structuredContent"] = structured_content
                 if content is None:
-                    result["content"] = [_content.text_content(text=json.dumps(structured_content))]
+                    result["content"] = [_content.text_content(text=json.dumps(structured_content, indent=2))]
         if meta is not None:
             result["_meta"] = check_dict(owner, "meta", meta)
         return result
