@@ -148,21 +148,23 @@ class HTTPTransport:
                 headers: dict[str, str] | None = None, on_message: MessageHandler | None = None) -> dict[str, Any]:
         timeout = self.timeout if timeout is None else timeout
         deadline = time.monotonic() + timeout
-        try:
-            sent = self._send(message, version=version, timeout=timeout, extra=headers, deadline=deadline)
-        except _ErrorBody as error:  # a 4xx that still speaks JSON-RPC: let the client read the error
-            return {"jsonrpc": "2.0", "id": message["id"], "error": error.body["error"]}
         scope = current_scope()
-        with sent as response:
-            forget = scope.on_cancel(functools.partial(_abort, response)) if scope is not None else None
+        interrupt = _Interrupt(self.client) if scope is not None else None
+        forget = scope.on_cancel(interrupt.abort) if scope is not None and interrupt is not None else None
+        try:
             try:
+                sent = self._send(message, version=version, timeout=timeout, extra=headers, deadline=deadline,
+                                  trace=interrupt.trace if interrupt is not None else None)
+            except _ErrorBody as error:  # a 4xx that still speaks JSON-RPC: let the client read the error
+                return {"jsonrpc": "2.0", "id": message["id"], "error": error.body["error"]}
+            with sent as response:
                 kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
                 if kind == "text/event-stream":
                     return self._read_stream(response, message, version, timeout, deadline, on_message)
                 body = self._json_body(response, timeout=timeout)
-            finally:
-                if forget is not None:
-                    forget()
+        finally:
+            if forget is not None:
+                forget()
         answer = self._find_response(body, message, on_message, version)
         if answer is None:
             raise MCPError(f"MCP server {self.name!r} answered {message.get('method')} without a JSON-RPC response",
@@ -212,7 +214,8 @@ class HTTPTransport:
         return headers
 
     def _send(self, message: dict[str, Any], *, version: str | None, timeout: float,
-              extra: dict[str, str] | None = None, deadline: float | None = None):
+              extra: dict[str, str] | None = None, deadline: float | None = None,
+              trace: Callable[[str, dict[str, Any]], None] | None = None):
         headers = self._base_headers(version)
         headers.update(method_headers(message))
         self._version = version
@@ -222,7 +225,8 @@ class HTTPTransport:
         sent_session = headers.get("Mcp-Session-Id")
         try:
             request = self.client.build_request("POST", self.url, content=body, headers=headers,
-                                                timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)))
+                                                timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)),
+                                                extensions={"trace": trace} if trace is not None else None)
             response = self.client.send(request, stream=True)
         except httpx.TimeoutException:
             raise ConnectionError(f"MCP server {self.name!r} did not answer {message.get('method')} within "
@@ -391,16 +395,33 @@ def _events(response: httpx.Response) -> Iterator[tuple[str | None, int | None, 
 _VISIBLE_ASCII = re.compile(r"^[\x21-\x7e]+$")
 
 
-def _abort(response: httpx.Response) -> None:
-    """Interrupt a response being read in another thread: shut its socket down (a blocked
-    read then returns at once, which ``close()`` from another thread does not promise)."""
-    stream = response.extensions.get("network_stream")
-    sock = stream.get_extra_info("socket") if stream is not None else None
-    if sock is not None:
-        try:
-            sock.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
+class _Interrupt:
+    """Interrupts one request from another thread, whether it waits for the response headers or
+    reads the body: it finds the pooled connection carrying the request and shuts its socket
+    down (a blocked read then returns at once; ``close()`` from another thread does not
+    promise that). httpx has no public handle on that connection, so this looks it up in
+    httpcore's pool; if httpcore changes shape, the request runs to its own deadline."""
+
+    def __init__(self, client: httpx.Client):
+        self.client = client
+        self.core_request: Any = None
+
+    def trace(self, event: str, info: dict[str, Any]) -> None:
+        if event.endswith("send_request_headers.started"):
+            self.core_request = info.get("request")
+
+    def abort(self) -> None:
+        pool = getattr(getattr(self.client, "_transport", None), "_pool", None)
+        for pending in list(getattr(pool, "_requests", None) or ()):
+            if self.core_request is not None and getattr(pending, "request", None) is self.core_request:
+                connection = getattr(getattr(pending, "connection", None), "_connection", None)
+                stream = getattr(connection, "_network_stream", None)
+                sock = stream.get_extra_info("socket") if stream is not None else None
+                if sock is not None:
+                    try:
+                        sock.shutdown(socket.SHUT_RDWR)
+                    except OSError:
+                        pass
 
 
 class _Deadline(httpx.SyncByteStream):
