@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import argparse
 import random
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from llm_mcp.testing import Server, Tool, ToolError
@@ -73,7 +73,7 @@ class Now(Tool):
     annotations = {**_SAFE, "idempotent_hint": False}
 
     def call(self) -> dict[str, Any]:
-        return self.respond_with(content=self.text_content(text=datetime.now(timezone.utc).isoformat()))
+        return self.respond_with(content=self.text_content(text=datetime.now(UTC).isoformat()))
 
 
 class RollDice(Tool):

@@ -475,24 +475,23 @@ def test_cancellable_sleep_completes(seed: Target) -> None:
 @pytest.mark.parametrize("era", ["modern", "handshake"])
 def test_pagination(era: str) -> None:
     """Lists come in pages when --page-size is set; the client follows nextCursor."""
-    with running_server(SEED, transport="stdio", era=era, args=["--page-size", "3"]) as running:
-        with running.mcp(timeout=20) as server:
-            first = server.client.request("tools/list", {})
-            assert [t["name"] for t in first["tools"]] == [cls.name for cls in seed_tools.TOOLS[:3]]
-            assert isinstance(first["nextCursor"], str)
-            assert [t.name for t in server.tools] == [cls.name for cls in seed_tools.TOOLS]
-            assert len(server.client.list("resources/list", "resources")) == 3
-            with pytest.raises(llm_mcp.MCPError) as caught:
-                server.client.request("tools/list", {"cursor": "not-a-cursor"})
-            assert caught.value.code == -32602
+    with running_server(SEED, transport="stdio", era=era, args=["--page-size", "3"]) as running, \
+            running.mcp(timeout=20) as server:
+        first = server.client.request("tools/list", {})
+        assert [t["name"] for t in first["tools"]] == [cls.name for cls in seed_tools.TOOLS[:3]]
+        assert isinstance(first["nextCursor"], str)
+        assert [t.name for t in server.tools] == [cls.name for cls in seed_tools.TOOLS]
+        assert len(server.client.list("resources/list", "resources")) == 3
+        with pytest.raises(llm_mcp.MCPError) as caught:
+            server.client.request("tools/list", {"cursor": "not-a-cursor"})
+        assert caught.value.code == -32602
 
 
 @pytest.mark.parametrize(("transport", "era"), COMBOS, ids=[f"{t}-{e}" for t, e in COMBOS])
 def test_exit_process(transport: str, era: str) -> None:
     """A tool that ends the server process: the client gets an MCPError, never a result."""
     with running_server(SEED, transport=transport, era=era) as running:
-        with running.mcp(timeout=10) as server:
-            with pytest.raises(llm_mcp.MCPError):
-                server.call("exit_process")
+        with running.mcp(timeout=10) as server, pytest.raises(llm_mcp.MCPError):
+            server.call("exit_process")
         if running.process is not None:
             assert running.process.wait(timeout=10) == seed_tools.EXIT_CODE

@@ -24,7 +24,14 @@ from .content import (
 from .fixtures import RunningServer, running_server
 from .prompts import Prompt
 from .resources import Resource, ResourceTemplate
-from .runtime import LOG_LEVELS, CallChannel, ClientLogger, OutputSchemaError, ToolCancelled, ToolError
+from .runtime import (
+    LOG_LEVELS,
+    CallChannel,
+    ClientLogger,
+    OutputSchemaError,
+    ToolCancelled,
+    ToolError,
+)
 from .serve import ERAS
 from .server import Server
 from .tool import Tool

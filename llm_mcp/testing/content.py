@@ -129,7 +129,7 @@ def embedded_resource_content(*, resource: Any, meta: dict[str, Any] | None = No
     if not isinstance(resource, dict):
         raise TypeError(f"resource must be a dict or a kit Resource; got {type(resource).__name__}")
     if not isinstance(resource.get("uri"), str):
-        raise ValueError("an embedded resource needs a str 'uri'")
+        raise ValueError("an embedded resource needs a str 'uri'")  # noqa: TRY004 - a missing key, not a wrong type
     if ("text" in resource) == ("blob" in resource):
         raise ValueError("an embedded resource needs exactly one of 'text' or 'blob'")
     return _extras({"type": "resource", "resource": dict(resource)}, meta, annotations)

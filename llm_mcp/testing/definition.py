@@ -122,6 +122,13 @@ class Definable:
         """Check this class's definitions; raise TypeError/ValueError naming the attribute."""
 
     @classmethod
+    def _check_identity(cls) -> None:
+        """Check ``name`` (letters, digits, ``_ - . /``), ``title`` and ``description``."""
+        cls._check_name()
+        check_text(cls.__name__, "title", getattr(cls, "title", None))
+        check_text(cls.__name__, "description", getattr(cls, "description", None))
+
+    @classmethod
     def _check_name(cls) -> None:
         name = getattr(cls, "name", None)
         if name is not None and (not isinstance(name, str) or not NAME_PATTERN.match(name)):
@@ -162,3 +169,18 @@ def complete_values(completions: dict[str, Any] | None, argument: str, value: st
     else:
         candidates = [v for v in source if v.lower().startswith(value.lower())]
     return {"values": candidates[:limit], "total": len(candidates), "hasMore": len(candidates) > limit}
+
+
+def named_entry(cls: Any, kind: str) -> dict[str, Any]:
+    """The start of a list entry: ``name``, then ``title`` and ``description`` when defined.
+
+        named_entry(Fetch, "tool")   # {"name": "fetch", "description": "..."}
+        # TypeError naming the class when it has no name
+    """
+    if not cls.name:
+        raise TypeError(f"{kind} class {cls.__name__} has no name; set name = '...'")
+    entry: dict[str, Any] = {"name": cls.name}
+    for key in ("title", "description"):
+        if getattr(cls, key) is not None:
+            entry[key] = getattr(cls, key)
+    return entry

@@ -108,7 +108,7 @@ def _start_process(module: str, era: str, args: list[str], startup_timeout: floa
     for _ in range(3):  # the free port may be taken between choosing and binding it
         port = free_port()
         argv = [sys.executable, "-m", module, "--http", str(port), "--era", era, *args]
-        log = tempfile.TemporaryFile()
+        log = tempfile.TemporaryFile()  # noqa: SIM115 - closed by running.stop()
         process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                                    env=env, cwd=cwd)
         running = RunningServer(transport="http", era=era, url=f"http://127.0.0.1:{port}/mcp", port=port,
@@ -127,7 +127,8 @@ def _start_process(module: str, era: str, args: list[str], startup_timeout: floa
 
         running._stop = stop
 
-        def alive(process: subprocess.Popen[bytes] = process, running: RunningServer = running) -> str | None:
+        def alive(process: subprocess.Popen[bytes] = process, running: RunningServer = running,
+                  argv: list[str] = argv) -> str | None:
             if process.poll() is None:
                 return None
             return f"{argv} exited with {process.returncode} before listening:\n{running.output()[-4000:]}"

@@ -9,16 +9,21 @@ Spec: MCP 2026-07-28 "Prompts" and "Utilities" > "Completion".
 
 from __future__ import annotations
 
-import logging
 from typing import Any, ClassVar
 
-from .definition import Definable, check_completions, check_text, complete_values
-from .runtime import CallChannel, ClientLogger
+from .definition import (
+    Definable,
+    check_completions,
+    check_text,
+    complete_values,
+    named_entry,
+)
+from .runtime import CallChannel, CallState, bind_call
 
 __all__ = ["Prompt"]
 
 
-class Prompt(Definable):
+class Prompt(Definable, CallState):
     """Base class of a kit prompt: define it, then implement ``messages()``.
 
         class Greet(Prompt):
@@ -48,9 +53,7 @@ class Prompt(Definable):
     @classmethod
     def _check_definitions(cls) -> None:
         owner = cls.__name__
-        cls._check_name()
-        check_text(owner, "title", cls.title)
-        check_text(owner, "description", cls.description)
+        cls._check_identity()
         check_completions(owner, cls.completions)
         declared = cls.__dict__.get("arguments", cls.arguments)
         if declared is not None:
@@ -70,13 +73,7 @@ class Prompt(Definable):
 
             Greet.definition()   # {"name": "greet", "arguments": [{"name": "style"}]}
         """
-        if not cls.name:
-            raise TypeError(f"prompt class {cls.__name__} has no name")
-        entry: dict[str, Any] = {"name": cls.name}
-        if cls.title is not None:
-            entry["title"] = cls.title
-        if cls.description is not None:
-            entry["description"] = cls.description
+        entry = named_entry(cls, "prompt")
         if cls.declared_arguments:
             entry["arguments"] = [dict(a) for a in cls.declared_arguments]
         if cls.meta:
@@ -86,10 +83,7 @@ class Prompt(Definable):
     def __init__(self, arguments: dict[str, str] | None = None, context: dict[str, Any] | None = None, *,
                  channel: CallChannel | None = None) -> None:
         self.arguments = dict(arguments or {})
-        self.context: dict[str, Any] = dict(context or {})
-        self.channel = channel if channel is not None else CallChannel()
-        self.client_logger = ClientLogger(self.channel)
-        self.server_logger = logging.getLogger(f"llm_mcp.testing.prompts.{self.name or type(self).__name__}")
+        bind_call(self, "prompts", context, channel)
 
     def messages(self) -> list[dict[str, Any]]:
         """The prompt's messages; override it (use ``user_message`` / ``assistant_message``)."""

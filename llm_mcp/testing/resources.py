@@ -10,14 +10,13 @@ of contents dicts (``resource_contents(...)``). Spec: MCP 2026-07-28 "Resources"
 
 from __future__ import annotations
 
-import logging
 import re
 from typing import Any, ClassVar
 from urllib.parse import unquote
 
 from .content import resource_contents
 from .definition import Definable, check_completions, check_dict, check_text
-from .runtime import CallChannel, ClientLogger
+from .runtime import CallChannel, CallState, bind_call
 
 __all__ = ["Resource", "ResourceTemplate"]
 
@@ -35,7 +34,7 @@ def _entry(cls: Any, key: str, value: Any) -> dict[str, Any]:
     return entry
 
 
-class _Readable(Definable):
+class _Readable(Definable, CallState):
     CALLABLE_DEFINITIONS = ("annotations", "meta")
 
     name: ClassVar[str | None] = None
@@ -59,11 +58,8 @@ class _Readable(Definable):
 
     def __init__(self, context: dict[str, Any] | None = None, *, channel: CallChannel | None = None,
                  params: dict[str, str] | None = None) -> None:
-        self.context: dict[str, Any] = dict(context or {})
         self.params: dict[str, str] = dict(params or {})
-        self.channel = channel if channel is not None else CallChannel()
-        self.client_logger = ClientLogger(self.channel)
-        self.server_logger = logging.getLogger(f"llm_mcp.testing.resources.{self.name or type(self).__name__}")
+        bind_call(self, "resources", context, channel)
 
     def read(self) -> str | bytes | list[dict[str, Any]]:
         """The resource's contents; override it."""

@@ -16,7 +16,7 @@ import threading
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-__all__ = ["LOG_LEVELS", "CallChannel", "ClientLogger", "OutputSchemaError", "ToolCancelled", "ToolError"]
+__all__ = ["LOG_LEVELS", "CallChannel", "CallState", "ClientLogger", "OutputSchemaError", "ToolCancelled", "ToolError", "bind_call"]
 
 log = logging.getLogger("llm_mcp.testing")
 
@@ -165,3 +165,30 @@ class ClientLogger:
     def emergency(self, message: str) -> None:
         """Send at ``emergency``."""
         self.log("emergency", message)
+
+
+class CallState:
+    """What a tool, resource or prompt instance holds while it runs (set by :func:`bind_call`).
+
+        self.context          # the server's context values, {} when none
+        self.client_logger    # ClientLogger: sends notifications/message
+        self.server_logger    # logging.Logger, never sent
+    """
+
+    name: Any = None
+    context: dict[str, Any]
+    channel: CallChannel
+    client_logger: ClientLogger
+    server_logger: logging.Logger
+
+
+def bind_call(target: Any, kind: str, context: dict[str, Any] | None, channel: CallChannel | None) -> None:
+    """Give a tool, resource or prompt instance its ``context``, ``channel`` and two loggers.
+
+        bind_call(self, "tools", context, channel)
+        self.client_logger.info("..."); self.server_logger.debug("...")   # llm_mcp.testing.tools.<name>
+    """
+    target.context = dict(context or {})
+    target.channel = channel if channel is not None else CallChannel()
+    target.client_logger = ClientLogger(target.channel)
+    target.server_logger = logging.getLogger(f"llm_mcp.testing.{kind}.{target.name or type(target).__name__}")

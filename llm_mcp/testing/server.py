@@ -13,14 +13,15 @@ Spec: MCP 2026-07-28 "Tools", "Resources", "Prompts", "Utilities".
 from __future__ import annotations
 
 import argparse
-import base64
 import json
+import logging
 import warnings
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ._require import require_mcp
 from .definition import complete_values
+from .paging import InvalidCursor, page
 from .prompts import Prompt
 from .resources import Resource, ResourceTemplate
 from .runtime import LOG_LEVELS, CallChannel, OutputSchemaError, ToolCancelled
@@ -31,18 +32,6 @@ __all__ = ["Server"]
 
 RESOURCE_NOT_FOUND = -32002
 """JSON-RPC error code for an unknown resource URI (MCP "Resources" > "Error Handling")."""
-
-
-def _cursor_for(offset: int) -> str:
-    return base64.urlsafe_b64encode(f"offset:{offset}".encode()).decode("ascii")
-
-
-def _offset_from(cursor: Any) -> int | None:
-    try:
-        raw = base64.urlsafe_b64decode(str(cursor).encode("ascii")).decode()
-        return int(raw.split(":", 1)[1]) if raw.startswith("offset:") else None
-    except (ValueError, UnicodeError):
-        return None
 
 
 def _field(obj: Any, key: str, default: Any = None) -> Any:
@@ -135,18 +124,10 @@ class Server:
     def _page(self, items: list[dict[str, Any]], key: str, params: Any) -> dict[str, Any]:
         from mcp.shared.exceptions import MCPError
 
-        cursor = _field(params, "cursor")
-        start = 0
-        if cursor is not None:
-            offset = _offset_from(cursor)
-            if offset is None or not 0 <= offset <= len(items):
-                raise MCPError(code=-32602, message="Invalid cursor")
-            start = offset
-        end = len(items) if self.page_size == 0 else start + self.page_size
-        result: dict[str, Any] = {"resultType": "complete", key: items[start:end]}
-        if end < len(items):
-            result["nextCursor"] = _cursor_for(end)
-        return result
+        try:
+            return {"resultType": "complete", **page(items, key, _field(params, "cursor"), self.page_size)}
+        except InvalidCursor:
+            raise MCPError(code=-32602, message="Invalid cursor") from None
 
     # -- the SDK server ------------------------------------------------------------------------
 
@@ -204,20 +185,21 @@ class Server:
         async def list_tools(ctx: Any, params: Any) -> dict[str, Any]:
             return self._page([t.definition() for t in self.tools], "tools", params)
 
-        async def call_tool(ctx: Any, params: Any) -> dict[str, Any]:
+        def named(table: dict[str, Any], params: Any, what: str) -> tuple[Any, str]:
             name = _field(params, "name")
-            tool = self._by_name.get(name)
-            if tool is None:
-                raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {name}")
+            if name not in table:
+                raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown {what}: {name}")
+            return table[name], name
+
+        async def call_tool(ctx: Any, params: Any) -> dict[str, Any]:
+            tool, name = named(self._by_name, params, "tool")
             channel = channel_for(ctx, name)
+            arguments = dict(_field(params, "arguments") or {})
             try:
-                result = await in_thread(channel, tool.run, dict(_field(params, "arguments") or {}), self.context,
-                                         channel)
+                result = await in_thread(channel, tool.run, arguments, self.context, channel)
             except ToolCancelled:
                 raise MCPError(code=-32800, message="Request cancelled") from None
             except OutputSchemaError as exc:
-                import logging
-
                 logging.getLogger("llm_mcp.testing").error("%s", exc)
                 raise MCPError(code=types.INTERNAL_ERROR, message=str(exc)) from None
             # 2026-07-28 results say what they are; the SDK drops the key for older eras.
@@ -246,10 +228,7 @@ class Server:
             return self._page([p.definition() for p in self.prompts], "prompts", params)
 
         async def get_prompt(ctx: Any, params: Any) -> dict[str, Any]:
-            name = _field(params, "name")
-            prompt = self._prompts.get(name)
-            if prompt is None:
-                raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown prompt: {name}")
+            prompt, name = named(self._prompts, params, "prompt")
             channel = channel_for(ctx, name)
             try:
                 result = await in_thread(channel, prompt.render, dict(_field(params, "arguments") or {}),

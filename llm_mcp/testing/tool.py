@@ -12,15 +12,21 @@ Definitions (class attributes, callables returning them, or a ``define()`` hook)
 from __future__ import annotations
 
 import json
-import logging
 import threading
 import time
 from collections.abc import Callable
 from typing import Any, ClassVar, TypeVar
 
 from . import content as _content
-from .definition import Definable, check_dict, check_schema, check_text
-from .runtime import CallChannel, ClientLogger, OutputSchemaError, ToolCancelled, ToolError
+from .definition import Definable, check_dict, check_schema, check_text, named_entry
+from .runtime import (
+    CallChannel,
+    CallState,
+    OutputSchemaError,
+    ToolCancelled,
+    ToolError,
+    bind_call,
+)
 
 __all__ = ["ANNOTATION_HINTS", "Tool", "check_annotations"]
 
@@ -69,7 +75,8 @@ def _check_security_schemes(owner: str, schemes: Any) -> list[dict[str, Any]] | 
         raise TypeError(f"{owner}.security_schemes must be a list of dicts; got {schemes!r}")
     for scheme in schemes:
         if not isinstance(scheme.get("type"), str):
-            raise ValueError(f"{owner}.security_schemes: every scheme needs a str 'type'; got {scheme!r}")
+            raise ValueError(  # noqa: TRY004 - a missing key, not a wrong type
+                f"{owner}.security_schemes: every scheme needs a str 'type'; got {scheme!r}")
     return [dict(s) for s in schemes]
 
 
@@ -80,7 +87,7 @@ def _check_block(owner: str, block: Any) -> dict[str, Any]:
     return block
 
 
-class Tool(Definable):
+class Tool(Definable, CallState):
     """Base class of a kit tool: define it, then implement ``call()``.
 
         class Fetch(Tool):
@@ -129,9 +136,7 @@ class Tool(Definable):
     @classmethod
     def _check_definitions(cls) -> None:
         owner = cls.__name__
-        cls._check_name()
-        check_text(owner, "title", cls.title)
-        check_text(owner, "description", cls.description)
+        cls._check_identity()
         check_schema(owner, "input_schema", cls.input_schema, required=True)
         check_schema(owner, "output_schema", cls.output_schema)
         cls._wire_annotations = check_annotations(owner, cls.annotations)
@@ -153,13 +158,7 @@ class Tool(Definable):
         ``security_schemes`` are published as ``_meta["securitySchemes"]`` (the SDK's tool
         model keeps no unknown top-level keys, so ``_meta`` is where they survive the wire).
         """
-        if not cls.name:
-            raise TypeError(f"tool class {cls.__name__} has no name; set name = '...'")
-        entry: dict[str, Any] = {"name": cls.name}
-        if cls.title is not None:
-            entry["title"] = cls.title
-        if cls.description is not None:
-            entry["description"] = cls.description
+        entry = named_entry(cls, "tool")
         entry["inputSchema"] = cls.input_schema
         if cls.output_schema is not None:
             entry["outputSchema"] = cls.output_schema
@@ -177,10 +176,7 @@ class Tool(Definable):
     def __init__(self, arguments: dict[str, Any] | None = None, context: dict[str, Any] | None = None, *,
                  channel: CallChannel | None = None) -> None:
         self.arguments: dict[str, Any] = dict(arguments or {})
-        self.context: dict[str, Any] = dict(context or {})
-        self.channel = channel if channel is not None else CallChannel()
-        self.client_logger = ClientLogger(self.channel)
-        self.server_logger = logging.getLogger(f"llm_mcp.testing.tools.{self.name or type(self).__name__}")
+        bind_call(self, "tools", context, channel)
         self._cancellable_depth = 0
         self._depth_lock = threading.Lock()
 
@@ -208,7 +204,7 @@ class Tool(Definable):
             raise
         except ToolError as exc:
             return cls._error_result(str(exc))
-        except Exception as exc:  # noqa: BLE001 - a failing tool answers a tool error, as servers do
+        except Exception as exc:
             tool.server_logger.exception("tool %s failed", cls.name)
             return cls._error_result(f"{cls.name} failed: {type(exc).__name__}: {exc}")
         if isinstance(answer, str):

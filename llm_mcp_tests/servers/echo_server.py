@@ -6,7 +6,7 @@ Usage::
         [--http PORT] [--json-response] [--many-tools N] [--page-size N]
 
 (``python llm_mcp_tests/servers/echo_server.py ...`` works too: the module only
-imports ``mcp``, ``llm_mcp.testing.serve`` and the standard library.)
+imports ``mcp``, ``llm_mcp.testing`` and the standard library.)
 
 * stdio is the default transport; ``--http PORT`` serves Streamable HTTP on
   ``http://127.0.0.1:PORT/mcp`` (``--json-response`` answers with single JSON
@@ -47,6 +47,7 @@ import sys
 import warnings
 from typing import Any
 
+from llm_mcp.testing.paging import InvalidCursor, page
 from llm_mcp.testing.serve import add_serve_arguments, serve_from_args
 
 __all__ = [
@@ -61,13 +62,13 @@ __all__ = [
     "FAIL_TEXT",
     "INSTRUCTIONS",
     "MIXED_TEXT",
-    "PNG_BYTES",
     "PNG_B64",
+    "PNG_BYTES",
     "RESOURCE_LINK",
     "SERVER_NAME",
     "SERVER_VERSION",
-    "WAV_BYTES",
     "WAV_B64",
+    "WAV_BYTES",
     "WITH_META_RESULT_META",
     "WITH_META_TOOL_META",
     "build_server",
@@ -210,23 +211,6 @@ def _text(text: str) -> dict[str, Any]:
     return {"type": "text", "text": text}
 
 
-def _cursor_for(offset: int) -> str:
-    return base64.urlsafe_b64encode(f"offset:{offset}".encode()).decode("ascii")
-
-
-def _offset_from(cursor: str) -> int | None:
-    try:
-        raw = base64.urlsafe_b64decode(cursor.encode("ascii")).decode()
-    except Exception:
-        return None
-    if not raw.startswith("offset:"):
-        return None
-    try:
-        return int(raw.split(":", 1)[1])
-    except ValueError:
-        return None
-
-
 def build_server(*, many_tools: int = 0, page_size: int = 0) -> Any:
     """Build the lowlevel ``mcp`` Server with every test tool registered."""
     import anyio
@@ -249,19 +233,10 @@ def build_server(*, many_tools: int = 0, page_size: int = 0) -> Any:
 
     async def list_tools(ctx: Any, params: Any) -> dict[str, Any]:
         cursor = getattr(params, "cursor", None) if params is not None else None
-        start = 0
-        if cursor is not None:
-            offset = _offset_from(cursor)
-            if offset is None or offset < 0 or offset > len(tools):
-                raise MCPError(code=types.INVALID_PARAMS, message="Invalid cursor")
-            start = offset
-        if page_size <= 0:
-            return {"resultType": "complete", "tools": tools[start:]}
-        end = start + page_size
-        result: dict[str, Any] = {"resultType": "complete", "tools": tools[start:end]}
-        if end < len(tools):
-            result["nextCursor"] = _cursor_for(end)
-        return result
+        try:
+            return {"resultType": "complete", **page(tools, "tools", cursor, page_size)}
+        except InvalidCursor:
+            raise MCPError(code=types.INVALID_PARAMS, message="Invalid cursor") from None
 
     async def send_log(ctx: Any, level: str, data: Any) -> None:
         # Sent request-scoped on every era (bypassing the 2026 per-request

@@ -31,7 +31,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from llm_mcp.testing import Prompt, Resource, ResourceTemplate, Server, Tool, ToolCancelled
+from llm_mcp.testing import (
+    Prompt,
+    Resource,
+    ResourceTemplate,
+    Server,
+    Tool,
+    ToolCancelled,
+)
 
 __all__ = [
     "AUDIO_BYTES",
@@ -39,8 +46,8 @@ __all__ = [
     "EXIT_CODE",
     "INSTRUCTIONS",
     "PNG_BYTES",
-    "PROMPT_LANGUAGES",
     "PROJECT_FILES",
+    "PROMPT_LANGUAGES",
     "SERVER",
     "SERVER_NAME",
     "SERVER_VERSION",
