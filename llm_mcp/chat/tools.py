@@ -94,7 +94,7 @@ class ChatTool:
             handler = self._handler_for(exc)
             if handler is None:
                 return {"error": f"{type(exc).__name__}: {exc}"}
-        return getattr(self, handler)(exc) if isinstance(handler, str) else handler(exc)
+            return getattr(self, handler)(exc) if isinstance(handler, str) else handler(exc)
 
     def _handler_for(self, exc: BaseException) -> Any:
         for klass in type(self).__mro__:
