@@ -122,6 +122,15 @@ def raw_stdio_command(case: str = "none", era: str = "handshake", *flags: str) -
 # --------------------------------------------------------------------------- echo server (mcp SDK)
 
 
+@pytest.fixture(autouse=True)
+def _no_outages_between_tests() -> Iterator[None]:
+    """A server one test found down (process-wide backoff) is not down for the next test."""
+    yield
+    from llm_mcp.client import outages
+
+    outages.reset()
+
+
 @pytest.fixture(scope="session")
 def echo_stdio_command() -> list[str]:
     """argv: echo server over stdio, both eras."""

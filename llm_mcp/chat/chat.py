@@ -18,6 +18,7 @@ import os
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Iterable
 
+from ..client import outages
 from ..client.cancel import CancelScope
 from ..client.errors import CancelledError, ConfigurationError, InputRequiredError, InvalidToolChoiceError, MCPError
 from ..client.result import Attachment, Result, sniff_mime_type
@@ -72,6 +73,7 @@ class Chat:
         self._owned: set[int] = set()
         self._deferred_servers: set[str] = set()
         self._scope = CancelScope()
+        self._listed: set[str] = set()  # servers whose tools this chat listed (kept while others see them down)
 
     # -- setting up ---------------------------------------------------------------------------
 
@@ -284,9 +286,13 @@ class Chat:
             return Message("tool", f"The arguments for {call.name} were not a JSON object: "
                            f"{str(call.arguments['_raw_arguments'])[:200]}", tool_call_id=call.id, is_error=True)
         self._check_cancelled()
+        server = getattr(tool, "server", None)
+        was_down = isinstance(server, MCP) and outages.is_down(server)
         try:
             with self._scope:
                 output = tool.call(**call.arguments)
+            if isinstance(server, MCP) and not was_down and outages.is_down(server):
+                self._listed.discard(server.name)  # it failed here: this chat leaves it out too
         except InputRequiredError as exc:
             output = {"error": f"The MCP server needs input this chat cannot give yet: {exc}"}
         except MCPError as exc:
@@ -319,16 +325,22 @@ class _Toolbox:
         discovered = self._discovered()
         entries: list[tuple[Any, str, bool]] = []
         for server in chat.mcp:
+            if outages.is_down(server) and server.name not in chat._listed:
+                self.unavailable.append(server.name)  # its backoff runs: not contacted
+                continue
             try:
                 tools = server.model_tools
             except MCPError as exc:
                 if is_refusal(exc) or isinstance(exc, (ConfigurationError, CancelledError)):
                     raise
-                status = getattr(exc, "status", None)
-                log.warning("MCP server %s is unavailable (%s); its tools are left out of this request",
-                            server.name, status or type(exc).__name__)
+                if outages.is_outage(exc):
+                    outages.record(server, exc)
+                else:
+                    log.warning("MCP server %s could not list its tools (%s); they are left out", server.name,
+                                type(exc).__name__)
                 self.unavailable.append(server.name)
                 continue
+            chat._listed.add(server.name)
             for tool in tools:
                 entries.append((tool, f"MCP server {server.name!r}",
                                 server.name in chat._deferred_servers or bool(getattr(tool, "deferred", False))))

@@ -28,6 +28,7 @@ from .errors import (
     MCPError,
     UnauthorizedError,
 )
+from . import outages
 from .transports.base import StreamBrokenError
 
 if TYPE_CHECKING:
@@ -256,6 +257,9 @@ def invoke(tool: Tool, arguments: dict[str, Any]) -> Any:
     whatever a handler raises.
     """
     server = tool.server
+    if outages.is_down(server):  # no contact, no handler: the backoff decides
+        return {"error": f"The MCP server {server.name!r} is unavailable right now, so {tool.server_name} was "
+                         "not called. Try again later or do without it."}
     sent = dict(arguments)
     for key, value in (getattr(tool, "fixed_arguments", None) or {}).items():
         sent[key] = server._evaluate(f"fixed_arguments[{key!r}]", value)
@@ -264,6 +268,8 @@ def invoke(tool: Tool, arguments: dict[str, Any]) -> Any:
     except (CancelledError, InputRequiredError):
         raise
     except Exception as exc:
+        if outages.is_outage(exc):
+            outages.record(server, exc)
         handler = _handler(server._option("rescue_from") or {}, exc)
         if handler is not None:
             return getattr(server, handler)(exc) if isinstance(handler, str) else _call_with(handler, server, exc)
@@ -271,7 +277,6 @@ def invoke(tool: Tool, arguments: dict[str, Any]) -> Any:
         if handler is not None:
             return getattr(tool, handler)(exc) if isinstance(handler, str) else _call_with(handler, tool, exc)
         if isinstance(exc, MCPError) and not is_refusal(exc) and not isinstance(exc, ConfigurationError):
-            log.warning("MCP server %s failed a call of %s: %s", server.name, tool.server_name, type(exc).__name__)
             return {"error": failure_text(tool, exc)}
         raise
     wrap = getattr(tool, "wrap", None)

@@ -1,0 +1,102 @@
+"""Servers that are down, and how long chats leave them alone.
+
+    outages.is_down(server)               # True while its backoff lasts
+    outages.record(server, error)         # after an unreachable / 429 / 5xx answer
+    outages.listeners.append(callback)    # callback(server_name, error_class, http_status)
+
+A server is *down* when it cannot be reached, answers HTTP 429 or 5xx, or its stdio
+process exits or does not answer in time. Chats then skip it for :data:`BACKOFF`
+seconds, or for as long as its ``Retry-After`` asks. The wait is shared by the whole
+process for servers described by a fixed ``url`` or ``command``; a server whose
+``url``/``command`` is computed, or that uses a ``transport``, may be a different
+server per object, so its wait is kept on the object.
+
+Refusals (401, 403, HTTP 404) are not outages: retrying will not fix them.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from typing import TYPE_CHECKING, Any, Callable
+
+from .errors import ConnectionError
+
+if TYPE_CHECKING:
+    from .server import MCP
+
+__all__ = ["BACKOFF", "is_down", "is_outage", "listeners", "record", "reset"]
+
+log = logging.getLogger("llm_mcp.chat")
+
+BACKOFF = 60.0
+"""Seconds a down server is left alone when it does not say how long (``Retry-After``)."""
+
+listeners: list[Callable[[str, str, int | None], None]] = []
+"""Called as ``callback(server_name, error_class_name, http_status_or_None)`` for each outage;
+never with the error's message. The Django app sends ``llm_mcp.signals.mcp_unreachable``."""
+
+_lock = threading.Lock()
+_until: dict[Any, float] = {}
+
+
+def is_outage(error: BaseException) -> bool:
+    """Whether an error means the server is down (not a refusal, not a protocol error)."""
+    return isinstance(error, ConnectionError) and error.status != 404
+
+
+def _key(server: MCP) -> Any:
+    """The process-wide key of a server with a fixed address, or ``None`` to keep it per object."""
+    if server._option("transport") is not None:
+        return None
+    for setting in ("url", "command"):
+        value = server._option(setting)
+        if value is None:
+            continue
+        if callable(value) or server._names_method(value):
+            return None
+        return (setting, value if isinstance(value, str) else tuple(value))
+    return None
+
+
+def is_down(server: MCP) -> bool:
+    """Whether the server's backoff is running."""
+    key = _key(server)
+    with _lock:
+        until = _until.get(key) if key is not None else server.__dict__.get("_down_until")
+    return until is not None and time.monotonic() < until
+
+
+def record(server: MCP, error: BaseException) -> None:
+    """Start the server's backoff, log a warning naming it and the status or error class, and
+    tell the :data:`listeners`."""
+    status = getattr(error, "status", None)
+    wait = getattr(error, "retry_after", None)
+    until = time.monotonic() + (wait if isinstance(wait, (int, float)) and wait >= 0 else BACKOFF)
+    key = _key(server)
+    with _lock:
+        if key is None:
+            server.__dict__["_down_until"] = until
+        else:
+            _until[key] = until
+    log.warning("MCP server %s is unavailable (%s); chats leave it out for %.0f s", server.name,
+                f"HTTP {status}" if status else type(error).__name__, until - time.monotonic())
+    for listener in list(listeners):
+        try:
+            listener(server.name, type(error).__name__, status)
+        except Exception:  # noqa: BLE001 - a listener must not break the chat
+            log.exception("an mcp_unreachable listener failed")
+
+
+def reset(server: MCP | None = None) -> None:
+    """End the backoff of one server, or of every server (tests, admin actions)."""
+    with _lock:
+        if server is None:
+            _until.clear()
+            return
+        key = _key(server)
+        if key is None:
+            server.__dict__.pop("_down_until", None)
+        else:
+            _until.pop(key, None)
