@@ -545,3 +545,88 @@ def test_agent_builds_chats_with_servers_and_inputs(model, tmp_path):
         TriageAgent.chat(group="x")
     for server in [*chat.mcp, *other.mcp]:
         server.close()
+
+
+# -- odd names and schemas from a real server (cases C11, C12) --------------------------------------
+
+
+LONG_NAME = "lookup_" + "x" * 83  # 90 characters
+
+
+def _odd_server() -> Any:
+    from llm_mcp.testing import Server, Tool
+
+    def named(tool_name: str, schema: dict[str, Any]) -> type:
+        class Odd(Tool):
+            name = tool_name
+            description = f"The tool {tool_name}"
+            input_schema = schema
+
+            def call(self) -> Any:
+                return f"{self.name} got {json.dumps(self.arguments, sort_keys=True)}"
+        return Odd
+
+    return Server("odd", tools=[
+        named("db.query", {"type": "object", "properties": {"tags": {"type": "array"}}}),
+        named("db/query", {"type": "object"}),
+        named(LONG_NAME, {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}),
+    ])
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_cases_c11_c12_with_a_real_server(chat_on, model, provider):
+    """Cases C11 and C12 end to end: safe unique names, schemas filled minimally, calls mapped back."""
+    from llm_mcp.chat.schemas import wire_name
+    from llm_mcp.testing import running_server
+
+    with running_server(_odd_server()) as running:
+        server = llm_mcp.mcp(url=running.url, name="odd")
+        first = wire_name("db.query")
+        second = wire_name("db/query", {first})
+        long = wire_name(LONG_NAME, {first, second})
+        chat = chat_on([turn(tool_calls=[tool_call(first, {"tags": ["a"]}), tool_call(second, {}),
+                                         tool_call(long, {"q": "z"})]), reply("ok")], provider=provider)
+        chat.with_mcp(server).ask("query")
+        sent = {t["name"]: t["parameters"] for t in model.requests[0].tools}
+        assert list(sent) == [first, second, long]
+        assert all(len(name) <= 64 for name in sent) and len({first, second, long}) == 3
+        assert sent[first] == {"type": "object", "properties": {"tags": {"type": "array", "items": {}}}}
+        assert sent[second] == {"type": "object", "properties": {}}
+        assert sent[long] == {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}
+        results = [r["content"] for r in model.requests[1].tool_results]
+        assert results == ['db.query got {"tags": ["a"]}', "db/query got {}", f'{LONG_NAME} got {{"q": "z"}}']
+        server.close()
+
+
+def _wait_for(path: Path, seconds: float = 20.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if path.exists():
+            return True
+        time.sleep(0.02)
+    return False
+
+
+@pytest.mark.parametrize("transport, era", [("stdio", "auto"), ("http", "modern"), ("http", "handshake")])
+def test_cancel_really_stops_the_work_on_the_server(chat_on, tmp_path, transport, era):
+    """chat.cancel() during cancellable_sleep: the server's work stops (it leaves a "cancelled" marker and
+    never a "completed" one), and the turn raises CancelledError."""
+    from llm_mcp.testing import running_server
+
+    args = ["--context", f"marker_dir={tmp_path}"]
+    with running_server("llm_mcp_tests.servers.seed_tools", transport=transport, era=era, args=args) as running:
+        server = (llm_mcp.mcp(command=running.command, name="seed") if transport == "stdio"
+                  else llm_mcp.mcp(url=running.url, name="seed"))
+        chat = chat_on([tool_call("cancellable_sleep", {}), reply("never")]).with_mcp(server)
+        chat.tools
+
+        def cancel_once_started() -> None:
+            if _wait_for(tmp_path / "cancellable_sleep.started"):
+                chat.cancel()
+
+        threading.Thread(target=cancel_once_started, daemon=True).start()
+        with pytest.raises(llm_mcp.CancelledError):
+            chat.ask("sleep")
+        assert _wait_for(tmp_path / "cancellable_sleep.cancelled")
+        assert not (tmp_path / "cancellable_sleep.completed").exists()
+        server.close()
