@@ -119,7 +119,7 @@ def test_a_chat_that_listed_the_tools_keeps_them(chat_on, model, echo_http_url):
 
 
 def test_a_call_that_fails_puts_the_server_out_of_the_next_requests(chat_on, model, raw_http, heard):
-    """MCP-DOWN-12, MCP-DOWN-13, MCP-DOWN-14: after a 500 on tools/call the chat leaves the server out;
+    """MCP-DOWN-12, MCP-DOWN-13, MCP-DOWN-14, MCP-TOOLERR-07: after a 500 on tools/call the chat leaves the server out;
     a call during the backoff gets the tool error with no request and no rescue_from handler."""
     handled: list[Exception] = []
 
