@@ -630,3 +630,43 @@ def test_cancel_really_stops_the_work_on_the_server(chat_on, tmp_path, transport
         assert _wait_for(tmp_path / "cancellable_sleep.cancelled")
         assert not (tmp_path / "cancellable_sleep.completed").exists()
         server.close()
+
+
+def test_ask_while_waiting_is_refused(chat_on, echo_http_url):
+    chat = chat_on([tool_call("echo", {"message": "x"})]).with_mcp(_http_echo(echo_http_url, requires_approval=True))
+    chat.ask("echo")
+    with pytest.raises(ValueError, match="pending_approvals"):
+        chat.ask("something else")
+
+
+def test_a_turn_stopped_by_an_exception_resumes_without_rerunning_calls(chat_on, model):
+    """What ran before the exception is saved; complete() runs only what is left."""
+    runs = {"first": 0, "second": 0}
+    state = {"fail": True}
+
+    class First(ChatTool):
+        def execute(self) -> str:
+            runs["first"] += 1
+            return "first ran"
+
+    class Second(ChatTool):
+        rescue_from = {RuntimeError: "stop"}
+
+        def execute(self) -> str:
+            runs["second"] += 1
+            if state["fail"]:
+                raise RuntimeError("flaky")
+            return "second ran"
+
+        def stop(self, error: Exception) -> str:
+            raise error
+
+    chat = chat_on([turn(tool_calls=[tool_call("first", {}), tool_call("second", {})]), reply("both ran")])
+    chat.with_tools(First, Second)
+    with pytest.raises(RuntimeError, match="flaky"):
+        chat.ask("run both")
+    assert [m.content for m in chat.messages if m.role == "tool"] == ["first ran"]
+    state["fail"] = False
+    assert chat.complete().content == "both ran"
+    assert runs == {"first": 1, "second": 2}
+    assert [r["content"] for r in model.requests[1].tool_results] == ["first ran", "second ran"]

@@ -161,6 +161,9 @@ class Chat:
         tool calls wait. Raises :class:`~llm_mcp.CancelledError` when :meth:`cancel` stopped
         the turn, and the provider's errors as its SDK raises them.
         """
+        if self.waiting:
+            raise ValueError("the chat waits for decisions on tool calls: approve() or decline() each of "
+                             "chat.pending_approvals, then complete()")
         self.store.add(Message("user", str(text), attachments=_attachments(with_)))
         return self.complete(stream=stream)
 
@@ -262,21 +265,33 @@ class Chat:
                 self.store.add(Message("tool", DECLINED, tool_call_id=call.id))
             elif call.approval in (None, "approved") and not call.waiting:
                 runnable.append((call, tool))
-        try:
-            if self.concurrency > 1 and len(runnable) > 1:
-                with ThreadPoolExecutor(max_workers=min(self.concurrency, len(runnable)),
-                                        thread_name_prefix="llm-mcp-tool") as pool:
-                    futures = [pool.submit(self._execute, call, tool) for call, tool in runnable]
-                    results = [future.result() for future in futures]
-            else:
-                results = [self._execute(call, tool) for call, tool in runnable]
-        except CancelledError:
-            self._cancel_calls(calls)
-            raise
-        for _, reply in zip(runnable, results):
-            self.store.add(reply)
+        outcomes: list[Message | BaseException] = []
+        if self.concurrency > 1 and len(runnable) > 1:
+            with ThreadPoolExecutor(max_workers=min(self.concurrency, len(runnable)),
+                                    thread_name_prefix="llm-mcp-tool") as pool:
+                futures = [pool.submit(self._execute, call, tool) for call, tool in runnable]
+                for future in futures:
+                    try:
+                        outcomes.append(future.result())
+                    except BaseException as exc:  # noqa: BLE001 - kept, raised below after saving the rest
+                        outcomes.append(exc)
+        else:
+            for call, tool in runnable:
+                try:
+                    outcomes.append(self._execute(call, tool))
+                except BaseException as exc:  # noqa: BLE001 - stop here; what ran is saved first
+                    outcomes.append(exc)
+                    break
+        failure = next((o for o in outcomes if isinstance(o, BaseException)), None)
+        for outcome in outcomes:  # results that came back are kept, whatever stopped the others
+            if isinstance(outcome, Message):
+                self.store.add(outcome)
         if runnable or changed:
             self.store.save(assistant)  # approvals set, mcp_result kept
+        if failure is not None:
+            if isinstance(failure, CancelledError):
+                self._cancel_calls(calls)
+            raise failure
         return not any(call.waiting for call in calls)
 
     def _execute(self, call: ToolCall, tool: Any) -> Message:
