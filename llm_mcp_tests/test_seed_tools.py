@@ -39,6 +39,7 @@ class Target:
     def __init__(self, transport: str, era: str, running: Any, server: llm_mcp.MCP, markers: Path) -> None:
         self.transport, self.era, self.running, self.server, self.markers = transport, era, running, server, markers
         self.full_sleep: Future[llm_mcp.Result] = Future()
+        self.plain: Any = None  # the same kind of server, without context values
 
     def meta(self, extra: dict[str, Any] | None = None) -> dict[str, Any]:
         """The result ``_meta`` the client should see: 2026-07-28 servers add their identity."""
@@ -81,6 +82,7 @@ def seed(request: pytest.FixtureRequest, mcp_test_server: Callable[..., Any],
         target = Target(transport, era, running, server, markers)
         sleeper = Target(transport, era, sleeper_running, server, sleeper_markers)
         target.full_sleep = sleeper.full_sleep
+        target.plain = sleeper_running
         thread = threading.Thread(target=_call_full_sleep, args=(sleeper,), daemon=True)
         thread.start()
         try:
@@ -90,10 +92,9 @@ def seed(request: pytest.FixtureRequest, mcp_test_server: Callable[..., Any],
 
 
 @pytest.fixture(scope="module")
-def plain(seed: Target, mcp_test_server: Callable[..., Any]) -> Iterator[llm_mcp.MCP]:
-    """The same combination without context values."""
-    running = mcp_test_server(SEED, transport=seed.transport, era=seed.era)
-    with running.mcp(timeout=20) as server:
+def plain(seed: Target) -> Iterator[llm_mcp.MCP]:
+    """The same combination without a user_id in the context (the background sleeper's server)."""
+    with seed.plain.mcp(timeout=20) as server:
         yield server
 
 
@@ -343,7 +344,7 @@ def test_never_answers_until_cancelled(seed: Target) -> None:
     """MCP-KIT-16: a request that never gets an answer is cancelled by the client's timeout."""
     seed.clear_markers()
     with pytest.raises(llm_mcp.ConnectionError):
-        seed.server.client.request("tools/call", {"name": "never_answers", "arguments": {}}, timeout=0.3)
+        seed.server.client.request("tools/call", {"name": "never_answers", "arguments": {}}, timeout=0.5)
     seed.wait_for_marker("never_answers.cancelled")
     assert not seed.marker("never_answers.completed").exists()
 
