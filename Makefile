@@ -4,7 +4,7 @@
 #   make demo       explore the demo server and the reference "everything" server
 #   make test       the whole test suite (conformance and slow tests included)
 #   make test-fast  the suite without the `conformance` and `slow` tests
-#   make bench      run benchmarks/run.py when it exists
+#   make bench      run the benchmarks (benchmarks/run.py, benchmarks/chat.py)
 #   make lock       re-pin requirements/lock.txt from a fresh virtualenv
 #
 # Installs are idempotent: stamp files remember what was installed and from
@@ -62,11 +62,8 @@ test-fast: install
 	$(PY) -m pytest -m "not conformance and not slow" $(PYTEST_ARGS)
 
 bench: install
-	@if [ -f benchmarks/run.py ]; then \
-		$(PY) benchmarks/run.py; \
-	else \
-		echo "benchmarks/run.py does not exist yet: nothing to run."; \
-	fi
+	$(PY) benchmarks/run.py
+	$(PY) benchmarks/chat.py
 
 lock:
 	rm -rf .cache/lockvenv

@@ -56,3 +56,16 @@ def test_quick_benchmark_reports_every_ratio(tmp_path: Path) -> None:
         assert positive(row["ms"]) and positive(row["ratio"]), row
 
     assert "CPU x" in done.stdout  # the table was printed
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_quick_chat_benchmark_reports_both_ratios(tmp_path: Path) -> None:
+    out = tmp_path / "chat.json"
+    done = subprocess.run([sys.executable, str(REPO_ROOT / "benchmarks" / "chat.py"), "--quick", "--json", str(out)],
+                          cwd=str(REPO_ROOT), capture_output=True, text=True, timeout=240)
+    assert done.returncode == 0, done.stderr[-4000:]
+    rows = {row["name"]: row for row in json.loads(out.read_text())["rows"]}
+    assert set(rows) == {"floor", "chat"}
+    assert rows["floor"]["cpu_ratio"] == 1.0
+    assert all(positive(row[key]) for row in rows.values() for key in ("cpu_ms", "wall_ms", "cpu_ratio", "wall_ratio"))

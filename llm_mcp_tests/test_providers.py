@@ -512,3 +512,15 @@ def test_anthropic_input_tokens_include_cache_tokens():
                                   cache_read_input_tokens=1000)
     assert AnthropicProvider._input_tokens(usage) == 1105
     assert AnthropicProvider._input_tokens(anthropic.types.Usage(input_tokens=5, output_tokens=2)) == 5
+
+
+def test_providers_with_equal_settings_share_one_sdk_client():
+    """Building the SDK client loads CA certificates; chats built per request reuse it."""
+    from llm_mcp.chat.providers import AnthropicProvider, OpenAIProvider
+
+    one = OpenAIProvider(api_key="k1", base_url="http://127.0.0.1:9/v1")
+    two = OpenAIProvider(api_key="k1", base_url="http://127.0.0.1:9/v1")
+    other_key = OpenAIProvider(api_key="k2", base_url="http://127.0.0.1:9/v1")
+    assert one.client is two.client and other_key.client is not one.client
+    assert AnthropicProvider(api_key="k1", base_url="http://127.0.0.1:9").client is not one.client
+    assert "k1" not in repr(one) and "k2" not in repr(other_key)

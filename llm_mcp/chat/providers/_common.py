@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import base64
 import json
-from typing import Any
+import threading
+from collections import OrderedDict
+from typing import Any, Callable
 
 from ...client.result import Attachment
 
@@ -138,3 +140,35 @@ def merge_params(method: Any, kwargs: dict[str, Any], params: dict[str, Any]) ->
     if extra:
         out["extra_body"] = extra
     return out
+
+
+_clients: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
+_clients_lock = threading.Lock()
+MAX_SHARED_CLIENTS = 32
+
+
+def shared_client(kind: str, build: Callable[..., Any], **settings: Any) -> Any:
+    """An SDK client for these settings, shared by every provider built with the same ones.
+
+    Building an SDK client builds an HTTP client and loads the CA certificates (about 20 ms);
+    a chat per web request would pay that each time. The SDK clients are thread-safe, so
+    providers with equal settings share one (the last ``MAX_SHARED_CLIENTS`` settings are
+    kept). Settings that are not plain values (an ``http_client``, say) get a client of their own.
+    """
+    try:
+        key = (kind, *sorted(settings.items()))
+        hash(key)
+    except TypeError:
+        return build(**settings)
+    with _clients_lock:
+        client = _clients.get(key)
+        if client is not None:
+            _clients.move_to_end(key)
+            return client
+    client = build(**settings)
+    with _clients_lock:
+        client = _clients.setdefault(key, client)
+        _clients.move_to_end(key)
+        while len(_clients) > MAX_SHARED_CLIENTS:
+            _clients.popitem(last=False)
+    return client

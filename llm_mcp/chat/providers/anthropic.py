@@ -74,7 +74,8 @@ class AnthropicProvider(Provider):
             self.client = client
         else:
             sdk = common.import_sdk("anthropic", "anthropic", "AnthropicProvider")
-            self.client = sdk.Anthropic(api_key=api_key, base_url=base_url, **client_options)
+            self.client = common.shared_client("anthropic", sdk.Anthropic, api_key=api_key, base_url=base_url,
+                                               **client_options)
         self.base_url = str(getattr(self.client, "base_url", base_url) or "")
         self.max_tokens = max_tokens
 

@@ -68,7 +68,8 @@ class OpenAIProvider(Provider):
             self.client = client
         else:
             sdk = common.import_sdk("openai", "openai", "OpenAIProvider")
-            self.client = sdk.OpenAI(api_key=api_key, base_url=base_url, **client_options)
+            self.client = common.shared_client("openai", sdk.OpenAI, api_key=api_key, base_url=base_url,
+                                               **client_options)
         self.base_url = str(getattr(self.client, "base_url", base_url) or "")
 
     def __repr__(self) -> str:

@@ -1,0 +1,125 @@
+#!/usr/bin/env python
+"""What a chat turn with one MCP tool call costs on top of its parts, over loopback.
+
+    python benchmarks/chat.py                  # 100 turns x 5 rounds per contender
+    python benchmarks/chat.py --quick          # 10 turns x 2 rounds: a smoke run
+    python benchmarks/chat.py --json out.json  # also write the numbers as JSON
+
+One turn: the model (``ScriptedModel`` over HTTP, through the real OpenAI SDK) asks for the
+echo server's ``echo`` tool, the tool runs (Streamable HTTP, 2026-07-28), the model answers.
+
+* ``floor``: the same two model requests and one tool call written by hand: the OpenAI SDK
+  called directly with the tool's schema, ``server.call("echo", ...)``, the tool message
+  appended by hand. Everything a chat must do, and nothing else.
+* ``chat``: ``chat.ask(...)`` on a fresh ``llm_mcp.chat`` each turn, with the server connected
+  by ``with_mcp`` (tools listed once per server object, as in an app that keeps it).
+
+Client CPU is ``time.process_time()`` of this process (the scripted model runs in a thread of
+it, so both contenders carry its cost alike); wall is ``time.perf_counter()``. Reported: the
+median over rounds of the per-turn figures and their ratio to the floor of the same run.
+Nothing passes or fails on speed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+REPO = Path(__file__).resolve().parent.parent
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+import llm_mcp  # noqa: E402
+from llm_mcp.testing.scripted_model import ScriptedModel, reply, tool_call  # noqa: E402
+from llm_mcp_tests.conftest import ECHO_SERVER, PYTHON, ServerProcess, free_port  # noqa: E402
+
+
+def turns(count: int) -> list[Any]:
+    return [item for _ in range(count) for item in (tool_call("echo", {"message": "hi"}), reply("done"))]
+
+
+def floor_turn(client: Any, server: llm_mcp.MCP, spec: dict[str, Any]) -> None:
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "echo hi"}]
+    first = client.chat.completions.create(model="m", messages=messages, tools=[spec])
+    call = first.choices[0].message.tool_calls[0]
+    result = server.call(call.function.name, **json.loads(call.function.arguments))
+    messages.append({"role": "assistant", "content": None, "tool_calls": [
+        {"id": call.id, "type": "function", "function": {"name": call.function.name,
+                                                         "arguments": call.function.arguments}}]})
+    messages.append({"role": "tool", "tool_call_id": call.id, "content": result.text})
+    second = client.chat.completions.create(model="m", messages=messages, tools=[spec])
+    assert second.choices[0].message.content == "done" and result.text == "hi"
+
+
+def chat_turn(model: ScriptedModel, server: llm_mcp.MCP) -> None:
+    chat = llm_mcp.chat("m", "openai", base_url=model.openai_base_url, api_key="bench").with_mcp(server)
+    assert chat.ask("echo hi").content == "done" and chat.messages[2].content == "hi"
+
+
+def measure(run: Callable[[], None], n: int) -> tuple[float, float]:
+    cpu, wall = time.process_time(), time.perf_counter()
+    for _ in range(n):
+        run()
+    return (time.process_time() - cpu) / n, (time.perf_counter() - wall) / n
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--turns", type=int, default=100)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--quick", action="store_true", help="10 turns x 2 rounds")
+    parser.add_argument("--json", help="write the results to this file")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.turns, args.rounds = 10, 2
+    logging.getLogger("llm_mcp").setLevel(logging.ERROR)
+    import openai
+
+    port = free_port()
+    echo = ServerProcess([PYTHON, ECHO_SERVER, "--era", "modern", "--http", str(port), "--json-response"], port)
+    echo.wait_ready()
+    total = (args.turns * args.rounds + 5) * 2
+    try:
+        with ScriptedModel(turns(total)) as model:
+            server = llm_mcp.mcp(url=f"http://127.0.0.1:{port}/mcp", name="echo", only=["echo"])
+            tool = server.tool("echo")
+            spec = {"type": "function", "function": {"name": tool.name, "description": tool.description,
+                                                     "parameters": tool.input_schema}}
+            client = openai.OpenAI(base_url=model.openai_base_url, api_key="bench")
+            contenders = {"floor": lambda: floor_turn(client, server, spec), "chat": lambda: chat_turn(model, server)}
+            for run in contenders.values():  # warm up: connections, imports, caches
+                measure(run, 2)
+            samples: dict[str, list[tuple[float, float]]] = {name: [] for name in contenders}
+            for round_number in range(args.rounds):
+                order = list(contenders)[round_number % 2:] + list(contenders)[:round_number % 2]
+                for name in order:
+                    samples[name].append(measure(contenders[name], args.turns))
+            server.close()
+    finally:
+        echo.stop()
+    floor_cpu = statistics.median(s[0] for s in samples["floor"])
+    floor_wall = statistics.median(s[1] for s in samples["floor"])
+    rows = []
+    for name, values in samples.items():
+        cpu, wall = statistics.median(v[0] for v in values), statistics.median(v[1] for v in values)
+        rows.append({"name": name, "cpu_ms": cpu * 1000, "wall_ms": wall * 1000,
+                     "cpu_ratio": cpu / floor_cpu, "wall_ratio": wall / floor_wall})
+    print(f"chat turn with one MCP tool call: {args.turns} turns x {args.rounds} rounds")
+    print(f"{'contender':<10} {'CPU ms':>8} {'wall ms':>8} {'CPU x':>6} {'wall x':>6}")
+    for row in rows:
+        print(f"{row['name']:<10} {row['cpu_ms']:>8.2f} {row['wall_ms']:>8.2f} {row['cpu_ratio']:>6.2f} "
+              f"{row['wall_ratio']:>6.2f}")
+    results = {"turns": args.turns, "rounds": args.rounds, "rows": rows}
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=2))
+    return results
+
+
+if __name__ == "__main__":
+    main()
