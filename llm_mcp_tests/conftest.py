@@ -372,5 +372,5 @@ def filesystem_command(node_executable: str, node_modules_dir: Path, filesystem_
 
 # --------------------------------------------------------------------------- llm_mcp.testing kit (issue 3)
 # The kit's own pytest fixtures (mcp_test_server), as any project using llm_mcp.testing would enable them.
-from llm_mcp.testing.pytest_plugin import mcp_test_server  # noqa: E402,F401
+from llm_mcp.testing.pytest_plugin import mcp_test_server, scripted_model  # noqa: E402,F401
 # --------------------------------------------------------------------------- end of llm_mcp.testing block

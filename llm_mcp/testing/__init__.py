@@ -46,7 +46,14 @@ __all__ = [
     "Resource",
     "ResourceTemplate",
     "RunningServer",
+    "RecordedRequest",
     "ScriptedModel",
+    "ScriptedToolCall",
+    "Turn",
+    "api_error",
+    "reply",
+    "tool_call",
+    "turn",
     "Server",
     "Tool",
     "ToolCancelled",
@@ -61,9 +68,13 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    if name == "ScriptedModel":
-        from .scripted_model import ScriptedModel
+_SCRIPTED = ("RecordedRequest", "ScriptedModel", "ScriptedToolCall", "Turn", "api_error", "reply", "tool_call", "turn")
+"""The scripted model's names (llm_mcp.testing.scripted_model), imported on first use."""
 
-        return ScriptedModel
+
+def __getattr__(name: str) -> Any:
+    if name in _SCRIPTED:
+        from . import scripted_model
+
+        return getattr(scripted_model, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,4 +1,5 @@
-"""pytest fixtures for kit servers; enable with ``pytest_plugins = ["llm_mcp.testing.pytest_plugin"]``.
+"""pytest fixtures for kit servers and the scripted model; enable with
+``pytest_plugins = ["llm_mcp.testing.pytest_plugin"]``.
 
     def test_double(mcp_test_server):
         running = mcp_test_server("my_tests.my_server", transport="http", era="modern")
@@ -17,8 +18,9 @@ from typing import Any
 import pytest
 
 from .fixtures import RunningServer, running_server
+from .scripted_model import scripted_model
 
-__all__ = ["mcp_test_server"]
+__all__ = ["mcp_test_server", "scripted_model"]
 
 
 @pytest.fixture(scope="module")
