@@ -33,3 +33,18 @@ def chat_on(model: ScriptedModel) -> Callable[..., llm_mcp.Chat]:
     def make(script: Sequence[Any] = (), **options: Any) -> llm_mcp.Chat:
         return make_chat(model, script, **options)
     return make
+
+
+@pytest.fixture
+def heard_outages() -> Iterator[list[tuple[str, str, int | None]]]:
+    """The outages reported to ``llm_mcp.client.outages.listeners`` during the test."""
+    from llm_mcp.client import outages
+
+    events: list[tuple[str, str, int | None]] = []
+
+    def listen(*event: Any) -> None:
+        events.append(event)
+
+    outages.listeners.append(listen)
+    yield events
+    outages.listeners.remove(listen)

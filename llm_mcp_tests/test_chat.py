@@ -670,3 +670,30 @@ def test_a_turn_stopped_by_an_exception_resumes_without_rerunning_calls(chat_on,
     assert chat.complete().content == "both ran"
     assert runs == {"first": 1, "second": 2}
     assert [r["content"] for r in model.requests[1].tool_results] == ["first ran", "second ran"]
+
+
+def test_agent_declarations_are_checked_when_the_class_is_made():
+    with pytest.raises(ValueError, match="'model' cannot be an input name"):
+        class Shadowing(llm_mcp.Agent):
+            model = "m"
+            inputs = ["model"]
+
+    def roll_dice(sides: int = 6) -> int:
+        return 4
+
+    with pytest.raises(TypeError, match="tools must be a list"):
+        class BareFunction(llm_mcp.Agent):
+            model = "m"
+            tools = roll_dice
+
+    with pytest.raises(TypeError, match="model must be a string"):
+        class ComputedModel(llm_mcp.Agent):
+            model = lambda self: "gpt"  # noqa: E731
+
+    class ListInstructions(llm_mcp.Agent):
+        model = "m"
+        provider_options = {"api_key": "k"}
+        instructions = ["a", "b"]
+
+    with pytest.raises(TypeError, match="instructions must be a string"):
+        ListInstructions.chat()

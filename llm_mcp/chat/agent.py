@@ -46,6 +46,19 @@ class Agent:
     mcp: Any = ()
     concurrency: int = 1
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        for name in [cls.inputs] if isinstance(cls.inputs, str) else list(cls.inputs or ()):
+            if not isinstance(name, str) or not name.isidentifier() or name.startswith("_") or hasattr(Agent, name):
+                raise ValueError(f"{cls.__name__}.inputs: {name!r} cannot be an input name (it must be an "
+                                 "identifier that is not an attribute of llm_mcp.Agent)")
+        if not isinstance(cls.model, str):
+            raise TypeError(f"{cls.__name__}.model must be a string (the model id), not {type(cls.model).__name__}")
+        tools = inspect.getattr_static(cls, "tools")
+        if not isinstance(tools, (list, tuple)) and not (isinstance(tools, str) and callable(getattr(cls, tools, None))):
+            raise TypeError(f"{cls.__name__}.tools must be a list of tools, or the name of a method returning "
+                            "one (a function there would be ambiguous: a tool, or a function returning tools?)")
+
     def __init__(self, **inputs: Any):
         declared = [self.inputs] if isinstance(self.inputs, str) else list(self.inputs or ())
         unknown = sorted(set(inputs) - set(declared))
@@ -66,8 +79,10 @@ class Agent:
         chat = chat or Chat(self.model, self.provider, concurrency=self.concurrency, **self.provider_options)
         instructions = self._evaluate("instructions")
         if instructions:
-            chat.with_instructions(instructions)
+            chat.with_instructions(instructions)  # TypeError unless a string
         tools = self._evaluate("tools") or ()
+        if not isinstance(tools, (list, tuple)):
+            raise TypeError(f"{type(self).__name__}.tools gave {type(tools).__name__}, not a list of tools")
         if tools:
             chat.with_tools(*tools)
         servers = self._evaluate("mcp") or ()

@@ -15,18 +15,26 @@ import json
 import logging
 import mimetypes
 import os
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Iterable
 
 from ..client import outages
 from ..client.cancel import CancelScope
-from ..client.errors import CancelledError, ConfigurationError, InputRequiredError, InvalidToolChoiceError, MCPError
+from ..client.errors import (
+    CancelledError,
+    ConfigurationError,
+    InputRequiredError,
+    InvalidToolChoiceError,
+    MCPError,
+    TurnLimitError,
+)
 from ..client.result import Attachment, Result, sniff_mime_type
 from ..client.server import MCP, Servers
 from ..client.shaping import is_refusal
 from .messages import Message, ToolCall
 from .providers import ModelRequest, Provider, ToolSpec, get_provider
-from .schemas import fill_schema, wire_name
+from .schemas import fill_schema, schema_problem, wire_name
 from .store import MemoryStore, Store
 from .tools import ToolSearch, as_tool
 
@@ -36,7 +44,12 @@ log = logging.getLogger("llm_mcp.chat")
 
 CHOICES = ("auto", "required", "none")
 MAX_STEPS = 25
-"""Model requests one turn may make before the chat stops it (a model calling tools forever)."""
+"""Model requests one turn may make, by default, before the chat stops it (a model calling tools forever)."""
+
+MAX_RESULT_CHARS = 100_000
+"""Characters of one tool result the model gets, by default; the rest is cut with a note."""
+
+NOT_RUN = "This call did not run: the turn stopped before it finished."
 
 DECLINED = "The user declined this tool call; it did not run."
 CANCELLED = "The call was cancelled before it finished."
@@ -55,17 +68,32 @@ class Chat:
         store: where the conversation lives (:class:`MemoryStore` unless given).
         concurrency: how many tool calls of one model turn may run at once (1: one by one).
         params: extra provider parameters (``temperature``, ``max_tokens``, ...).
+        max_steps: model requests one turn may make before :class:`~llm_mcp.TurnLimitError`.
+        max_result_chars: characters of a tool result the model gets (``None``: no limit).
     """
 
     def __init__(self, model: str, provider: Provider | str | None = None, *, store: Store | None = None,
-                 concurrency: int = 1, params: dict[str, Any] | None = None, **provider_options: Any):
-        if not isinstance(concurrency, int) or concurrency < 1:
-            raise ValueError(f"concurrency must be a positive integer, not {concurrency!r}")
+                 concurrency: int = 1, params: dict[str, Any] | None = None, max_steps: int = MAX_STEPS,
+                 max_result_chars: int | None = MAX_RESULT_CHARS, **provider_options: Any):
+        if not isinstance(model, str) or not model:
+            raise TypeError(f"model must be a non-empty string, not {model!r}")
+        for name, value in (("concurrency", concurrency), ("max_steps", max_steps)):
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ValueError(f"{name} must be a positive integer, not {value!r}")
+        if max_result_chars is not None and (not isinstance(max_result_chars, int) or max_result_chars < 1):
+            raise ValueError(f"max_result_chars must be a positive integer or None, not {max_result_chars!r}")
+        if store is not None and not isinstance(store, Store):
+            raise TypeError(f"store must implement llm_mcp.chat.Store, not {type(store).__name__}")
+        if params is not None and not isinstance(params, dict):
+            raise TypeError(f"params must be a dict, not {type(params).__name__}")
         self.model = model
         self.provider = get_provider(provider or "openai", **provider_options)
         self.store: Store = store if store is not None else MemoryStore()
         self.concurrency = concurrency
+        self.max_steps = max_steps
+        self.max_result_chars = max_result_chars
         self.params = dict(params or {})
+        self._turn_lock = getattr(self.store, "lock", None) or threading.RLock()
         self._instructions: list[str] = []
         self._tools: list[Any] = []
         self._choice: str | None = None
@@ -79,9 +107,11 @@ class Chat:
 
     def with_instructions(self, text: str, *, replace: bool = False) -> Chat:
         """Add system instructions (``replace=True`` drops the earlier ones); returns the chat."""
+        if not isinstance(text, str):
+            raise TypeError(f"instructions must be a string, not {type(text).__name__}")
         if replace:
             self._instructions = []
-        self._instructions.append(str(text))
+        self._instructions.append(text)
         return self
 
     def with_tools(self, *tools: Any, choice: str | None = None, replace: bool = False) -> Chat:
@@ -113,12 +143,21 @@ class Chat:
                 self._disconnect(server)
             self._servers = Servers()
             return self
+        built: list[tuple[Any, MCP]] = []
         for given in servers:
             if given is None:
                 raise ValueError("with_mcp(None) disconnects every server; it cannot be mixed with servers")
-            server = given() if isinstance(given, type) else given
-            if not isinstance(server, MCP):
+            if not (isinstance(given, MCP) or isinstance(given, type) and issubclass(given, MCP)):
                 raise TypeError(f"with_mcp() takes llm_mcp.MCP instances or subclasses, not {given!r}")
+            built.append((given, given() if isinstance(given, type) else given))
+        names = [server.name for _, server in built]
+        clashes = sorted({name for name in names if names.count(name) > 1})
+        if clashes:
+            for given, server in built:
+                if isinstance(given, type):
+                    server.close()
+            raise ValueError(f"with_mcp() got two servers named {clashes[0]!r}; give one of them its own name=")
+        for given, server in built:
             if server.name in self._servers and self._servers[server.name] is not server:
                 self._disconnect(self._servers[server.name])
                 self._servers = Servers([s for s in self._servers if s.name != server.name])
@@ -161,35 +200,52 @@ class Chat:
         tool calls wait. Raises :class:`~llm_mcp.CancelledError` when :meth:`cancel` stopped
         the turn, and the provider's errors as its SDK raises them.
         """
-        if self.waiting:
-            raise ValueError("the chat waits for decisions on tool calls: approve() or decline() each of "
-                             "chat.pending_approvals, then complete()")
-        self.store.add(Message("user", str(text), attachments=_attachments(with_)))
-        return self.complete(stream=stream)
+        if not isinstance(text, str):
+            raise TypeError(f"ask() takes the user's text as a string, not {type(text).__name__}")
+        with self._turn_lock:
+            assistant, unanswered = self._unanswered()
+            if any(call.waiting for call in unanswered):
+                raise ValueError("the chat waits for decisions on tool calls: approve() or decline() each of "
+                                 "chat.pending_approvals, then complete()")
+            for call in unanswered:  # a turn stopped by an exception: settle its calls before moving on
+                self.store.add(Message("tool", NOT_RUN, tool_call_id=call.id, is_error=True))
+            self.store.add(Message("user", text, attachments=_attachments(with_)))
+            return self.complete(stream=stream)
 
     def complete(self, *, stream: Callable[[str], None] | None = None) -> Message:
         """Run (or resume) the turn: decided tool calls run, declined ones are reported to the
-        model, and the model is asked again until it answers without tools or a call waits."""
-        if self.store.cancelled or self._scope.cancelled:
-            self.store.set_cancelled(False)
-            self._scope = CancelScope()
-        messages = self.messages
-        if not messages:
-            raise ValueError("the chat has no messages yet: ask() something first")
-        for _ in range(MAX_STEPS):
-            self._check_cancelled()
-            assistant, unanswered = self._unanswered()
-            if unanswered:
-                if not self._run_calls(assistant, unanswered):
-                    return assistant
-                continue
-            last = self.messages[-1]
-            if last.role == "assistant":
-                return last
-            reply = self._ask_model(stream)
-            if not reply.tool_calls:
-                return reply
-        raise MCPError(f"the model kept calling tools for {MAX_STEPS} requests; the turn was stopped")
+        model, and the model is asked again until it answers without tools or a call waits.
+
+        Turns of one chat run one at a time (a second ``complete()`` waits, then finds nothing
+        left to do). Raises :class:`~llm_mcp.TurnLimitError` when the model is asked
+        ``max_steps`` times in one turn and still calls tools; the calls it asked for by then
+        have their results, so ``complete()`` may carry on.
+        """
+        with self._turn_lock:
+            if self.store.cancelled or self._scope.cancelled:
+                self.store.set_cancelled(False)
+                self._scope = CancelScope()
+            if not self.messages:
+                raise ValueError("the chat has no messages yet: ask() something first")
+            requests = 0
+            while True:
+                self._check_cancelled()
+                assistant, unanswered = self._unanswered()
+                if unanswered:
+                    if not self._run_calls(assistant, unanswered):
+                        return assistant
+                    continue
+                last = self.messages[-1]
+                if last.role == "assistant":
+                    return last
+                if requests == self.max_steps:
+                    raise TurnLimitError(f"the model was asked {requests} times in this turn and still calls "
+                                         "tools; the turn was stopped (complete() carries on, max_steps sets "
+                                         "the limit)")
+                requests += 1
+                reply = self._ask_model(stream, first=last.role == "user")
+                if not reply.tool_calls:
+                    return reply
 
     @property
     def waiting(self) -> bool:
@@ -233,15 +289,21 @@ class Chat:
 
     # -- asking the model ---------------------------------------------------------------------
 
-    def _ask_model(self, stream: Callable[[str], None] | None) -> Message:
+    def _ask_model(self, stream: Callable[[str], None] | None, *, first: bool) -> Message:
         box = self._toolbox()
         instructions = list(self._instructions)
         if box.unavailable:
             instructions.append("The tools of these MCP servers are unavailable right now: "
                                 f"{', '.join(box.unavailable)}. Tell the user if they need them.")
+        choice = box.check_choice(self._choice) if first else None  # forcing a tool again would never end
         request = ModelRequest(model=self.model, messages=[m for m in self.messages if m.role != "system"],
-                               instructions=instructions, tools=box.specs, choice=box.choice, params=self.params)
-        reply = self.provider.complete(request, on_text=stream)
+                               instructions=instructions, tools=box.specs, choice=choice, params=self.params)
+        relay = None
+        if stream is not None:
+            def relay(text: str) -> None:
+                self._check_cancelled()  # a cancel stops a streamed answer at the next piece
+                stream(text)
+        reply = self.provider.complete(request, on_text=relay)
         reply.model = reply.model or self.model
         self._check_cancelled()
         return self.store.add(reply)
@@ -297,6 +359,8 @@ class Chat:
     def _execute(self, call: ToolCall, tool: Any) -> Message:
         if tool is None:
             return Message("tool", f"There is no tool named {call.name!r}.", tool_call_id=call.id, is_error=True)
+        if isinstance(tool, _Unavailable):
+            return Message("tool", tool.text, tool_call_id=call.id, is_error=True)
         if "_raw_arguments" in call.arguments:
             return Message("tool", f"The arguments for {call.name} were not a JSON object: "
                            f"{str(call.arguments['_raw_arguments'])[:200]}", tool_call_id=call.id, is_error=True)
@@ -305,7 +369,7 @@ class Chat:
         was_down = isinstance(server, MCP) and outages.is_down(server)
         try:
             with self._scope:
-                output = tool.call(**call.arguments)
+                output = tool.call(**call.arguments)  # call(self, /, **arguments): any key is fine
             if isinstance(server, MCP) and not was_down and outages.is_down(server):
                 self._listed.discard(server.name)  # it failed here: this chat leaves it out too
         except InputRequiredError as exc:
@@ -314,7 +378,7 @@ class Chat:
             if isinstance(exc, (CancelledError, ConfigurationError)) or is_refusal(exc):
                 raise
             output = {"error": str(exc)}
-        return _tool_message(call, output)
+        return _tool_message(call, output, self.max_result_chars)
 
     def _cancel_calls(self, calls: list[ToolCall]) -> None:
         """After a cancel, every call still without a result gets one, so the conversation stays valid."""
@@ -327,6 +391,14 @@ class Chat:
         return f"<Chat model={self.model!r} messages={len(self.messages)}>"
 
 
+class _Unavailable:
+    """Stands for a tool of a server that is down, so the model hears why the call did not run."""
+
+    def __init__(self, name: str, servers: list[str]):
+        self.text = (f"The tool {name!r} is not available right now: its MCP server ({', '.join(servers)}) "
+                     "is unavailable. It was not called.")
+
+
 class _Toolbox:
     """The tools of one model request: names made safe and unique, deferred tools held back."""
 
@@ -336,8 +408,6 @@ class _Toolbox:
         self.by_name: dict[str, Any] = {}
         self.unavailable: list[str] = []
         sources: dict[str, str] = {}
-        deferred: list[Any] = []
-        discovered = self._discovered()
         entries: list[tuple[Any, str, bool]] = []
         for server in chat.mcp:
             if outages.is_down(server) and server.name not in chat._listed:
@@ -360,65 +430,91 @@ class _Toolbox:
                 entries.append((tool, f"MCP server {server.name!r}",
                                 server.name in chat._deferred_servers or bool(getattr(tool, "deferred", False))))
         entries.extend((tool, "with_tools", False) for tool in chat._tools)
+        offer: list[Any] = []
+        deferred: list[Any] = []
+        discovered = self._discovered()
         for tool, source, is_deferred in entries:
+            problem = schema_problem(tool.name, tool.params_schema)
+            if problem:
+                log.warning("tool %r from %s is left out: %s", tool.name, source, problem)
+                continue
             if tool.name in sources:
                 raise ValueError(f"two tools are named {tool.name!r}: one from {sources[tool.name]}, one from "
                                  f"{source}; rename one (tool_options 'as') or give a server a prefix")
             sources[tool.name] = source
             self.by_name[tool.name] = tool
-            if is_deferred and tool.name not in discovered:
-                deferred.append(tool)
-            else:
-                self._offer(tool)
+            (deferred if is_deferred and tool.name not in discovered else offer).append(tool)
         if deferred:
-            self._offer(ToolSearch(chat, deferred))
+            offer.append(ToolSearch(chat, deferred))
+        # names that are already safe keep them; the others get a safe one that is not taken
+        assigned: dict[int, str] = {}
+        for tool in offer:
+            if wire_name(tool.name) == tool.name and tool.name not in assigned.values():
+                assigned[id(tool)] = tool.name
+        taken = set(assigned.values())
+        for tool in offer:
+            if id(tool) not in assigned:
+                assigned[id(tool)] = wire_name(tool.name, taken)
+                taken.add(assigned[id(tool)])
+        for tool in offer:
+            self.offered[assigned[id(tool)]] = tool
+            self.by_name.setdefault(assigned[id(tool)], tool)
         self.specs = [ToolSpec(name, tool.description or "", fill_schema(tool.params_schema))
                       for name, tool in self.offered.items()]
-        self.choice = self._check_choice(chat._choice)
-
-    def _offer(self, tool: Any) -> None:
-        name = wire_name(tool.name, set(self.offered))
-        self.offered[name] = tool
-        self.by_name.setdefault(name, tool)
-        self.by_name[tool.name] = tool
 
     def resolve(self, name: str) -> Any:
-        """The tool a model's call names (its safe name, or its own name)."""
-        return self.offered.get(name) or self.by_name.get(name)
+        """The tool a model's call names (its safe name, or its own name); for a tool of a
+        server that is down now, an :class:`_Unavailable` saying so."""
+        tool = self.offered.get(name) or self.by_name.get(name)
+        if tool is not None or not self.unavailable:
+            return tool
+        for server in self.chat.mcp:
+            if server.name in self.unavailable:
+                for known in server._tools or ():
+                    if name in (known.name, wire_name(known.name)):
+                        return _Unavailable(known.name, [server.name])
+        return None
 
     def _discovered(self) -> set[str]:
+        names = {ToolSearch.name, wire_name(ToolSearch.name, {ToolSearch.name})}  # its name, or its name when taken
         found: set[str] = set()
         search_ids = {call.id for m in self.chat.messages if m.role == "assistant" for call in m.tool_calls
-                      if call.name == ToolSearch.name}
+                      if call.name in names}
         for message in self.chat.messages:
             if message.role == "tool" and message.tool_call_id in search_ids:
                 found.update(ToolSearch.discovered(message.content))
         return found
 
-    def _check_choice(self, choice: str | None) -> str | None:
+    def check_choice(self, choice: str | None) -> str | None:
+        """The tool choice to send; raises :class:`~llm_mcp.InvalidToolChoiceError` when it cannot be met."""
         if choice is None or choice in ("auto", "none"):
             return choice
+        down = f" (unavailable MCP servers: {', '.join(self.unavailable)})" if self.unavailable else ""
         if choice == "required":
             if not self.offered:
-                raise InvalidToolChoiceError("the tool choice is 'required' but the chat has no tools to offer"
-                                             + (f" (unavailable: {', '.join(self.unavailable)})"
-                                                if self.unavailable else ""))
+                raise InvalidToolChoiceError(f"the tool choice is 'required' but the chat has no tools to offer{down}")
             return choice
         for name, tool in self.offered.items():
             if choice in (name, tool.name):
                 return name
-        raise InvalidToolChoiceError(f"the tool choice names {choice!r}, which this chat cannot offer"
-                                     + (f" (unavailable MCP servers: {', '.join(self.unavailable)})"
-                                        if self.unavailable else ""))
+        raise InvalidToolChoiceError(f"the tool choice names {choice!r}, which this chat cannot offer{down}")
 
 
-def _tool_message(call: ToolCall, output: Any) -> Message:
-    """The tool message that gives the model a call's output."""
+def _tool_message(call: ToolCall, output: Any, limit: int | None = None) -> Message:
+    """The tool message that gives the model a call's output (text cut at ``limit`` characters)."""
+    message = _output_message(call, output)
+    if limit is not None and len(message.content) > limit:
+        cut = len(message.content) - limit
+        message.content = message.content[:limit] + f"\n[... {cut} more characters cut: the result was too long]"
+    return message
+
+
+def _output_message(call: ToolCall, output: Any) -> Message:
     if isinstance(output, Result):
+        call.mcp_result = output.to_dict()
         content = output.text
         if not content and output.structured is not None:
             content = json.dumps(output.structured, ensure_ascii=False)
-        call.mcp_result = output.to_dict()
         return Message("tool", content, attachments=list(output.attachments), tool_call_id=call.id,
                        is_error=output.is_error)
     if isinstance(output, dict) and set(output) == {"error"}:

@@ -12,7 +12,7 @@ import hashlib
 import re
 from typing import Any
 
-__all__ = ["fill_schema", "wire_name"]
+__all__ = ["fill_schema", "schema_problem", "wire_name"]
 
 _UNSAFE = re.compile(r"[^a-zA-Z0-9_-]")
 MAX_NAME = 64
@@ -58,3 +58,21 @@ def fill_schema(schema: Any, *, top: bool = True) -> Any:
         if isinstance(filled.get(key), dict):
             filled[key] = fill_schema(filled[key], top=False)
     return filled
+
+
+def schema_problem(name: Any, schema: Any) -> str | None:
+    """Why providers would refuse a tool (and with it the whole request), or ``None``: an empty
+    name, or an argument schema that is not an object schema with a ``properties`` object and a
+    ``required`` list of names."""
+    if not isinstance(name, str) or not name:
+        return "it has no name"
+    if not isinstance(schema, dict):
+        return "its input schema is not an object"
+    if schema.get("type", "object") != "object":
+        return f"its input schema's type is {schema.get('type')!r}, not 'object'"
+    if "properties" in schema and not isinstance(schema["properties"], dict):
+        return "its input schema's properties is not an object"
+    required = schema.get("required", [])
+    if not isinstance(required, list) or not all(isinstance(r, str) for r in required):
+        return "its input schema's required is not a list of names"
+    return None

@@ -6,6 +6,7 @@ whether its messages live in a list or in tables.
 
 from __future__ import annotations
 
+import threading
 from typing import Protocol, runtime_checkable
 
 from .messages import Message
@@ -44,12 +45,17 @@ class Store(Protocol):
         ...
 
 
+# Optional: a store may have ``lock``, a context manager that chats sharing the store hold
+# for a whole turn, so a turn runs once even when two of them resume it at the same time.
+
+
 class MemoryStore:
     """The default store: a list in this process."""
 
     def __init__(self, messages: list[Message] | None = None) -> None:
         self._messages: list[Message] = list(messages or [])
         self._cancelled = False
+        self.lock = threading.RLock()
 
     def messages(self) -> list[Message]:
         return self._messages

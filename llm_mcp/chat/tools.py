@@ -83,7 +83,7 @@ class ChatTool:
         """Do the work; return text, a dict/list (sent as JSON), or a ``Result``."""
         raise NotImplementedError(f"{type(self).__name__} must define execute()")
 
-    def call(self, **arguments: Any) -> Any:
+    def call(self, /, **arguments: Any) -> Any:
         """Run :meth:`execute` the way a chat does: an exception goes to ``rescue_from``, and
         one no handler takes becomes ``{"error": "<ExceptionClass>: <message>"}`` for the model.
         Exceptions raised by a handler propagate."""

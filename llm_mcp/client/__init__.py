@@ -14,6 +14,7 @@ from .errors import (
     InsufficientScopeError,
     InvalidToolChoiceError,
     MCPError,
+    TurnLimitError,
     UnauthorizedError,
 )
 from .cancel import CancelScope
@@ -40,6 +41,7 @@ __all__ = [
     "Servers",
     "Tool",
     "Transport",
+    "TurnLimitError",
     "UnauthorizedError",
     "mcp",
 ]

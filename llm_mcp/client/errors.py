@@ -18,6 +18,7 @@ __all__ = [
     "InsufficientScopeError",
     "InvalidToolChoiceError",
     "MCPError",
+    "TurnLimitError",
     "UnauthorizedError",
 ]
 
@@ -123,3 +124,7 @@ class InputRequiredError(MCPError):
 class InvalidToolChoiceError(ValueError):
     """A chat's tool choice names a tool it cannot offer (unknown, or its server is down),
     or asks for ``"required"`` when no tool is left."""
+
+
+class TurnLimitError(RuntimeError):
+    """A chat asked the model ``max_steps`` times in one turn and the model still called tools."""

@@ -47,16 +47,26 @@ def is_outage(error: BaseException) -> bool:
 
 
 def _key(server: MCP) -> Any:
-    """The process-wide key of a server with a fixed address, or ``None`` to keep it per object."""
+    """The process-wide key of a server with a fixed address, or ``None`` to keep it per object.
+
+    Computed credentials or environment (``bearer_token``, ``headers``, ``env`` given as
+    callables) count as computed addresses: one user's 429 must not hold up the others."""
     if server._option("transport") is not None:
         return None
+    for setting in ("bearer_token", "headers", "env"):
+        value = server._option(setting)
+        if callable(value) or server._names_method(value) or isinstance(value, dict) and any(
+                callable(v) or server._names_method(v) for v in value.values()):
+            return None
     for setting in ("url", "command"):
         value = server._option(setting)
         if value is None:
             continue
         if callable(value) or server._names_method(value):
             return None
-        return (setting, value if isinstance(value, str) else tuple(value))
+        env = server._option("env")
+        return (setting, value if isinstance(value, str) else tuple(value),
+                tuple(sorted(env.items())) if isinstance(env, dict) else None)
     return None
 
 

@@ -70,6 +70,8 @@ def check_shaping(server: MCP, where: str) -> None:
     if not isinstance(tool_options, dict):
         raise ValueError(f"{where}.tool_options must be a dict of tool name -> options")
     for name, options in tool_options.items():
+        if not isinstance(name, str):
+            raise ValueError(f"{where}.tool_options keys must be tool names (strings), not {name!r}")
         if not isinstance(options, dict):
             raise ValueError(f"{where}.tool_options[{name!r}] must be a dict")
         unknown = sorted(set(options) - set(TOOL_OPTION_KEYS))
@@ -78,6 +80,8 @@ def check_shaping(server: MCP, where: str) -> None:
                              f"known: {list(TOOL_OPTION_KEYS)}")
         if "as" in options and (not isinstance(options["as"], str) or not options["as"]):
             raise ValueError(f"{where}.tool_options[{name!r}]['as'] must be a non-empty string")
+        if "description" in options and not isinstance(options["description"], str):
+            raise ValueError(f"{where}.tool_options[{name!r}]['description'] must be a string")
         if not isinstance(options.get("fixed_arguments", {}), dict):
             raise ValueError(f"{where}.tool_options[{name!r}]['fixed_arguments'] must be a dict")
         wrap = options.get("wrap")
@@ -88,17 +92,30 @@ def check_shaping(server: MCP, where: str) -> None:
     if isinstance(approval, str) and approval not in PREDICATES and not server._names_method(approval):
         raise ValueError(f"{where}.requires_approval: {approval!r} is neither a tool property {PREDICATES} nor a "
                          "method of the class; list tool names as a list")
-    if approval not in (None, True, False) and not isinstance(approval, str) and not callable(approval):
+    if not _flag(approval) and not isinstance(approval, str) and not callable(approval):
         _names(approval, "requires_approval", where)
     defer = option("defer")
-    if defer not in (None, True, False):
+    if not _flag(defer):
         _names(defer, "defer", where)
+    extra = option("extra_tools") or ()
+    if not isinstance(extra, (list, tuple)) or not all(_is_tool_like(e) for e in extra):
+        raise ValueError(f"{where}.extra_tools must be a list of llm_mcp.ChatTool classes or tool objects")
     rescue = option("rescue_from") or {}
     if not isinstance(rescue, dict) or not all(isinstance(k, type) and issubclass(k, BaseException) for k in rescue):
         raise ValueError(f"{where}.rescue_from must be a dict of exception class -> handler")
     for handler in rescue.values():
         if not callable(handler) and not server._names_method(handler):
             raise ValueError(f"{where}.rescue_from: handler {handler!r} is neither a callable nor a method name")
+
+
+def _flag(value: Any) -> bool:
+    return value is None or value is True or value is False
+
+
+def _is_tool_like(value: Any) -> bool:
+    """A tool class or object a chat can offer: it has a name, a schema and ``call``."""
+    return all(hasattr(value, attr) for attr in ("name", "call")) and (
+        isinstance(value, type) or hasattr(value, "params_schema"))
 
 
 def shape(server: MCP, tool: Tool) -> None:
@@ -129,25 +146,25 @@ def _without(schema: dict[str, Any], fixed: dict[str, Any]) -> dict[str, Any]:
 def requires_approval(server: MCP, tool: Tool) -> bool:
     """What the server's ``requires_approval`` setting says for this tool."""
     setting = server._option("requires_approval")
-    if setting in (None, False):
+    if setting is None or setting is False:
         return False
     if setting is True:
         return True
     if isinstance(setting, str):
         if setting in PREDICATES:
-            return bool(getattr(tool, setting))
+            return getattr(tool, setting, False) is True
         return bool(getattr(server, setting)(tool))
     if callable(setting):
         return bool(_call_with(setting, server, tool))
-    return tool.server_name in setting
+    return getattr(tool, "server_name", tool.name) in setting
 
 
 def deferred(server: MCP, tool: Tool) -> bool:
     """Whether the server's ``defer`` setting keeps this tool out of the model's first list."""
     setting = server._option("defer")
-    if setting in (None, False):
+    if setting is None or setting is False:
         return False
-    return setting is True or tool.server_name in _names(setting, "defer", server.name)
+    return setting is True or getattr(tool, "server_name", tool.name) in _names(setting, "defer", server.name)
 
 
 def declared_names(server: MCP) -> dict[str, list[str]]:
@@ -172,7 +189,8 @@ def model_tools(server: MCP) -> list[Any]:
     the server does not list.
     """
     tools = server.tools
-    listed = {t.server_name for t in tools}
+    extras = [_build_extra(extra, server) for extra in server._option("extra_tools") or ()]
+    listed = {t.server_name for t in tools} | {e.name for e in extras}
     missing = {key: [n for n in names if n not in listed] for key, names in declared_names(server).items()}
     missing = {key: names for key, names in missing.items() if names}
     if missing:
@@ -187,8 +205,10 @@ def model_tools(server: MCP) -> list[Any]:
         drop = _names(exclude, "exclude", server.name)
         tools = [t for t in tools if t.server_name not in drop]
     offered: list[Any] = [t for t in tools if t.visibility is None or "model" in t.visibility]
-    for extra in server._option("extra_tools") or ():
-        offered.append(_build_extra(extra, server))
+    for extra in extras:  # the server's requires_approval and defer cover its extra tools too
+        extra.requires_approval = bool(getattr(extra, "requires_approval", False)) or requires_approval(server, extra)
+        extra.deferred = bool(getattr(extra, "deferred", False)) or deferred(server, extra)
+        offered.append(extra)
     return offered
 
 
@@ -222,7 +242,7 @@ def _may_have_run(exc: BaseException) -> bool:
 def failure_text(tool: Tool, exc: BaseException) -> str:
     """What the model is told when the server failed a call: the server's own words, and a
     warning when a tool with effects may have partly run."""
-    text = f"The MCP server {tool.server.name!r} failed to run {tool.server_name}: {exc}"
+    text = f"The MCP server {tool.server.name!r} failed to run {tool.server_name}: {str(exc).rstrip('.')}."
     if _may_have_run(exc) and not tool.read_only and not (tool.idempotent and not tool.destructive):
         text += (" The call may have partly run before it broke off: check its effects before "
                  "calling it again.")
@@ -268,7 +288,7 @@ def invoke(tool: Tool, arguments: dict[str, Any]) -> Any:
     except (CancelledError, InputRequiredError):
         raise
     except Exception as exc:
-        if outages.is_outage(exc):
+        if outages.is_outage(exc) and not getattr(exc, "timed_out", False):  # a slow tool is not a down server
             outages.record(server, exc)
         handler = _handler(server._option("rescue_from") or {}, exc)
         if handler is not None:

@@ -123,7 +123,7 @@ class Tool:
 
         return deferred(self.server, self)
 
-    def call(self, **arguments: Any) -> Any:
+    def call(self, /, **arguments: Any) -> Any:
         """Call the tool the way a chat does; a ``tool_call`` keyword is dropped, not sent.
 
         Fixed arguments are added (they win), the result goes through ``wrap``, and failures

@@ -1,0 +1,291 @@
+"""Edge cases and bad input in chats (regressions from a review that tried to break them).
+
+Real chats: the scripted model through the real SDKs, the echo server over Streamable HTTP
+or stdio, the raw HTTP server for failures, kit servers where a shape is needed.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import Any
+
+import pytest
+
+import llm_mcp
+from llm_mcp.chat import ChatTool, MemoryStore
+from llm_mcp.chat.chat import NOT_RUN
+from llm_mcp.client import outages
+from llm_mcp.testing.scripted_model import ScriptedModel, reply, tool_call, turn
+
+from .chat_support import chat_on, heard_outages, make_chat, model  # noqa: F401 - fixtures
+from .conftest import PYTHON, echo_command
+
+
+def _text(result: dict[str, Any]) -> str:
+    return result["content"].removeprefix("Error: ") if result["is_error"] is None else result["content"]
+
+
+def _echo(url: str, **settings: Any) -> llm_mcp.MCP:
+    return llm_mcp.mcp(url=url, **{"name": "echo", **settings})
+
+
+class City(ChatTool):
+    description = "Echo a city"
+
+    def execute(self, city: str) -> str:
+        return city
+
+
+def test_model_arguments_named_like_parameters_are_tool_errors(chat_on, model, echo_http_url):
+    """A model passing "self" (or any key) never crashes the turn: the call gets a result."""
+    chat = chat_on([turn(tool_calls=[tool_call("city", {"self": 1}), tool_call("echo", {"self": 1, "message": "m"})]),
+                    reply("ok")]).with_tools(City).with_mcp(_echo(echo_http_url))
+    assert chat.ask("go").content == "ok"
+    city, echo = model.requests[1].tool_results
+    assert "TypeError" in _text(city)
+    assert echo["content"] == "m"  # the server takes the extra key; nothing broke on our side
+
+
+def test_ask_after_a_stopped_turn_settles_its_calls(chat_on, model):
+    """A turn stopped by an exception leaves calls without results; the next ask() answers them first,
+    so the history the model gets stays valid."""
+
+    class Strict(ChatTool):
+        rescue_from = {RuntimeError: "stop"}
+
+        def execute(self) -> str:
+            raise RuntimeError("stop the chat")
+
+        def stop(self, error: Exception) -> str:
+            raise error
+
+    chat = chat_on([tool_call("strict", {}), reply("fresh start")]).with_tools(Strict)
+    with pytest.raises(RuntimeError):
+        chat.ask("go")
+    assert chat.ask("something else").content == "fresh start"
+    assert _text(model.requests[1].tool_results[0]) == NOT_RUN
+    assert [m.role for m in chat.messages] == ["user", "assistant", "tool", "user", "assistant"]
+
+
+def test_extra_tools_follow_the_servers_approval_and_defer(chat_on, model, echo_http_url):
+    ran = []
+
+    class Danger(ChatTool):
+        description = "Do something dangerous"
+
+        def execute(self) -> str:
+            ran.append(1)
+            return "done"
+
+    chat = chat_on([tool_call("danger", {})]).with_mcp(
+        _echo(echo_http_url, only=["echo"], requires_approval=True, extra_tools=[Danger]))
+    chat.ask("go")
+    assert chat.waiting and not ran and chat.pending_approvals[0].name == "danger"
+    deferring = chat_on([reply("ok")]).with_mcp(_echo(echo_http_url, name="d", only=["echo"], defer=True,
+                                                      extra_tools=[Danger]))
+    deferring.ask("hi")
+    assert model.requests[-1].tool_names == ["search_tools"]
+
+
+def test_turn_limit_counts_model_requests_and_keeps_history_valid(chat_on, model):
+    def ping() -> str:
+        return "pong"
+
+    chat = chat_on([tool_call("ping", {})] * 4 + [reply("finally")], max_steps=3).with_tools(ping)
+    with pytest.raises(llm_mcp.TurnLimitError, match="3 times"):
+        chat.ask("go")
+    assert len(model.requests) == 3
+    assert chat.messages[-1].role == "tool"  # every call the model asked for has its result
+    model.add()  # the script still holds a tool call and the final reply
+    chat.max_steps = 10
+    assert chat.complete().content == "finally"
+
+
+def test_a_forced_choice_applies_to_the_first_request_of_a_turn(chat_on, model, echo_http_url):
+    chat = chat_on([tool_call("echo", {"message": "x"}), reply("done"), reply("second turn")])
+    chat.with_mcp(_echo(echo_http_url)).with_tools(choice="echo")
+    chat.ask("go")
+    chat.ask("again")
+    assert [r.tool_choice for r in model.requests] == [{"type": "function", "function": {"name": "echo"}}, None,
+                                                       {"type": "function", "function": {"name": "echo"}}]
+
+
+def test_two_resumes_at_once_run_an_approved_call_once(model):
+    runs = []
+    gate = threading.Event()
+
+    class Transfer(ChatTool):
+        requires_approval = True
+
+        def execute(self, amount: int) -> str:
+            runs.append(amount)
+            gate.wait(5)
+            return "sent"
+
+    store = MemoryStore()
+    first = make_chat(model, [tool_call("transfer", {"amount": 100}), reply("done")], store=store)
+    first.with_tools(Transfer)
+    first.ask("pay")
+    first.pending_approvals[0].approve()
+    second = make_chat(model, store=store).with_tools(Transfer)
+    threads = [threading.Thread(target=c.complete) for c in (first, second)]
+    for thread in threads:
+        thread.start()
+    gate.set()
+    for thread in threads:
+        thread.join(30)
+    assert runs == [100]
+    assert [m.role for m in store.messages()] == ["user", "assistant", "tool", "assistant"]
+
+
+def test_cancel_stops_a_streamed_answer(model):
+    pieces: list[str] = []
+    scripted = ScriptedModel([reply("abcdefghijklmnop")], chunk_size=1).start()
+    try:
+        chat = llm_mcp.chat("m", "openai", base_url=scripted.openai_base_url, api_key="k")
+
+        def on_text(text: str) -> None:
+            pieces.append(text)
+            chat.cancel()
+
+        with pytest.raises(llm_mcp.CancelledError):
+            chat.ask("spell", stream=on_text)
+        assert pieces == ["a"]
+    finally:
+        scripted.stop()
+
+
+def test_a_slow_call_is_not_an_outage(chat_on, model, heard_outages):
+    server = llm_mcp.mcp(command=echo_command(), name="echo", timeout=1)
+    chat = chat_on([tool_call("sleep", {"seconds": 5}), reply("slow"), reply("still here")]).with_mcp(server)
+    chat.ask("sleep")
+    assert not outages.is_down(server) and heard_outages == []
+    chat.ask("again")
+    assert "echo" in model.requests[-1].tool_names
+    server.close()
+
+
+def test_computed_credentials_keep_the_backoff_per_object(raw_http):
+    url = raw_http.url("rate429")
+
+    class PerUser(llm_mcp.MCP):
+        inputs = ["user"]
+        bearer_token = lambda self: f"token-{self.user}"  # noqa: E731
+
+    Bound = type("PerUser", (PerUser,), {"url": url})
+    ann, bob = Bound(user="ann"), Bound(user="bob")
+    outages.record(ann, llm_mcp.ConnectionError("429", status=429))
+    assert outages.is_down(ann) and not outages.is_down(bob)
+    a = llm_mcp.mcp(command=[PYTHON, "x.py"], env={"TENANT": "a"}, name="a")
+    b = llm_mcp.mcp(command=[PYTHON, "x.py"], env={"TENANT": "b"}, name="b")
+    outages.record(a, llm_mcp.ConnectionError("exit", exit_status=1))
+    assert outages.is_down(a) and not outages.is_down(b)
+
+
+def test_a_call_to_a_down_servers_tool_says_so(chat_on, model, raw_http):
+    server = llm_mcp.mcp(url=raw_http.url("basic", era="modern"), name="later_down")
+    server.tools  # listed earlier in this process
+    outages.record(server, llm_mcp.ConnectionError("gone", status=503))
+    chat = chat_on([tool_call("echo", {"message": "x"}), reply("ok")]).with_mcp(server)
+    chat.ask("go")
+    assert _text(model.requests[1].tool_results[0]).startswith("The tool 'echo' is not available right now")
+
+
+def test_two_servers_with_one_name_in_one_call_are_refused(chat_on, echo_http_url):
+    with pytest.raises(ValueError, match="two servers named 'echo'"):
+        chat_on().with_mcp(_echo(echo_http_url), _echo(echo_http_url))
+
+
+def test_tools_providers_would_refuse_are_left_out(chat_on, model, caplog):
+    from llm_mcp.testing import Server, Tool, running_server
+
+    class Good(Tool):
+        name = "good"
+
+        def call(self) -> str:
+            return "fine"
+
+    with running_server(Server("odd", tools=[Good])) as running:
+        server = llm_mcp.mcp(url=running.url, name="odd")
+        server.tools
+        for bad in ({"name": "arr", "inputSchema": {"type": "array"}},
+                    {"name": "props", "inputSchema": {"type": "object", "properties": ["a"]}},
+                    {"name": "req", "inputSchema": {"type": "object", "required": "a"}}):
+            server._tools.append(llm_mcp.Tool(server, bad))
+        chat = chat_on([reply("ok")]).with_mcp(server)
+        with caplog.at_level(logging.WARNING, logger="llm_mcp.chat"):
+            chat.ask("hi")
+        assert model.requests[0].tool_names == ["good"]
+        assert {"arr", "props", "req"} <= {r.getMessage().split("'")[1] for r in caplog.records}
+        server.close()
+
+
+def test_error_texts_show_only_the_origin_of_a_url(chat_on, model):
+    from .conftest import free_port
+
+    url = f"http://127.0.0.1:{free_port()}/mcp/SECRETPATH?api_key=QSECRET"
+    server = llm_mcp.mcp(url=url, name="q")
+    ghost = llm_mcp.Tool(server, {"name": "ghost"})
+    chat = chat_on([tool_call("ghost", {}), reply("ok")]).with_tools(ghost)
+    chat.ask("go")
+    text = _text(model.requests[1].tool_results[0])
+    assert "could not be reached at http://127.0.0.1:" in text
+    assert "QSECRET" not in text and "SECRETPATH" not in text
+
+
+def test_tool_search_still_works_when_its_name_is_taken(chat_on, model, echo_http_url):
+    def search_tools(query: str) -> str:
+        return "my own search"
+
+    chat = chat_on().with_mcp(_echo(echo_http_url, defer=["add"])).with_tools(search_tools)
+    assert [t.name for t in chat.tools].count("search_tools") == 2  # the user's, and the built-in one
+    from llm_mcp.chat.schemas import wire_name
+
+    renamed = wire_name("search_tools", {"search_tools"})
+    model.add(tool_call(renamed, {"query": "add integers"}), tool_call("add", {"a": 1, "b": 1}), reply("2"))
+    chat.ask("add")
+    assert "add" in model.requests[1].tool_names
+    assert model.requests[2].tool_results[-1]["content"] == '{"sum": 2}'
+
+
+def test_long_results_are_cut_for_the_model(chat_on, model):
+    def big() -> str:
+        return "x" * 500
+
+    chat = chat_on([tool_call("big", {}), reply("ok")], max_result_chars=100).with_tools(big)
+    chat.ask("go")
+    content = model.requests[1].tool_results[0]["content"]
+    assert content.startswith("x" * 100) and content.endswith("[... 400 more characters cut: the result was too long]")
+
+
+@pytest.mark.parametrize("settings, message", [
+    ({"extra_tools": 5}, "extra_tools"),
+    ({"extra_tools": [5]}, "extra_tools"),
+    ({"requires_approval": 1}, "requires_approval"),
+    ({"defer": 1}, "defer"),
+    ({"tool_options": {5: {}}}, "tool_options keys"),
+    ({"tool_options": {"echo": {"description": 5}}}, "description"),
+])
+def test_more_bad_shaping_settings_are_refused(echo_http_url, settings, message):
+    with pytest.raises(ValueError, match=message):
+        _echo(echo_http_url, **settings)
+
+
+def test_bad_chat_arguments_are_refused():
+    with pytest.raises(TypeError, match="store"):
+        llm_mcp.chat("m", "openai", api_key="k", store=5)
+    with pytest.raises(TypeError, match="params"):
+        llm_mcp.chat("m", "openai", api_key="k", params=5)
+    chat = llm_mcp.chat("m", "openai", api_key="k")
+    with pytest.raises(TypeError, match="string"):
+        chat.ask(None)
+    with pytest.raises(TypeError, match="instructions must be a string"):
+        chat.with_instructions(["a", "b"])
+
+
+def test_failure_text_is_a_sentence(chat_on, model):
+    server = llm_mcp.mcp(command=[PYTHON, "-c", "import sys; sys.exit(3)"], name="gone", timeout=5)
+    tool = llm_mcp.Tool(server, {"name": "t"})
+    text = tool.call()["error"]
+    assert ". " not in text.split(":", 1)[0] and text.endswith(".") and ".." not in text
