@@ -28,16 +28,17 @@ import logging
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-import llm_mcp  # noqa: E402
-from llm_mcp.testing.scripted_model import ScriptedModel, reply, tool_call  # noqa: E402
-from llm_mcp_tests.conftest import ECHO_SERVER, PYTHON, ServerProcess, free_port  # noqa: E402
+import llm_mcp
+from llm_mcp.testing.scripted_model import ScriptedModel, reply, tool_call
+from llm_mcp_tests.conftest import ECHO_SERVER, PYTHON, ServerProcess, free_port
 
 
 def turns(count: int) -> list[Any]:

@@ -370,6 +370,10 @@ def filesystem_command(node_executable: str, node_modules_dir: Path, filesystem_
     return [node_executable, str(script), str(filesystem_root)]
 
 
+# --------------------------------------------------------------------------- chats: the scripted model
+from llm_mcp_tests.chat_support import chat_on, heard_outages, model  # noqa: E402,F401
+
+
 # --------------------------------------------------------------------------- llm_mcp.testing kit (issue 3)
 # The kit's own pytest fixtures (mcp_test_server), as any project using llm_mcp.testing would enable them.
 from llm_mcp.testing.pytest_plugin import mcp_test_server, scripted_model  # noqa: E402,F401

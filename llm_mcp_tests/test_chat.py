@@ -20,7 +20,7 @@ from llm_mcp.chat import ChatTool, Message
 from llm_mcp.chat.chat import CANCELLED, DECLINED
 from llm_mcp.testing.scripted_model import reply, tool_call, turn
 
-from .chat_support import chat_on, make_chat, model  # noqa: F401 - fixtures
+from .chat_support import make_chat
 from .conftest import echo_command
 from .servers.echo_server import FAIL_TEXT
 
@@ -688,7 +688,7 @@ def test_agent_declarations_are_checked_when_the_class_is_made():
 
     with pytest.raises(TypeError, match="model must be a string"):
         class ComputedModel(llm_mcp.Agent):
-            model = lambda self: "gpt"  # noqa: E731
+            model = lambda self: "gpt"
 
     class ListInstructions(llm_mcp.Agent):
         model = "m"

@@ -18,7 +18,7 @@ from llm_mcp.chat.chat import NOT_RUN
 from llm_mcp.client import outages
 from llm_mcp.testing.scripted_model import ScriptedModel, reply, tool_call, turn
 
-from .chat_support import chat_on, heard_outages, make_chat, model  # noqa: F401 - fixtures
+from .chat_support import make_chat
 from .conftest import PYTHON, echo_command
 
 
@@ -171,7 +171,7 @@ def test_computed_credentials_keep_the_backoff_per_object(raw_http):
 
     class PerUser(llm_mcp.MCP):
         inputs = ["user"]
-        bearer_token = lambda self: f"token-{self.user}"  # noqa: E731
+        bearer_token = lambda self: f"token-{self.user}"
 
     Bound = type("PerUser", (PerUser,), {"url": url})
     ann, bob = Bound(user="ann"), Bound(user="bob")

@@ -15,7 +15,6 @@ import llm_mcp
 from llm_mcp.client import outages
 from llm_mcp.testing.scripted_model import reply, tool_call
 
-from .chat_support import chat_on, model  # noqa: F401 - fixtures
 from .conftest import PYTHON, free_port, raw_stdio_command
 
 
@@ -31,16 +30,8 @@ def _calls(raw_http: Any, case: str, method: str) -> int:
     return count
 
 
-@pytest.fixture
-def heard() -> Any:
-    events: list[tuple[str, str, int | None]] = []
-    outages.listeners.append(lambda *event: events.append(event))
-    yield events
-    outages.listeners.pop()
-
-
 @pytest.mark.parametrize("how", ["refused", "http500", "http429", "stdio-exit"])
-def test_unreachable_servers_are_left_out_and_reported(chat_on, model, raw_http, heard, caplog, how):
+def test_unreachable_servers_are_left_out_and_reported(chat_on, model, raw_http, heard_outages, caplog, how):
     """MCP-DOWN-01, MCP-DOWN-02, MCP-DOWN-03, MCP-DOWN-04: refused, 5xx, 429, a process that exits:
     the turn goes on without the server; a warning and one event name it, never the message."""
     if how == "refused":
@@ -60,13 +51,13 @@ def test_unreachable_servers_are_left_out_and_reported(chat_on, model, raw_http,
     with caplog.at_level("WARNING", logger="llm_mcp.chat"):
         assert chat.ask("hi").content == "down is down"
     assert model.requests[0].tool_names == ["echo", "crash", "big", "ask_client", "bad_sum", "sleep"]
-    assert heard == [expected]
+    assert heard_outages == [expected]
     warning = [r.getMessage() for r in caplog.records if "down" in r.getMessage()]
     assert warning and (str(expected[2]) in warning[0] if expected[2] else "ConnectionError" in warning[0])
     working.close()
 
 
-def test_down_server_waits_process_wide_and_for_retry_after(chat_on, model, raw_http, heard, caplog):
+def test_down_server_waits_process_wide_and_for_retry_after(chat_on, model, raw_http, heard_outages, caplog):
     """MCP-DOWN-06, MCP-DOWN-07: another chat, with another instance of the same server, does not
     contact it during the wait; a Retry-After of 1 s replaces the 60 s."""
     url = raw_http.url("rate429")
@@ -78,7 +69,7 @@ def test_down_server_waits_process_wide_and_for_retry_after(chat_on, model, raw_
     assert len(raw_http.log("rate429")) == requests_so_far  # not contacted
     assert "busy" in model.requests[1].system
     assert any("for 1 s" in r.getMessage() for r in caplog.records)
-    assert len(heard) == 1
+    assert len(heard_outages) == 1
 
 
 def test_default_wait_is_a_minute(raw_http, caplog):
@@ -118,7 +109,7 @@ def test_a_chat_that_listed_the_tools_keeps_them(chat_on, model, echo_http_url):
     assert "echo" in model.requests[1].tool_names
 
 
-def test_a_call_that_fails_puts_the_server_out_of_the_next_requests(chat_on, model, raw_http, heard):
+def test_a_call_that_fails_puts_the_server_out_of_the_next_requests(chat_on, model, raw_http, heard_outages):
     """MCP-DOWN-12, MCP-DOWN-13, MCP-DOWN-14, MCP-TOOLERR-07: after a 500 on tools/call the chat leaves the server out;
     a call during the backoff gets the tool error with no request and no rescue_from handler."""
     handled: list[Exception] = []
@@ -137,7 +128,7 @@ def test_a_call_that_fails_puts_the_server_out_of_the_next_requests(chat_on, mod
                     tool_call("echo", {"message": "y"}), reply("skipped")]).with_mcp(server)
     chat.ask("first")
     assert handled and model.requests[1].tool_results[0]["content"] == "handled"
-    assert heard == [("flaky", "ConnectionError", 500)]
+    assert heard_outages == [("flaky", "ConnectionError", 500)]
     calls = _calls(raw_http, "err500_call", "tools/call")
     assert calls == 1
     # next turn: the server sits out, and a call to its tool (given with with_tools) is skipped

@@ -13,7 +13,6 @@ import llm_mcp
 from llm_mcp.chat import ChatTool
 from llm_mcp.testing.scripted_model import reply, tool_call
 
-from .chat_support import chat_on, model  # noqa: F401 - fixtures
 from .servers.echo_server import FAIL_TEXT
 
 ECHO_TOOLS = ["echo", "add", "image", "mixed", "fail", "with_meta", "headered", "sleep", "progress", "files/read"]

@@ -16,8 +16,9 @@ import logging
 import mimetypes
 import os
 import threading
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Callable, Iterable
+from typing import Any
 
 from ..client import outages
 from ..client.cancel import CancelScope

@@ -12,7 +12,8 @@ from __future__ import annotations
 import inspect
 import json
 import re
-from typing import TYPE_CHECKING, Any, Callable, ClassVar
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, ClassVar
 
 if TYPE_CHECKING:
     from .chat import Chat

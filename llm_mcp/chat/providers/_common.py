@@ -6,7 +6,8 @@ import base64
 import json
 import threading
 from collections import OrderedDict
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ...client.result import Attachment
 

@@ -8,8 +8,9 @@ to send (the chat has already made them acceptable to every provider, see
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from ..messages import Message
 
