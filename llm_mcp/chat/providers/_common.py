@@ -173,3 +173,17 @@ def shared_client(kind: str, build: Callable[..., Any], **settings: Any) -> Any:
         while len(_clients) > MAX_SHARED_CLIENTS:
             _clients.popitem(last=False)
     return client
+
+
+def sdk_client(provider: str, module: str, factory: str, client: Any, api_key: str | None, base_url: str | None,
+               options: dict[str, Any]) -> Any:
+    """The SDK client a provider uses: ``client`` as given, or a shared one built from the settings.
+
+    Raises ``TypeError`` when ``client`` comes with settings, ``ImportError`` (naming the
+    extra to install) when the SDK is missing."""
+    if client is not None:
+        if api_key is not None or base_url is not None or options:
+            raise TypeError(f"{provider}: pass either client or api_key/base_url/client options, not both")
+        return client
+    sdk = import_sdk(module, module, provider)
+    return shared_client(module, getattr(sdk, factory), api_key=api_key, base_url=base_url, **options)

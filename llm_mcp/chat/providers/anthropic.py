@@ -68,14 +68,7 @@ class AnthropicProvider(Provider):
 
     def __init__(self, api_key: str | None = None, base_url: str | None = None, client: Any = None,
                  max_tokens: int = 4096, **client_options: Any):
-        if client is not None:
-            if api_key is not None or base_url is not None or client_options:
-                raise TypeError("AnthropicProvider: pass either client or api_key/base_url/client options, not both")
-            self.client = client
-        else:
-            sdk = common.import_sdk("anthropic", "anthropic", "AnthropicProvider")
-            self.client = common.shared_client("anthropic", sdk.Anthropic, api_key=api_key, base_url=base_url,
-                                               **client_options)
+        self.client = common.sdk_client("AnthropicProvider", "anthropic", "Anthropic", client, api_key, base_url, client_options)
         self.base_url = str(getattr(self.client, "base_url", base_url) or "")
         self.max_tokens = max_tokens
 

@@ -62,14 +62,7 @@ class OpenAIProvider(Provider):
 
     def __init__(self, api_key: str | None = None, base_url: str | None = None, client: Any = None,
                  **client_options: Any):
-        if client is not None:
-            if api_key is not None or base_url is not None or client_options:
-                raise TypeError("OpenAIProvider: pass either client or api_key/base_url/client options, not both")
-            self.client = client
-        else:
-            sdk = common.import_sdk("openai", "openai", "OpenAIProvider")
-            self.client = common.shared_client("openai", sdk.OpenAI, api_key=api_key, base_url=base_url,
-                                               **client_options)
+        self.client = common.sdk_client("OpenAIProvider", "openai", "OpenAI", client, api_key, base_url, client_options)
         self.base_url = str(getattr(self.client, "base_url", base_url) or "")
 
     def __repr__(self) -> str:
