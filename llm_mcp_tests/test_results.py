@@ -578,3 +578,13 @@ def test_case_c13_conforming_structured_content_has_no_schema_errors(conn, caplo
     assert result.structured == {"sum": 0}
     assert result.schema_errors == []
     assert not [r for r in caplog.records if "outputSchema" in r.getMessage()]
+
+
+def test_result_without_content_is_reported():
+    """A tools/call result must carry content; one without it is read, and the omission reported."""
+    from llm_mcp.client.result import Result
+
+    result = Result({"structuredContent": {"a": 1}})
+    assert result.text == "" and result.structured == {"a": 1}
+    assert result.schema_errors == ["content is missing (the protocol requires it)"]
+    assert Result({"content": []}).schema_errors == []

@@ -160,7 +160,9 @@ class Result:
         texts: list[str] = []
         self.attachments: list[Attachment] = []
         content = raw.get("content")
-        if content is not None and not isinstance(content, list):
+        if content is None:
+            self.schema_errors.append("content is missing (the protocol requires it)")
+        elif not isinstance(content, list):
             self.schema_errors.append("content is not a list; ignored")
             log.warning("MCP tool %s: content is not a list; ignored", tool_name)
         for index, block in enumerate(content if isinstance(content, list) else []):

@@ -284,7 +284,7 @@ class StdioTransport:
                     if remaining <= 0:
                         return False
                     _check_cancelled()
-                    self._turn.wait(min(remaining, EXIT_CHECK))
+                    self._turn.wait(min(remaining, _slice()))
                 if pending.done:
                     return True
                 nested, self._reader = self._reader == me, me  # a handler may call the server again
@@ -313,7 +313,7 @@ class StdioTransport:
                 try:
                     # In slices, so that a server whose process ended while a child of its own
                     # holds its stdout open is noticed, not waited for until the deadline.
-                    if not stream.fill(min(deadline - time.monotonic(), EXIT_CHECK)) \
+                    if not stream.fill(min(deadline - time.monotonic(), _slice())) \
                             and stream.process.poll() is not None:
                         stream.eof = True
                 except OSError:
@@ -381,6 +381,15 @@ class StdioTransport:
                 self._write(process, reply)
             except ConnectionError:
                 pass
+
+
+CANCEL_CHECK = 0.05
+"""Seconds between checks of a cancel scope while a request waits (when one is active)."""
+
+
+def _slice() -> float:
+    """How long one wait may last: short while a cancel scope could stop the request."""
+    return CANCEL_CHECK if current_scope() is not None else EXIT_CHECK
 
 
 def _check_cancelled() -> None:
