@@ -211,16 +211,16 @@ def test_case_c12_schemas_filled_minimally():
                       "required": ["tags"]}  # the input is not changed
 
 
-def test_tool_visible_only_to_apps_is_never_offered(chat_on, model):
+def test_tool_visible_only_to_apps_is_never_offered(chat_on, model, mcp_test_server):
     """Tools whose MCP App visibility leaves out "model" are not offered (MCP-TOOL-08 in chats)."""
-    app_only = {"name": "app_refresh", "description": "d", "inputSchema": {"type": "object"},
-                "_meta": {"ui": {"resourceUri": "ui://x", "visibility": ["app"]}}}
-    server = llm_mcp.mcp(command=echo_command(), name="echo")
-    server.tools  # list, then add an app-only tool as the server would have listed it
-    server._tools.append(llm_mcp.Tool(server, app_only))
+    running = mcp_test_server("llm_mcp_tests.servers.seed_tools", era="modern")
+    server = llm_mcp.mcp(url=running.url, name="seed")
+    assert server.tool("app_only").visibility == ["app"]
+    assert server.tool("app_widget").visibility == ["model", "app"]
     chat = chat_on([reply("ok")]).with_mcp(server)
     chat.ask("hi")
-    assert "app_refresh" not in model.requests[0].tool_names and "echo" in model.requests[0].tool_names
+    assert "app_only" not in model.requests[0].tool_names and "app_widget" in model.requests[0].tool_names
+    assert server.app_only().text == "app only"  # still callable from Python
     server.close()
 
 
