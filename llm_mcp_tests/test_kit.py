@@ -244,9 +244,9 @@ def test_respond_with_error_forms() -> None:
     (("error",), {}, ValueError, "needs text="),
     ((), {"text": "x"}, ValueError, "belongs to the form"),
     ((), {"error": "x", "content": {"type": "text", "text": "y"}}, ValueError, "cannot be combined"),
-    ((), {"content": {"type": "video"}}, TypeError, "content block"),
-    ((), {"content": ["plain string"]}, TypeError, "content block"),
-    ((), {"error": 3}, TypeError, "Triple.error"),
+    ((), {"content": {"type": "video"}}, kit.InvalidResult, "content block"),
+    ((), {"content": ["plain string"]}, kit.InvalidResult, "content block"),
+    ((), {"error": 3}, kit.InvalidResult, r"Triple.respond_with: error= must be a non-empty str"),
 ])
 def test_respond_with_misuse(args: tuple[Any, ...], kwargs: dict[str, Any], error: type[Exception],
                              words: str) -> None:
@@ -278,7 +278,7 @@ def test_tool_errors_from_exceptions(caplog: pytest.LogCaptureFixture) -> None:
         assert Crashes.run() == {"content": [{"type": "text", "text": "crashes failed: KeyError: 'missing'"}],
                                  "isError": True}
     assert "tool crashes failed" in caplog.text
-    with pytest.raises(TypeError, match="must return self.respond_with"):
+    with pytest.raises(kit.InvalidResult, match=r"ReturnsNothing.call\(\) returned None: did you forget"):
         ReturnsNothing.run()
 
 

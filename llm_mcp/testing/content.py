@@ -15,6 +15,8 @@ import base64
 import binascii
 from typing import Any
 
+from .runtime import InvalidResult
+
 __all__ = [
     "audio_content",
     "embedded_resource_content",
@@ -43,6 +45,12 @@ def _text(value: Any, what: str) -> str:
     return value
 
 
+def _mime(value: Any) -> str:
+    if not _text(value, "mime_type"):
+        raise InvalidResult("mime_type must be a non-empty str such as 'image/png'")
+    return value
+
+
 def _base64(data: Any, what: str) -> str:
     """``bytes`` -> base64 text; a ``str`` must already be valid base64."""
     if isinstance(data, (bytes, bytearray, memoryview)):
@@ -51,7 +59,7 @@ def _base64(data: Any, what: str) -> str:
         try:
             base64.b64decode(data.encode("ascii"), validate=True)
         except (binascii.Error, UnicodeEncodeError) as exc:
-            raise ValueError(f"{what} is a str but not valid base64: {exc}") from None
+            raise InvalidResult(f"{what} is a str but not valid base64: {exc}") from None
         return data
     raise TypeError(f"{what} must be bytes or a base64 str; got {type(data).__name__}")
 
@@ -75,7 +83,7 @@ def image_content(*, data: bytes | str, mime_type: str, meta: dict[str, Any] | N
         # {"type": "image", "data": "dGVzdA==", "mimeType": "image/png"}
         # TypeError when a keyword is missing, ValueError for a str that is not base64
     """
-    return _extras({"type": "image", "data": _base64(data, "image data"), "mimeType": _text(mime_type, "mime_type")},
+    return _extras({"type": "image", "data": _base64(data, "image data"), "mimeType": _mime(mime_type)},
                    meta, annotations)
 
 
@@ -87,7 +95,7 @@ def audio_content(*, data: bytes | str, mime_type: str, meta: dict[str, Any] | N
         # {"type": "audio", "data": "<base64>", "mimeType": "audio/wav"}
         # TypeError when a keyword is missing
     """
-    return _extras({"type": "audio", "data": _base64(data, "audio data"), "mimeType": _text(mime_type, "mime_type")},
+    return _extras({"type": "audio", "data": _base64(data, "audio data"), "mimeType": _mime(mime_type)},
                    meta, annotations)
 
 
@@ -132,6 +140,10 @@ def embedded_resource_content(*, resource: Any, meta: dict[str, Any] | None = No
         raise ValueError("an embedded resource needs a str 'uri'")  # noqa: TRY004 - a missing key, not a wrong type
     if ("text" in resource) == ("blob" in resource):
         raise ValueError("an embedded resource needs exactly one of 'text' or 'blob'")
+    if "text" in resource and not isinstance(resource["text"], str):
+        raise InvalidResult(f"an embedded resource's 'text' must be a str; got {type(resource['text']).__name__}")
+    if "blob" in resource:
+        _base64(resource["blob"], "an embedded resource's 'blob'")
     return _extras({"type": "resource", "resource": dict(resource)}, meta, annotations)
 
 

@@ -15,11 +15,18 @@ from __future__ import annotations
 
 import inspect
 import re
+from collections.abc import Iterator
 from typing import Any, ClassVar
 
 __all__ = ["Definable", "check_dict", "check_schema", "check_text"]
 
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9_.\-/]{1,128}$")
+
+_LIKELY_TYPOS = {"inputSchema": "input_schema", "outputSchema": "output_schema", "inputschema": "input_schema",
+                 "outputschema": "output_schema", "annotation": "annotations", "securitySchemes": "security_schemes",
+                 "security_scheme": "security_schemes", "_meta": "meta", "mimeType": "mime_type",
+                 "uriTemplate": "uri_template", "argument": "arguments", "completion": "completions"}
+"""Attribute names that are almost certainly a misspelt definition (checked on every kit class)."""
 
 
 def check_text(owner: str, key: str, value: Any, *, required: bool = False) -> str | None:
@@ -67,7 +74,39 @@ def check_schema(owner: str, key: str, value: Any, *, required: bool = False) ->
         validator_for(schema).check_schema(schema)
     except SchemaError as exc:
         raise ValueError(f"{owner}.{key} is not a valid JSON Schema: {exc.message}") from None
+    _check_refs(owner, key, schema)
     return schema
+
+
+def _refs(value: Any) -> Iterator[str]:
+    if isinstance(value, dict):
+        ref = value.get("$ref")
+        if isinstance(ref, str):
+            yield ref
+        for item in value.values():
+            yield from _refs(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _refs(item)
+
+
+def _check_refs(owner: str, key: str, schema: dict[str, Any]) -> None:
+    """Every ``$ref`` must resolve inside the schema itself (the kit never fetches remote schemas)."""
+    refs = sorted(set(_refs(schema)))
+    if not refs:
+        return
+    from referencing import Registry, Resource
+    from referencing.exceptions import Unresolvable
+    from referencing.jsonschema import DRAFT202012
+
+    resource = Resource.from_contents(schema, default_specification=DRAFT202012)
+    resolver = Registry().with_resource("urn:llm-mcp-kit:schema", resource).crawl().resolver(
+        base_uri="urn:llm-mcp-kit:schema")
+    for ref in refs:
+        try:
+            resolver.lookup(ref)
+        except Unresolvable:
+            raise ValueError(f"{owner}.{key}: $ref {ref!r} does not resolve inside the schema") from None
 
 
 def _resolve(cls: type, value: Any) -> Any:
@@ -96,9 +135,18 @@ class Definable:
 
     DEFINITIONS: ClassVar[tuple[str, ...]] = ()
     CALLABLE_DEFINITIONS: ClassVar[tuple[str, ...]] = ()
+    WORK_METHOD: ClassVar[str] = ""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
+        for wrong, right in _LIKELY_TYPOS.items():
+            if wrong in cls.__dict__ and right in cls.DEFINITIONS:
+                raise ValueError(f"{cls.__name__}.{wrong}: did you mean {right}? (kit definitions are snake_case "
+                                 f"class attributes: {', '.join(cls.DEFINITIONS)})")
+        work = cls.__dict__.get(cls.WORK_METHOD) if cls.WORK_METHOD else None
+        if work is not None and (inspect.iscoroutinefunction(work) or inspect.isasyncgenfunction(work)):
+            raise TypeError(f"{cls.__name__}.{cls.WORK_METHOD}() must be a plain def: the kit runs it in a worker "
+                            f"thread, where it may block (use time.sleep, files, sockets, not await)")
         define = cls.__dict__.get("define")
         if define is not None:
             hook = define.__get__(None, cls) if isinstance(define, (classmethod, staticmethod)) else define
@@ -152,7 +200,8 @@ def check_completions(owner: str, completions: Any) -> dict[str, Any] | None:
 
 
 def complete_values(completions: dict[str, Any] | None, argument: str, value: str,
-                    arguments: dict[str, str] | None = None, limit: int = 100) -> dict[str, Any]:
+                    arguments: dict[str, str] | None = None, limit: int = 100, *,
+                    owner: str = "ResourceTemplate") -> dict[str, Any]:
     """The ``completion/complete`` answer: candidates starting with ``value`` (case-insensitive).
 
         complete_values({"style": ["formal", "casual"]}, "style", "fo")
@@ -165,7 +214,18 @@ def complete_values(completions: dict[str, Any] | None, argument: str, value: st
     if source is None:
         candidates: list[str] = []
     elif callable(source):
-        candidates = [str(v) for v in source(value, dict(arguments or {}))]
+        from .runtime import InvalidResult
+
+        name = getattr(source, "__qualname__", type(source).__name__)
+        try:
+            found = source(value, dict(arguments or {}))
+        except Exception as exc:
+            raise InvalidResult(f"{owner}.completions[{argument!r}] ({name}) failed: "
+                                f"{type(exc).__name__}: {exc}") from exc
+        if not isinstance(found, (list, tuple)) or not all(isinstance(v, str) for v in found):
+            raise InvalidResult(f"{owner}.completions[{argument!r}] ({name}) must return a list of str; "
+                                f"got {found!r}")
+        candidates = list(found)
     else:
         candidates = [v for v in source if v.lower().startswith(value.lower())]
     return {"values": candidates[:limit], "total": len(candidates), "hasMore": len(candidates) > limit}

@@ -18,9 +18,16 @@ from .definition import (
     complete_values,
     named_entry,
 )
-from .runtime import CallChannel, CallState, bind_call
+from .results import check_prompt_result
+from .runtime import CallChannel, CallState, InvalidResult, bind_call
 
-__all__ = ["Prompt"]
+__all__ = ["MissingPromptArguments", "Prompt"]
+
+_ARGUMENT_KEYS = ("name", "title", "description", "required")
+
+
+class MissingPromptArguments(ValueError):
+    """``prompts/get`` without a required argument (the server answers -32602)."""
 
 
 class Prompt(Definable, CallState):
@@ -42,6 +49,7 @@ class Prompt(Definable, CallState):
 
     DEFINITIONS = ("name", "title", "description", "arguments", "completions", "meta")
     CALLABLE_DEFINITIONS = ("arguments", "completions", "meta")
+    WORK_METHOD = "messages"
 
     name: ClassVar[str | None] = None
     title: ClassVar[str | None] = None
@@ -61,9 +69,22 @@ class Prompt(Definable, CallState):
                 raise TypeError(f"{owner}.arguments must be a list of dicts; got {declared!r}")
             for argument in declared:
                 check_text(owner, "arguments[].name", argument.get("name"), required=True)
+                unknown = sorted(str(k) for k in argument if k not in _ARGUMENT_KEYS)
+                if unknown:
+                    raise ValueError(f"{owner}.arguments: {argument['name']!r} has unknown key(s) {unknown}; "
+                                     f"known: {', '.join(_ARGUMENT_KEYS)}")
                 if not isinstance(argument.get("required", False), bool):
                     raise TypeError(f"{owner}.arguments: 'required' of {argument['name']!r} must be a bool")
+                for key in ("title", "description"):
+                    check_text(owner, f"arguments[{argument['name']!r}].{key}", argument.get(key))
+            names = [a["name"] for a in declared]
+            doubled = sorted({n for n in names if names.count(n) > 1})
+            if doubled:
+                raise ValueError(f"{owner}.arguments: the argument name(s) {doubled} appear more than once")
         cls.declared_arguments = list(declared or [])
+        unknown_completions = sorted(set(cls.completions or {}) - {a["name"] for a in cls.declared_arguments})
+        if unknown_completions:
+            raise ValueError(f"{owner}.completions names {unknown_completions}, which are not in {owner}.arguments")
 
     declared_arguments: ClassVar[list[dict[str, Any]]] = []
 
@@ -105,16 +126,26 @@ class Prompt(Definable, CallState):
         """The ``prompts/get`` result.
 
             Greet.render({"style": "formal"})   # {"description": ..., "messages": [...]}
-            # ValueError when a required argument is missing
+            # MissingPromptArguments (a ValueError) when a required argument is missing
+            # InvalidResult when messages() raises or returns something that is not a list of messages
         """
         arguments = dict(arguments or {})
         missing = [a["name"] for a in cls.declared_arguments if a.get("required") and a["name"] not in arguments]
         if missing:
-            raise ValueError(f"prompt {cls.name}: missing required argument(s) {missing}")
-        result: dict[str, Any] = {"messages": cls(arguments, context, channel=channel).messages()}
+            raise MissingPromptArguments(f"prompt {cls.name}: missing required argument(s) {missing}")
+        owner = f"{cls.__name__}.messages()"
+        prompt = cls(arguments, context, channel=channel)
+        try:
+            messages = prompt.messages()
+        except InvalidResult:
+            raise
+        except Exception as exc:
+            prompt.server_logger.exception("%s failed", owner)
+            raise InvalidResult(f"{owner} failed: {type(exc).__name__}: {exc}") from exc
+        result: dict[str, Any] = {"messages": messages}
         if cls.description is not None:
             result["description"] = cls.description
-        return result
+        return check_prompt_result(owner, result)
 
     @classmethod
     def complete(cls, argument: str, value: str, arguments: dict[str, str] | None = None) -> dict[str, Any]:
@@ -122,4 +153,4 @@ class Prompt(Definable, CallState):
 
             Greet.complete("style", "f")   # {"values": ["formal"], "total": 1, "hasMore": False}
         """
-        return complete_values(cls.completions, argument, value, arguments)
+        return complete_values(cls.completions, argument, value, arguments, owner=cls.__name__)

@@ -16,7 +16,8 @@ from urllib.parse import unquote
 
 from .content import resource_contents
 from .definition import Definable, check_completions, check_dict, check_text
-from .runtime import CallChannel, CallState, bind_call
+from .results import check_annotations_object, check_contents
+from .runtime import CallChannel, CallState, InvalidResult, bind_call
 
 __all__ = ["Resource", "ResourceTemplate"]
 
@@ -36,6 +37,7 @@ def _entry(cls: Any, key: str, value: Any) -> dict[str, Any]:
 
 class _Readable(Definable, CallState):
     CALLABLE_DEFINITIONS = ("annotations", "meta")
+    WORK_METHOD = "read"
 
     name: ClassVar[str | None] = None
     title: ClassVar[str | None] = None
@@ -51,7 +53,7 @@ class _Readable(Definable, CallState):
         check_text(owner, "name", cls.name)
         for key in ("title", "description", "mime_type"):
             check_text(owner, key, getattr(cls, key))
-        check_dict(owner, "annotations", cls.annotations)
+        check_annotations_object(owner, "annotations", cls.annotations)
         check_dict(owner, "meta", cls.meta)
         if cls.size is not None and (not isinstance(cls.size, int) or isinstance(cls.size, bool) or cls.size < 0):
             raise TypeError(f"{owner}.size must be a non-negative int; got {cls.size!r}")
@@ -66,16 +68,22 @@ class _Readable(Definable, CallState):
         raise NotImplementedError(f"{type(self).__name__}.read() is not implemented")
 
     def _contents(self, uri: str) -> list[dict[str, Any]]:
-        data = self.read()
+        owner = f"{type(self).__name__}.read()"
+        try:
+            data = self.read()
+        except InvalidResult:
+            raise
+        except Exception as exc:
+            self.server_logger.exception("%s failed", owner)
+            raise InvalidResult(f"{owner} failed: {type(exc).__name__}: {exc}") from exc
         meta = dict(self.meta) if self.meta else None
         if isinstance(data, str):
             return [resource_contents(uri=uri, text=data, mime_type=self.mime_type, meta=meta)]
         if isinstance(data, (bytes, bytearray)):
             return [resource_contents(uri=uri, blob=bytes(data), mime_type=self.mime_type, meta=meta)]
-        if isinstance(data, list) and all(isinstance(c, dict) for c in data):
-            return data
-        raise TypeError(f"{type(self).__name__}.read() must return str, bytes or a list of contents dicts; "
-                        f"got {type(data).__name__}")
+        if isinstance(data, list):
+            return check_contents(owner, data)
+        raise InvalidResult(f"{owner} must return str, bytes or a list of contents dicts; got {type(data).__name__}")
 
 
 class Resource(_Readable):
@@ -155,6 +163,7 @@ class ResourceTemplate(_Readable):
         check_text(owner, "uri_template", cls.uri_template)
         check_completions(owner, cls.completions)
         if cls.uri_template is not None:
+            cls._check_expressions()
             parts, last = [], 0
             for match in _EXPRESSION.finditer(cls.uri_template):
                 parts.append(re.escape(cls.uri_template[last:match.start()]))
@@ -165,6 +174,22 @@ class ResourceTemplate(_Readable):
                 cls._pattern = re.compile("^" + "".join(parts) + "$")
             except re.error as exc:
                 raise ValueError(f"{owner}.uri_template {cls.uri_template!r} is not usable: {exc}") from None
+
+    @classmethod
+    def _check_expressions(cls) -> None:
+        owner, template = cls.__name__, cls.uri_template or ""
+        rest = _EXPRESSION.sub("", template)
+        if "{" in rest or "}" in rest:
+            bad = re.findall(r"\{[^{}]*\}?", rest) or [rest]
+            raise ValueError(f"{owner}.uri_template {template!r}: the kit matches only {{var}} and {{+var}} "
+                             f"expressions (one variable each); not {bad[0]!r}")
+        names = [m.group(2) for m in _EXPRESSION.finditer(template)]
+        if len(set(names)) != len(names):
+            raise ValueError(f"{owner}.uri_template {template!r} uses a variable twice")
+        unknown = sorted(set(cls.completions or {}) - set(names))
+        if unknown:
+            raise ValueError(f"{owner}.completions names {unknown}, which are not variables of "
+                             f"{template!r} ({', '.join(names) or 'none'})")
 
     @classmethod
     def definition(cls) -> dict[str, Any]:

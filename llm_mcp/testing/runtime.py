@@ -16,7 +16,8 @@ import threading
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-__all__ = ["LOG_LEVELS", "CallChannel", "CallState", "ClientLogger", "OutputSchemaError", "ToolCancelled", "ToolError", "bind_call"]
+__all__ = ["LOG_LEVELS", "CallChannel", "CallState", "ClientLogger", "InvalidResult", "OutputSchemaError",
+           "ToolCancelled", "ToolError", "bind_call"]
 
 log = logging.getLogger("llm_mcp.testing")
 
@@ -35,7 +36,19 @@ class ToolCancelled(BaseException):
     """
 
 
-class OutputSchemaError(ValueError):
+class InvalidResult(ValueError):
+    """What a tool, resource or prompt answered cannot be sent: a mistake in the test server.
+
+        return None                                  # InvalidResult: Fetch.call() returned None
+        self.text_content(text="hi", annotations={"audience": "robot"})   # refused when answered
+
+    The server logs it and answers the request with JSON-RPC internal error
+    (-32603) carrying this message, the same way in both protocol eras, so a test
+    fails loudly instead of passing on a half-sent answer.
+    """
+
+
+class OutputSchemaError(InvalidResult):
     """Structured content that does not match the tool's ``output_schema``.
 
         self.respond_with(structured_content={"temperature": "warm"})

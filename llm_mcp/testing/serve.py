@@ -256,6 +256,16 @@ def serve_http(server: Any, port: int, era: str = "auto", *, json_response: bool
 # --------------------------------------------------------------------------- command line
 
 
+def _port(text: str) -> int:
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a port number: {text!r}") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"a port is 0..65535; got {port}")
+    return port
+
+
 def add_serve_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     """Add ``--era``, ``--http PORT`` and ``--json-response`` to ``parser``.
 
@@ -264,7 +274,7 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentPar
         serve_from_args(lowlevel_server, args)
     """
     parser.add_argument("--era", choices=ERAS, default="auto", help="protocol era(s) to serve (default: auto)")
-    parser.add_argument("--http", type=int, metavar="PORT", help="serve Streamable HTTP on 127.0.0.1:PORT/mcp")
+    parser.add_argument("--http", type=_port, metavar="PORT", help="serve Streamable HTTP on 127.0.0.1:PORT/mcp")
     parser.add_argument("--json-response", action="store_true", help="HTTP: answer with JSON instead of SSE")
     return parser
 

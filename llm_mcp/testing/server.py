@@ -16,15 +16,16 @@ import argparse
 import json
 import logging
 import warnings
+import weakref
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ._require import require_mcp
 from .definition import complete_values
 from .paging import InvalidCursor, page
-from .prompts import Prompt
+from .prompts import MissingPromptArguments, Prompt
 from .resources import Resource, ResourceTemplate
-from .runtime import LOG_LEVELS, CallChannel, OutputSchemaError, ToolCancelled
+from .runtime import LOG_LEVELS, CallChannel, InvalidResult, ToolCancelled
 from .serve import add_serve_arguments, serve_from_args, serve_http, serve_stdio
 from .tool import Tool
 
@@ -44,6 +45,8 @@ def _field(obj: Any, key: str, default: Any = None) -> Any:
 
 
 def _classes(kind: type, items: Iterable[Any], what: str) -> list[Any]:
+    if isinstance(items, (type, str, bytes, dict)) or not isinstance(items, Iterable):
+        raise TypeError(f"Server {what}= must be a list of {kind.__name__} subclasses; got {items!r}")
     found = list(items)
     for item in found:
         if not (isinstance(item, type) and issubclass(item, kind)):
@@ -62,6 +65,16 @@ def _parse_context(pairs: Sequence[str]) -> dict[str, Any]:
         except ValueError:
             context[key] = value
     return context
+
+
+def _non_negative(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more; got {value}")
+    return value
 
 
 class Server:
@@ -94,6 +107,11 @@ class Server:
             raise TypeError(f"page_size must be an int >= 0; got {page_size!r}")
         if context is not None and not isinstance(context, dict):
             raise TypeError(f"context must be a dict; got {type(context).__name__}")
+        if not isinstance(version, str) or not version:
+            raise TypeError(f"Server version must be a non-empty str such as '1.0.0'; got {version!r}")
+        for label, value in (("title", title), ("instructions", instructions)):
+            if value is not None and not isinstance(value, str):
+                raise TypeError(f"Server {label} must be a str or None; got {value!r}")
         self.name, self.version, self.title, self.instructions = name, version, title, instructions
         self.tools = _classes(Tool, tools, "tools")
         self.resources = _classes(Resource, resources, "resources")
@@ -102,11 +120,13 @@ class Server:
         self.context: dict[str, Any] = dict(context or {})
         self.page_size = page_size
         self.log_level = "debug"
+        """The level for handshake-era sessions that have not sent ``logging/setLevel``."""
+        self._session_levels: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
         self._by_name = self._index(self.tools, lambda t: t.definition()["name"], "tool name")
         self._resources = self._index(self.resources, lambda r: r.definition()["uri"], "resource URI")
         self._prompts = self._index(self.prompts, lambda p: p.definition()["name"], "prompt name")
-        for template in self.resource_templates:
-            template.definition()
+        self._index(self.resource_templates, lambda t: t.definition()["name"], "resource template name")
+        self._index(self.resource_templates, lambda t: t.definition()["uriTemplate"], "uri_template")
         self._built: Any = None
 
     @staticmethod
@@ -118,6 +138,28 @@ class Server:
                 raise ValueError(f"two classes share the {what} {value!r}: {index[value].__name__}, {item.__name__}")
             index[value] = item
         return index
+
+    # -- logging levels ------------------------------------------------------------------------
+
+    @staticmethod
+    def _connection(ctx: Any) -> Any:
+        # mcp 2.3 builds a ServerSession per request; the connection behind it (private
+        # ``_connection``, no public accessor yet) is what lives as long as the client's session.
+        session = _field(ctx, "session")
+        return getattr(session, "_connection", session)
+
+    def _remember_level(self, ctx: Any, level: str) -> None:
+        try:
+            self._session_levels[self._connection(ctx)] = level
+        except TypeError:  # a connection object the kit cannot key on: fall back to one level for all
+            self.log_level = level
+
+    def session_log_level(self, ctx: Any) -> str:
+        """The level a handshake-era session chose with ``logging/setLevel`` (``log_level`` until it does)."""
+        try:
+            return self._session_levels.get(self._connection(ctx), self.log_level)
+        except TypeError:
+            return self.log_level
 
     # -- listing -------------------------------------------------------------------------------
 
@@ -162,7 +204,7 @@ class Server:
 
             async def send_log(level: str, message: str) -> None:
                 modern = _field(ctx, "protocol_version") == "2026-07-28"
-                if not modern and LOG_LEVELS.index(level) < LOG_LEVELS.index(kit.log_level):
+                if not modern and LOG_LEVELS.index(level) < LOG_LEVELS.index(kit.session_log_level(ctx)):
                     return
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
@@ -191,17 +233,30 @@ class Server:
                 raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown {what}: {name}")
             return table[name], name
 
+        def refuse(message: str) -> MCPError:
+            """The kit's -32603 for a mistake in the test server's code, logged, the same in both eras."""
+            logging.getLogger("llm_mcp.testing").error("%s", message)
+            return MCPError(code=types.INTERNAL_ERROR, message=message)
+
+        async def guarded(channel: CallChannel, what: str, fn: Any, *args: Any) -> Any:
+            try:
+                return await in_thread(channel, fn, *args)
+            except (MCPError, MissingPromptArguments):
+                raise
+            except InvalidResult as exc:
+                raise refuse(str(exc)) from None
+            except ToolCancelled:
+                raise refuse(f"{what} raised ToolCancelled but the client did not cancel the request "
+                             f"(raise ToolError to answer a tool error)") from None
+            except Exception as exc:
+                logging.getLogger("llm_mcp.testing").exception("%s failed", what)
+                raise refuse(f"{what} failed: {type(exc).__name__}: {exc}") from None
+
         async def call_tool(ctx: Any, params: Any) -> dict[str, Any]:
             tool, name = named(self._by_name, params, "tool")
             channel = channel_for(ctx, name)
             arguments = dict(_field(params, "arguments") or {})
-            try:
-                result = await in_thread(channel, tool.run, arguments, self.context, channel)
-            except ToolCancelled:
-                raise MCPError(code=-32800, message="Request cancelled") from None
-            except OutputSchemaError as exc:
-                logging.getLogger("llm_mcp.testing").error("%s", exc)
-                raise MCPError(code=types.INTERNAL_ERROR, message=str(exc)) from None
+            result = await guarded(channel, f"{tool.__name__}.call()", tool.run, arguments, self.context, channel)
             # 2026-07-28 results say what they are; the SDK drops the key for older eras.
             return {"resultType": "complete", **result}
 
@@ -216,11 +271,13 @@ class Server:
             channel = channel_for(ctx, uri)
             resource = self._resources.get(uri)
             if resource is not None:
-                contents = await in_thread(channel, resource.read_contents, self.context, channel)
+                contents = await guarded(channel, f"{resource.__name__}.read()", resource.read_contents,
+                                         self.context, channel)
                 return {"resultType": "complete", "contents": contents}
             for template in self.resource_templates:
                 if template.match(uri) is not None:
-                    contents = await in_thread(channel, template.read_contents, uri, self.context, channel)
+                    contents = await guarded(channel, f"{template.__name__}.read()", template.read_contents, uri,
+                                             self.context, channel)
                     return {"resultType": "complete", "contents": contents}
             raise MCPError(code=RESOURCE_NOT_FOUND, message=f"Resource not found: {uri}", data={"uri": uri})
 
@@ -231,9 +288,9 @@ class Server:
             prompt, name = named(self._prompts, params, "prompt")
             channel = channel_for(ctx, name)
             try:
-                result = await in_thread(channel, prompt.render, dict(_field(params, "arguments") or {}),
-                                         self.context, channel)
-            except ValueError as exc:
+                result = await guarded(channel, f"{prompt.__name__}.messages()", prompt.render,
+                                       dict(_field(params, "arguments") or {}), self.context, channel)
+            except MissingPromptArguments as exc:
                 raise MCPError(code=types.INVALID_PARAMS, message=str(exc)) from None
             return {"resultType": "complete", **result}
 
@@ -241,19 +298,31 @@ class Server:
             ref, argument = _field(params, "ref"), _field(params, "argument")
             arguments = _field(_field(params, "context"), "arguments") or {}
             name, value = str(_field(argument, "name", "")), str(_field(argument, "value", ""))
-            completion = {"values": [], "total": 0, "hasMore": False}
-            if _field(ref, "type") == "ref/prompt" and _field(ref, "name") in self._prompts:
-                completion = self._prompts[_field(ref, "name")].complete(name, value, arguments)
-            elif _field(ref, "type") == "ref/resource":
-                for template in self.resource_templates:
-                    if template.uri_template == _field(ref, "uri"):
-                        completion = complete_values(template.completions, name, value, arguments)
+            kind = _field(ref, "type")
+            if kind == "ref/prompt":
+                prompt = self._prompts.get(_field(ref, "name"))
+                if prompt is None:
+                    raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown prompt: {_field(ref, 'name')}")
+                source, owner = prompt.completions, prompt.__name__
+            elif kind == "ref/resource":
+                found = [t for t in self.resource_templates if t.uri_template == _field(ref, "uri")]
+                if not found:
+                    raise MCPError(code=types.INVALID_PARAMS,
+                                   message=f"Unknown resource template: {_field(ref, 'uri')}")
+                source, owner = found[0].completions, found[0].__name__
+            else:
+                raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown completion reference type: {kind}")
+            try:
+                completion = complete_values(source, name, value, arguments, owner=owner)
+            except InvalidResult as exc:
+                logging.getLogger("llm_mcp.testing").error("%s", exc, exc_info=exc.__cause__ is not None)
+                raise MCPError(code=types.INTERNAL_ERROR, message=str(exc)) from None
             return {"resultType": "complete", "completion": completion}
 
         async def set_level(ctx: Any, params: Any) -> dict[str, Any]:
             level = _field(params, "level")
             if level in LOG_LEVELS:
-                self.log_level = level
+                self._remember_level(ctx, level)
             return {}
 
         hint = CacheHint(ttl_ms=0, scope="public")
@@ -298,7 +367,8 @@ class Server:
         parser = add_serve_arguments(argparse.ArgumentParser(description=f"MCP test server {self.name}"))
         parser.add_argument("--context", action="append", default=[], metavar="KEY=VALUE",
                             help="a context value for the tools (repeatable)")
-        parser.add_argument("--page-size", type=int, default=None, metavar="N", help="paginate */list (0 = no)")
+        parser.add_argument("--page-size", type=_non_negative, default=None, metavar="N",
+                            help="paginate */list (0 = no)")
         args = parser.parse_args(argv)
         self.context.update(_parse_context(args.context))
         if args.page_size is not None:

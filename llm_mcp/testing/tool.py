@@ -11,6 +11,7 @@ Definitions (class attributes, callables returning them, or a ``define()`` hook)
 
 from __future__ import annotations
 
+import inspect
 import json
 import threading
 import time
@@ -19,9 +20,11 @@ from typing import Any, ClassVar, TypeVar
 
 from . import content as _content
 from .definition import Definable, check_dict, check_schema, check_text, named_entry
+from .results import check_block, check_call_result
 from .runtime import (
     CallChannel,
     CallState,
+    InvalidResult,
     OutputSchemaError,
     ToolCancelled,
     ToolError,
@@ -40,7 +43,6 @@ ANNOTATION_HINTS = {
 }
 """The behaviour hints a tool may declare, and their names on the wire."""
 
-_BLOCK_TYPES = ("text", "image", "audio", "resource", "resource_link")
 
 
 def check_annotations(owner: str, annotations: Any) -> dict[str, bool] | None:
@@ -80,13 +82,6 @@ def _check_security_schemes(owner: str, schemes: Any) -> list[dict[str, Any]] | 
     return [dict(s) for s in schemes]
 
 
-def _check_block(owner: str, block: Any) -> dict[str, Any]:
-    if not isinstance(block, dict) or block.get("type") not in _BLOCK_TYPES:
-        raise TypeError(f"{owner}: a content block must be a dict made by a content helper "
-                        f"(type one of {', '.join(_BLOCK_TYPES)}); got {block!r}")
-    return block
-
-
 class Tool(Definable, CallState):
     """Base class of a kit tool: define it, then implement ``call()``.
 
@@ -110,6 +105,7 @@ class Tool(Definable, CallState):
 
     DEFINITIONS = ("name", "title", "description", "input_schema", "output_schema", "annotations",
                    "security_schemes", "meta")
+    WORK_METHOD = "call"
     CALLABLE_DEFINITIONS = ("input_schema", "output_schema", "security_schemes", "annotations", "meta")
 
     name: ClassVar[str | None] = None
@@ -141,7 +137,9 @@ class Tool(Definable, CallState):
         check_schema(owner, "output_schema", cls.output_schema)
         cls._wire_annotations = check_annotations(owner, cls.annotations)
         _check_security_schemes(owner, cls.security_schemes)
-        check_dict(owner, "meta", cls.meta)
+        meta = check_dict(owner, "meta", cls.meta)
+        if meta and "securitySchemes" in meta and cls.security_schemes is not None:
+            raise ValueError(f"{owner}: security_schemes and meta['securitySchemes'] both given; use security_schemes")
         cls._validator = None
         cls._output_validator = None
 
@@ -198,20 +196,30 @@ class Tool(Definable, CallState):
         if problems:
             return cls._error_result(f"Invalid arguments for {cls.name}: {problems[0]}")
         tool = cls(arguments, context, channel=channel)
+        owner = f"{cls.__name__}.call()"
         try:
             answer = tool.call()
-        except (ToolCancelled, OutputSchemaError):
+        except (ToolCancelled, InvalidResult):
             raise
         except ToolError as exc:
             return cls._error_result(str(exc))
-        except Exception as exc:
+        except (Exception, SystemExit) as exc:  # SystemExit too: it would end an HTTP server's event loop
             tool.server_logger.exception("tool %s failed", cls.name)
             return cls._error_result(f"{cls.name} failed: {type(exc).__name__}: {exc}")
         if isinstance(answer, str):
             answer = tool.respond_with(content=tool.text_content(text=answer))
-        if not isinstance(answer, dict) or "content" not in answer:
-            raise TypeError(f"{cls.__name__}.call() must return self.respond_with(...) or a str; got {answer!r}")
-        return answer
+        if answer is None:
+            raise InvalidResult(f"{owner} returned None: did you forget `return self.respond_with(...)`?")
+        if inspect.isawaitable(answer):
+            if inspect.iscoroutine(answer):
+                answer.close()
+            raise InvalidResult(f"{owner} returned an awaitable; call() must be a plain def returning "
+                                f"self.respond_with(...)")
+        if isinstance(answer, dict) and "type" in answer and "content" not in answer:
+            raise InvalidResult(f"{owner} returned a content block; wrap it: return self.respond_with(content=...)")
+        if isinstance(answer, list):
+            raise InvalidResult(f"{owner} returned a list; wrap it: return self.respond_with(content=[...])")
+        return check_call_result(owner, answer, output_schema=cls.output_schema is not None)
 
     @classmethod
     def _argument_errors(cls, arguments: dict[str, Any]) -> list[str]:
@@ -240,33 +248,35 @@ class Tool(Definable, CallState):
         unless ``content`` is given too. ``meta`` becomes the result's ``_meta``.
 
         Raises:
-            ValueError: no answer, or two kinds of answer at once, or an unknown ``kind``.
+            InvalidResult (a ValueError): no answer, two kinds of answer at once, an unknown
+                ``kind``, a block the protocol does not accept, structured content that is not a
+                JSON object (or holds NaN). The server answers the call with error -32603.
             OutputSchemaError: ``structured_content`` does not match ``output_schema``.
-            TypeError: a block that is not a content dict.
         """
-        owner = type(self).__name__
+        owner = f"{type(self).__name__}.respond_with"
         if kind is not None:
             if kind != "error":
-                raise ValueError(f"{owner}.respond_with: the positional form is respond_with('error', text=...); "
-                                 f"got {kind!r}")
+                raise InvalidResult(f"{owner}: the positional form is respond_with('error', text=...); got {kind!r}")
             if error is not None or text is None:
-                raise ValueError(f"{owner}.respond_with('error', ...) needs text= (and no error=)")
+                raise InvalidResult(f"{owner}('error', ...) needs text= (and no error=)")
             error = text
         elif text is not None:
-            raise ValueError(f"{owner}.respond_with: text= belongs to the form respond_with('error', text=...)")
+            raise InvalidResult(f"{owner}: text= belongs to the form respond_with('error', text=...)")
         given = [k for k, v in (("content", content), ("structured_content", structured_content),
                                 ("error", error)) if v is not None]
         if not given:
-            raise ValueError(f"{owner}.respond_with needs content=, structured_content= or error=")
+            raise InvalidResult(f"{owner} needs content=, structured_content= or error=")
         if error is not None and len(given) > 1:
-            raise ValueError(f"{owner}.respond_with: error= cannot be combined with {given}")
+            raise InvalidResult(f"{owner}: error= cannot be combined with {given}")
         if error is not None:
-            result = self._error_result(check_text(owner, "error", error, required=True) or "")
+            if not isinstance(error, str) or not error:
+                raise InvalidResult(f"{owner}: error= must be a non-empty str; got {error!r}")
+            result = self._error_result(error)
         else:
             blocks: list[dict[str, Any]] = []
             if content is not None:
                 items = content if isinstance(content, list) else [content]
-                blocks = [_check_block(owner, block) for block in items]
+                blocks = [check_block(owner, block, f"content[{i}]") for i, block in enumerate(items)]
             result = {"content": blocks, "isError": False}
             if structured_content is not None:
                 self._check_output(structured_content)
@@ -274,11 +284,16 @@ class Tool(Definable, CallState):
                 if content is None:
                     result["content"] = [_content.text_content(text=json.dumps(structured_content, indent=2))]
         if meta is not None:
-            result["_meta"] = check_dict(owner, "meta", meta)
-        return result
+            if not isinstance(meta, dict):
+                raise InvalidResult(f"{owner}: meta= must be a dict; got {type(meta).__name__}")
+            result["_meta"] = dict(meta)
+        return check_call_result(owner, result, output_schema=False)
 
     def _check_output(self, data: Any) -> None:
         cls = type(self)
+        if not isinstance(data, dict):
+            raise InvalidResult(f"{cls.__name__}.respond_with: structured_content must be a JSON object (a dict); "
+                                f"got {type(data).__name__}")
         if cls.output_schema is None:
             return
         if cls._output_validator is None:
