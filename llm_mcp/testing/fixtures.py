@@ -49,11 +49,14 @@ class RunningServer:
 
     def __init__(self, *, transport: str, era: str, url: str | None = None, command: list[str] | None = None,
                  port: int | None = None, process: subprocess.Popen[bytes] | None = None,
-                 cwd: str | None = None) -> None:
+                 cwd: str | None = None, env: dict[str, str] | None = None) -> None:
         self.transport, self.era, self.url, self.command, self.port = transport, era, url, command, port
         self.process = process
         self.cwd = cwd
+        self.env: dict[str, str] = dict(env or {})
+        """Extra environment variables for the server process (stdio: passed on by ``mcp()``)."""
         self._log: Any = None
+        self._output = ""
         self._stop: Any = None
 
     def mcp(self, **options: Any) -> Any:
@@ -68,14 +71,21 @@ class RunningServer:
             return llm_mcp.mcp(url=self.url, **options)
         if self.cwd is not None:
             options.setdefault("directory", self.cwd)
+        if self.env:
+            options.setdefault("env", dict(self.env))
         return llm_mcp.mcp(command=list(self.command or []), **options)
 
     def output(self) -> str:
-        """What a subprocess server wrote to stdout/stderr so far ("" for threads and stdio)."""
-        if self._log is None:
-            return ""
+        """What a subprocess server wrote to stdout/stderr ("" for threads and stdio); readable after stop."""
+        if self._log is None or self._log.closed:
+            return self._output
         self._log.seek(0)
         return self._log.read().decode("utf-8", "replace")
+
+    def _keep_output(self) -> None:
+        if self._log is not None and not self._log.closed:
+            self._output = self.output()
+            self._log.close()
 
     def stop(self) -> None:
         """Stop the server (idempotent)."""
@@ -87,7 +97,14 @@ class RunningServer:
         return f"<RunningServer {self.transport} {self.era} {self.url or self.command}>"
 
 
-def _wait_listening(port: int, timeout: float, alive: Any) -> None:
+class _PortTaken(RuntimeError):
+    """The chosen port was taken before the server bound it (the only start failure worth a retry)."""
+
+
+_ADDRESS_IN_USE = ("address already in use", "errno 98", "errno 48", "only one usage of each socket address")
+
+
+def _wait_listening(port: int, timeout: float, alive: Any, output: Any = lambda: "") -> None:
     deadline = time.monotonic() + timeout
     while True:
         problem = alive()
@@ -98,24 +115,25 @@ def _wait_listening(port: int, timeout: float, alive: Any) -> None:
                 return
         except OSError:
             if time.monotonic() > deadline:
-                raise RuntimeError(f"the server did not listen on 127.0.0.1:{port} within {timeout:g} s") from None
+                text = output()
+                raise RuntimeError(f"the server did not listen on 127.0.0.1:{port} within {timeout:g} s (startup_timeout)"
+                                   + (f"; its output:\n{text[-4000:]}" if text else "; it printed nothing")) from None
             time.sleep(0.02)
 
 
 def _start_process(module: str, era: str, args: list[str], startup_timeout: float,
                    env: dict[str, str] | None, cwd: str | None) -> RunningServer:
-    last: Exception | None = None
-    for _ in range(3):  # the free port may be taken between choosing and binding it
+    for attempt in range(3):  # only when the free port was taken between choosing and binding it
         port = free_port()
         argv = [sys.executable, "-m", module, "--http", str(port), "--era", era, *args]
         log = tempfile.TemporaryFile()  # noqa: SIM115 - closed by running.stop()
         process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                                   env=env, cwd=cwd)
+                                   env={**os.environ, **env} if env else None, cwd=cwd)
         running = RunningServer(transport="http", era=era, url=f"http://127.0.0.1:{port}/mcp", port=port,
-                                process=process)
+                                process=process, cwd=cwd, env=env)
         running._log = log
 
-        def stop(process: subprocess.Popen[bytes] = process, log: Any = log) -> None:
+        def stop(process: subprocess.Popen[bytes] = process, running: RunningServer = running) -> None:
             if process.poll() is None:
                 process.terminate()
                 try:
@@ -123,7 +141,7 @@ def _start_process(module: str, era: str, args: list[str], startup_timeout: floa
                 except subprocess.TimeoutExpired:
                     process.kill()
                     process.wait(timeout=5)
-            log.close()
+            running._keep_output()
 
         running._stop = stop
 
@@ -131,15 +149,37 @@ def _start_process(module: str, era: str, args: list[str], startup_timeout: floa
                   argv: list[str] = argv) -> str | None:
             if process.poll() is None:
                 return None
-            return f"{argv} exited with {process.returncode} before listening:\n{running.output()[-4000:]}"
+            text = running.output()
+            if any(marker in text.lower() for marker in _ADDRESS_IN_USE):
+                raise _PortTaken(text[-4000:])
+            hint = (" (exit status 0 before listening: did the module call server.serve() under "
+                    "`if __name__ == \"__main__\":`?)" if process.returncode == 0 else "")
+            return f"{argv} exited with {process.returncode} before listening{hint}; its output:\n{text[-4000:]}"
 
         try:
-            _wait_listening(port, startup_timeout, alive)
+            _wait_listening(port, startup_timeout, alive, running.output)
             return running
-        except RuntimeError as exc:
-            last = exc
+        except _PortTaken as exc:
             running.stop()
-    raise RuntimeError(f"could not start {module} over HTTP: {last}") from last
+            if attempt == 2:
+                raise RuntimeError(f"could not start {module} over HTTP: port {port} was in use:\n{exc}") from None
+        except RuntimeError as exc:
+            running.stop()
+            raise RuntimeError(f"could not start {module} over HTTP: {exc}") from None
+    raise AssertionError("unreachable")
+
+
+def _check_importable(module: str, startup_timeout: float, env: dict[str, str] | None, cwd: str) -> None:
+    """Import ``module`` in a child like the one the client will start, so a typo is reported with its cause."""
+    code = "import importlib, sys; importlib.import_module(sys.argv[1])"
+    try:
+        done = subprocess.run([sys.executable, "-c", code, module], capture_output=True, text=True, cwd=cwd,
+                              env={**os.environ, **env} if env else None, timeout=startup_timeout, check=False)
+    except subprocess.TimeoutExpired:
+        raise RuntimeError(f"importing {module} took more than {startup_timeout:g} s (startup_timeout)") from None
+    if done.returncode != 0:
+        raise RuntimeError(f"{module} cannot be imported (cwd {cwd}), so a stdio client could not start it:\n"
+                           f"{(done.stdout + done.stderr)[-4000:]}")
 
 
 def _start_thread(server: Any, era: str, startup_timeout: float, json_response: bool) -> RunningServer:
@@ -165,7 +205,8 @@ def _start_thread(server: Any, era: str, startup_timeout: float, json_response: 
         running._stop = stop
         try:
             _wait_listening(port, startup_timeout,
-                            lambda thread=thread: None if thread.is_alive() else "the server thread ended")
+                            lambda thread=thread: None if thread.is_alive() else "the server thread ended "
+                            "(see the uvicorn error logged above; most likely the port was taken)")
             return running
         except RuntimeError as exc:
             last = exc
@@ -198,6 +239,11 @@ def running_server(target: Any, *, transport: str = "http", era: str = "auto", a
     """
     from .server import Server
 
+    if isinstance(args, (str, bytes)) or not all(isinstance(a, str) for a in args):
+        raise TypeError(f"running_server args must be a list of str such as ['--context', 'user_id=7']; got {args!r}")
+    if env is not None and (not isinstance(env, dict)
+                            or not all(isinstance(k, str) and isinstance(v, str) for k, v in env.items())):
+        raise TypeError(f"running_server env must be a dict of str to str; got {env!r}")
     if transport not in TRANSPORTS:
         raise ValueError(f"transport must be one of {', '.join(TRANSPORTS)}; got {transport!r}")
     if era not in ERAS:
@@ -210,7 +256,9 @@ def running_server(target: Any, *, transport: str = "http", era: str = "auto", a
     elif isinstance(target, str):
         extra = [*args, *(["--json-response"] if json_response else [])]
         if transport == "stdio":
-            running = RunningServer(transport="stdio", era=era, cwd=cwd or os.getcwd(),
+            directory = cwd or os.getcwd()
+            _check_importable(target, startup_timeout, env, directory)
+            running = RunningServer(transport="stdio", era=era, cwd=directory, env=env,
                                     command=[sys.executable, "-m", target, "--era", era, *extra])
         else:
             running = _start_process(target, era, extra, startup_timeout, env, cwd)

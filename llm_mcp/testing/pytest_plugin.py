@@ -23,6 +23,19 @@ from .scripted_model import scripted_model
 __all__ = ["mcp_test_server", "scripted_model"]
 
 
+def _frozen(value: Any) -> Any:
+    """A hashable stand-in for option values (dicts such as ``env``, lists)."""
+    if isinstance(value, dict):
+        return tuple(sorted((str(k), _frozen(v)) for k, v in value.items()))
+    if isinstance(value, (list, tuple, set)):
+        return tuple(_frozen(v) for v in value)
+    try:
+        hash(value)
+    except TypeError:
+        return repr(value)
+    return value
+
+
 @pytest.fixture(scope="module")
 def mcp_test_server() -> Iterator[Callable[..., RunningServer]]:
     """``start(target, transport="http", era="auto", args=(), **options) -> RunningServer``, per module.
@@ -37,8 +50,8 @@ def mcp_test_server() -> Iterator[Callable[..., RunningServer]]:
 
         def start(target: Any, transport: str = "http", era: str = "auto", args: tuple[str, ...] = (),
                   **options: Any) -> RunningServer:
-            key = (target if isinstance(target, str) else id(target), transport, era, tuple(args),
-                   tuple(sorted(options.items())))
+            key = (target if isinstance(target, str) else id(target), transport, era,
+                   tuple(args) if not isinstance(args, str) else args, _frozen(options))
             if key not in started:
                 started[key] = stack.enter_context(running_server(target, transport=transport, era=era,
                                                                   args=args, **options))

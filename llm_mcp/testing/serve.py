@@ -39,6 +39,7 @@ __all__ = [
     "ModernOnly",
     "add_serve_arguments",
     "build_http_app",
+    "exit_when_threads_linger",
     "serve_from_args",
     "serve_http",
     "serve_stdio",
@@ -290,3 +291,32 @@ def serve_from_args(server: Any, args: argparse.Namespace) -> None:
         serve_http(server, args.http, args.era, json_response=args.json_response)
     else:
         serve_stdio(server, args.era)
+        exit_when_threads_linger()
+
+
+def exit_when_threads_linger(grace: float = 1.0) -> None:
+    """End this process once the stdio loop is over, even if a tool's worker thread still blocks.
+
+        serve_stdio(lowlevel_server); exit_when_threads_linger()
+        # stdin closed (the client ended or died): worker threads get ``grace`` seconds, then os._exit(0)
+
+    A ``call()`` stuck in ``while True: time.sleep(...)`` would otherwise keep an orphaned
+    server alive forever, since Python waits for non-daemon threads at exit.
+    """
+    import os
+    import sys
+    import threading
+    import time
+
+    deadline = time.monotonic() + grace
+    for thread in threading.enumerate():
+        if thread is threading.current_thread() or thread.daemon:
+            continue
+        thread.join(max(0.0, deadline - time.monotonic()))
+    if any(t.is_alive() and not t.daemon for t in threading.enumerate() if t is not threading.current_thread()):
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        os._exit(0)

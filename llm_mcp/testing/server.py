@@ -26,7 +26,7 @@ from .paging import InvalidCursor, page
 from .prompts import MissingPromptArguments, Prompt
 from .resources import Resource, ResourceTemplate
 from .runtime import LOG_LEVELS, CallChannel, InvalidResult, ToolCancelled
-from .serve import add_serve_arguments, serve_from_args, serve_http, serve_stdio
+from .serve import add_serve_arguments, exit_when_threads_linger, serve_from_args, serve_http, serve_stdio
 from .tool import Tool
 
 __all__ = ["Server"]
@@ -349,8 +349,13 @@ class Server:
     # -- serving -------------------------------------------------------------------------------
 
     def serve_stdio(self, era: str = "auto") -> None:
-        """Serve on stdin/stdout until the client closes stdin (``era``: auto, modern, handshake)."""
+        """Serve on stdin/stdout until the client closes stdin (``era``: auto, modern, handshake).
+
+        Then the process ends: a tool still blocking in its worker thread gets one second, then
+        the process exits (``serve.exit_when_threads_linger``), so no orphaned server lives on.
+        """
         serve_stdio(self.build(), era)
+        exit_when_threads_linger()
 
     def serve_http(self, port: int, era: str = "auto", *, json_response: bool = False,
                    host: str = "127.0.0.1") -> None:
