@@ -576,3 +576,396 @@ def test_public_names() -> None:
         kit.Nothing  # noqa: B018
     for name in kit.__all__:
         assert getattr(kit, name) is not None
+
+
+# --------------------------------------------------------------------------- review: bad answers fail loudly
+
+
+class _Answers(Tool):
+    """Base of tools answering one fixed (bad) thing."""
+
+    def answer(self) -> Any:
+        raise NotImplementedError
+
+    def call(self) -> Any:
+        return self.answer()
+
+
+def _tool(name: str, answer: Any, **attrs: Any) -> type[Tool]:
+    return type(name, (_Answers,), {"name": name.lower(), "answer": answer, **attrs})
+
+
+BAD_TOOLS = [
+    _tool("BadAudience", lambda self: self.respond_with(content=self.text_content(
+        text="hi", annotations={"audience": "robot"}))),
+    _tool("BadEmbeddedText", lambda self: self.respond_with(content=self.embedded_resource_content(
+        resource={"uri": "x:/a", "text": 5}))),
+    _tool("BadEmbeddedBlob", lambda self: self.respond_with(content=self.embedded_resource_content(
+        resource={"uri": "x:/a", "blob": "!!!"}))),
+    _tool("EmptyMime", lambda self: self.respond_with(content=self.image_content(data=b"x", mime_type=""))),
+    _tool("ReturnsNone", lambda self: None),
+    _tool("Returns42", lambda self: 42),
+    _tool("ReturnsBytes", lambda self: b"bytes"),
+    _tool("ReturnsBlock", lambda self: self.text_content(text="hi")),
+    _tool("ReturnsBlocks", lambda self: [self.text_content(text="hi")]),
+    _tool("StructuredList", lambda self: self.respond_with(structured_content=[1, 2, 3])),
+    _tool("StructuredText", lambda self: self.respond_with(structured_content="text")),
+    _tool("StructuredNaN", lambda self: self.respond_with(structured_content={"a": float("nan")})),
+    _tool("SchemaWithoutStructure", lambda self: self.respond_with(content=self.text_content(text="hi")),
+          output_schema={"type": "object"}),
+    _tool("CancelledAlone", lambda self: (_ for _ in ()).throw(ToolCancelled("nobody cancelled"))),
+]
+
+
+class ExitsTool(Tool):
+    name = "exits"
+
+    def call(self) -> Any:
+        raise SystemExit(3)
+
+
+class BadRead(Resource):
+    uri = "kit://bad-read"
+    name = "bad-read"
+
+    def read(self) -> Any:
+        return [{"foo": 1}]
+
+
+class CrashingRead(Resource):
+    uri = "kit://crashing-read"
+    name = "crashing-read"
+
+    def read(self) -> Any:
+        return {}["missing"]
+
+
+class NotAList(Prompt):
+    name = "not-a-list"
+
+    def messages(self) -> Any:
+        return "not a list"
+
+
+class RaisesValueError(Prompt):
+    name = "raises-value-error"
+    arguments = [{"name": "x"}]
+    completions = {"x": lambda value, arguments: 1 / 0}
+
+    def messages(self) -> Any:
+        raise ValueError("my own mistake")
+
+
+class LevelTool(Tool):
+    name = "level"
+
+    def call(self) -> Any:
+        self.client_logger.info("info message")
+        return "ok"
+
+
+@pytest.fixture(scope="module", params=["modern", "handshake"])
+def broken(request: pytest.FixtureRequest) -> Any:
+    server = Server("kit-broken", tools=[*BAD_TOOLS, ExitsTool, Triple, LevelTool],
+                    resources=[BadRead, CrashingRead], resource_templates=[Notes],
+                    prompts=[NotAList, RaisesValueError, Greet])
+    with running_server(server, era=request.param) as running, running.mcp(timeout=20) as client:
+        BROKEN_URL[:] = [running.url]
+        yield client
+
+
+BROKEN_URL: list[str] = []
+
+
+@pytest.mark.parametrize("tool", BAD_TOOLS, ids=lambda t: t.__name__)
+def test_a_bad_tool_answer_is_error_32603_naming_the_class(broken: Any, tool: type[Tool],
+                                                          caplog: pytest.LogCaptureFixture) -> None:
+    """Review bugs 1, 2, 8, 14: bad answers are -32603 with the kit's message, in both eras, and logged."""
+    with caplog.at_level(logging.ERROR, logger="llm_mcp.testing"), pytest.raises(llm_mcp.MCPError) as caught:
+        broken.call(tool.name)
+    assert caught.value.code == -32603
+    assert tool.__name__ in str(caught.value) or "mime_type" in str(caught.value) \
+        or "embedded resource" in str(caught.value)
+    assert "Internal server error" not in str(caught.value)
+    assert any(r.name == "llm_mcp.testing" for r in caplog.records)
+
+
+def test_bad_answer_messages_say_what_is_wrong() -> None:
+    """Review bugs 1, 2, 8: the messages name the class and the field."""
+    expectations = {
+        "BadAudience": "annotations.audience",
+        "ReturnsNone": "did you forget `return self.respond_with(...)`",
+        "ReturnsBlock": "returned a content block",
+        "ReturnsBlocks": "returned a list",
+        "Returns42": "must return self.respond_with",
+        "StructuredList": "must be a JSON object",
+        "StructuredNaN": "NaN",
+        "SchemaWithoutStructure": "declares output_schema",
+    }
+    for tool in BAD_TOOLS:
+        if tool.__name__ in expectations:
+            with pytest.raises(kit.InvalidResult) as caught:
+                tool.run()
+            assert tool.__name__ in str(caught.value)
+            assert expectations[tool.__name__] in str(caught.value)
+
+
+def test_system_exit_in_call_is_a_tool_error_and_the_server_lives(broken: Any) -> None:
+    """Review bug 14: SystemExit in call() answers a tool error; the HTTP server keeps serving."""
+    result = broken.call("exits")
+    assert result.is_error and "SystemExit" in result.text
+    assert broken.call("triple", n=1).structured == {"value": 3}
+
+
+@pytest.mark.parametrize(("uri", "words"), [
+    ("kit://bad-read", "BadRead.read(): contents[0] needs exactly one of 'text' or 'blob'"),
+    ("kit://crashing-read", "CrashingRead.read() failed: KeyError"),
+])
+def test_a_bad_read_is_error_32603(broken: Any, uri: str, words: str) -> None:
+    """Review bugs 1, 2: read() results are checked; exceptions in read() name the class."""
+    with pytest.raises(llm_mcp.MCPError) as caught:
+        broken.client.request("resources/read", {"uri": uri})
+    assert caught.value.code == -32603 and words in str(caught.value)
+
+
+@pytest.mark.parametrize(("name", "words"), [
+    ("not-a-list", "NotAList.messages() must return a list of messages"),
+    ("raises-value-error", "RaisesValueError.messages() failed: ValueError: my own mistake"),
+])
+def test_a_bad_prompt_is_error_32603(broken: Any, name: str, words: str) -> None:
+    """Review bugs 1, 14: messages() is checked; its own ValueError is -32603, not -32602."""
+    with pytest.raises(llm_mcp.MCPError) as caught:
+        broken.client.request("prompts/get", {"name": name, "arguments": {}})
+    assert caught.value.code == -32603 and words in str(caught.value)
+
+
+def test_completion_errors(broken: Any) -> None:
+    """Review bugs 2, 14: a raising completion callable is -32603; unknown prompts/templates are -32602."""
+    with pytest.raises(llm_mcp.MCPError) as caught:
+        broken.client.request("completion/complete", {"ref": {"type": "ref/prompt", "name": "raises-value-error"},
+                                                      "argument": {"name": "x", "value": ""}})
+    assert caught.value.code == -32603 and "RaisesValueError.completions['x']" in str(caught.value)
+    for ref in ({"type": "ref/prompt", "name": "nope"}, {"type": "ref/resource", "uri": "nope://{x}"}):
+        with pytest.raises(llm_mcp.MCPError) as caught:
+            broken.client.request("completion/complete", {"ref": ref, "argument": {"name": "x", "value": ""}})
+        assert caught.value.code == -32602
+
+
+def test_log_level_is_per_session(broken: Any) -> None:
+    """Review bug 11: logging/setLevel from one handshake-era session leaves the others alone."""
+    if broken.protocol_version != "2025-11-25":
+        return  # 2026-07-28 has no setLevel; each request opts in through _meta
+    def logged(client: Any) -> list[str]:
+        seen: list[str] = []
+
+        def collect(message: dict[str, Any]) -> None:
+            if message.get("method") == "notifications/message":
+                seen.append(message["params"]["data"])
+
+        client.client.on_notification.append(collect)
+        try:
+            client.client.request("tools/call", {"name": "level", "arguments": {}})
+        finally:
+            client.client.on_notification.remove(collect)
+        return seen
+
+    broken.client.request("logging/setLevel", {"level": "critical"})
+    try:
+        with llm_mcp.mcp(url=BROKEN_URL[0],
+                         timeout=20) as other:
+            assert logged(other) == ["info message"]
+        assert logged(broken) == []
+    finally:
+        broken.client.request("logging/setLevel", {"level": "debug"})
+
+
+# --------------------------------------------------------------------------- review: definitions refused early
+
+
+@pytest.mark.parametrize(("base", "attrs", "error", "words"), [
+    (Tool, {"name": "a", "input_schema": {"type": "object", "properties": {"x": {"$ref": "#/$defs/missing"}}}},
+     ValueError, r"Bad.input_schema: \$ref '#/\$defs/missing' does not resolve"),
+    (Tool, {"name": "a", "inputSchema": {"type": "object"}}, ValueError, "Bad.inputSchema: did you mean input_schema"),
+    (Tool, {"name": "a", "outputSchema": {"type": "object"}}, ValueError, "did you mean output_schema"),
+    (Tool, {"name": "a", "inputschema": {"type": "object"}}, ValueError, "did you mean input_schema"),
+    (Tool, {"name": "a", "annotation": {"read_only_hint": True}}, ValueError, "did you mean annotations"),
+    (Tool, {"name": "a", "security_schemes": [{"type": "noauth"}], "meta": {"securitySchemes": []}}, ValueError,
+     "security_schemes and meta"),
+    (Resource, {"uri": "a://b", "name": "b", "annotations": {"audience": "robot"}}, ValueError,
+     r"Bad.annotations\['audience'\]"),
+    (Resource, {"uri": "a://b", "name": "b", "annotations": {"priority": 7}}, ValueError,
+     r"Bad.annotations\['priority'\]"),
+    (ResourceTemplate, {"uri_template": "a://x{?q}", "name": "t"}, ValueError, "only {var} and {[+]var}"),
+    (ResourceTemplate, {"uri_template": "a://{/p}", "name": "t"}, ValueError, "only {var}"),
+    (ResourceTemplate, {"uri_template": "a://{a,b}", "name": "t"}, ValueError, "only {var}"),
+    (ResourceTemplate, {"uri_template": "a://{a", "name": "t"}, ValueError, "only {var}"),
+    (ResourceTemplate, {"uri_template": "a://{a}", "name": "t", "completions": {"b": ["x"]}}, ValueError,
+     r"Bad.completions names \['b'\]"),
+    (Prompt, {"name": "p", "arguments": [{"name": "x", "requird": True}]}, ValueError, r"unknown key\(s\) \['requird'\]"),
+    (Prompt, {"name": "p", "arguments": [{"name": "x"}, {"name": "x"}]}, ValueError, "more than once"),
+    (Prompt, {"name": "p", "arguments": [{"name": "x"}], "completions": {"y": ["a"]}}, ValueError,
+     r"Bad.completions names \['y'\]"),
+])
+def test_review_definitions_refused_at_class_creation(base: type, attrs: dict[str, Any], error: Any,
+                                                      words: Any) -> None:
+    """Review bugs 2, 7, suggestions 1 and 7: mistakes raise when the class is created, naming class and attribute."""
+    if error is None:
+        type("Fine", (base,), attrs)
+        return
+    with pytest.raises(error, match=words):
+        type("Bad", (base,), attrs)
+
+
+def test_async_work_methods_refused() -> None:
+    """Review bug 2: async def call/read/messages raises TypeError at class creation."""
+    with pytest.raises(TypeError, match=r"Bad.call\(\) must be a plain def"):
+        class Bad(Tool):  # noqa: F841
+            name = "bad"
+
+            async def call(self) -> Any:
+                return "x"
+    with pytest.raises(TypeError, match=r"BadRead.read\(\) must be a plain def"):
+        type("BadRead", (Resource,), {"uri": "a://b", "name": "b", "read": _async_read})
+    with pytest.raises(TypeError, match=r"BadPrompt.messages\(\) must be a plain def"):
+        type("BadPrompt", (Prompt,), {"name": "p", "messages": _async_read})
+
+
+async def _async_read(self: Any) -> str:
+    return "x"
+
+
+@pytest.mark.parametrize(("kwargs", "words"), [
+    ({"version": 1}, "Server version must be a non-empty str"),
+    ({"instructions": 5}, "Server instructions must be a str"),
+    ({"title": 7}, "Server title must be a str"),
+    ({"tools": Triple}, "Server tools= must be a list of Tool subclasses"),
+    ({"prompts": "greet"}, "Server prompts= must be a list"),
+])
+def test_server_identity_and_lists_checked(kwargs: dict[str, Any], words: str) -> None:
+    """Review bugs 6, 7: bad identity values and a class where a list belongs raise TypeError at construction."""
+    with pytest.raises(TypeError, match=words):
+        Server("x", **kwargs)
+
+
+def test_templates_with_the_same_name_or_uri_template_refused() -> None:
+    """Review bug 7: two templates may not share a name or a uri_template."""
+    same_name = type("SameName", (ResourceTemplate,), {"uri_template": "other://{x}", "name": "notes"})
+    same_uri = type("SameUri", (ResourceTemplate,), {"uri_template": Notes.uri_template, "name": "other"})
+    with pytest.raises(ValueError, match="share the resource template name 'notes'"):
+        Server("x", resource_templates=[Notes, same_name])
+    with pytest.raises(ValueError, match="share the uri_template"):
+        Server("x", resource_templates=[Notes, same_uri])
+
+
+@pytest.mark.parametrize(("argv", "words"), [
+    (["--page-size", "-3"], "--page-size: must be 0 or more"),
+    (["--http", "99999"], "--http: a port is 0..65535"),
+])
+def test_command_line_values_checked(argv: list[str], words: str) -> None:
+    """Review bug 14: bad --page-size and --http values are argparse errors, not tracebacks."""
+    done = subprocess.run([sys.executable, "-m", "llm_mcp_tests.servers.seed_tools", *argv], capture_output=True,
+                          text=True, timeout=60, check=False, stdin=subprocess.DEVNULL)
+    assert done.returncode == 2 and words in done.stderr and "Traceback" not in done.stderr
+
+
+# --------------------------------------------------------------------------- review: running servers
+
+
+SEED = "llm_mcp_tests.servers.seed_tools"
+
+
+def _module(tmp_path: Any, name: str, source: str) -> str:
+    (tmp_path / f"{name}.py").write_text(source, encoding="utf-8")
+    return str(tmp_path)
+
+
+def test_a_crashing_module_is_started_once_and_its_output_reported(tmp_path: Any) -> None:
+    """Review bug 3: no retry for a crash; the output is in the error."""
+    cwd = _module(tmp_path, "crash_server", "import pathlib\n"
+                  "with open('starts.txt', 'a') as f: f.write('x')\n"
+                  "raise SystemExit('crash_server refuses to start')\n")
+    with pytest.raises(RuntimeError, match="crash_server refuses to start"), \
+            running_server("crash_server", cwd=cwd, startup_timeout=20):
+        pass
+    assert (tmp_path / "starts.txt").read_text() == "x"
+
+
+def test_a_module_that_does_not_serve_gets_a_hint(tmp_path: Any) -> None:
+    """Review bug 3: exit status 0 before listening suggests calling server.serve()."""
+    cwd = _module(tmp_path, "quiet_server", "print('defined, never served')\n")
+    with pytest.raises(RuntimeError, match=r"did the module call server.serve\(\)") as caught, \
+            running_server("quiet_server", cwd=cwd, startup_timeout=20):
+        pass
+    assert "defined, never served" in str(caught.value)
+
+
+def test_a_startup_timeout_reports_the_output(tmp_path: Any) -> None:
+    """Review bug 3: a server that never listens: the timeout error carries its output."""
+    cwd = _module(tmp_path, "stuck_server", "import sys, time\nprint('stuck before listening', flush=True)\n"
+                  "time.sleep(60)\n")
+    with pytest.raises(RuntimeError, match="stuck before listening"), \
+            running_server("stuck_server", cwd=cwd, startup_timeout=1.5):
+        pass
+
+
+def test_stdio_with_a_module_that_does_not_import() -> None:
+    """Review bug 4: stdio checks the module imports, and reports why not."""
+    with pytest.raises(RuntimeError, match="(?s)no_such_module cannot be imported.*ModuleNotFoundError"), \
+            running_server("llm_mcp_tests.no_such_module", transport="stdio"):
+        pass
+
+
+def test_output_readable_after_stop_and_args_must_be_a_list() -> None:
+    """Review bugs 12, 13: output() after the server stopped; args as a str is a TypeError."""
+    with running_server(SEED, args=["--context", "user_id=7"]) as running:
+        pass
+    assert isinstance(running.output(), str)
+    with pytest.raises(TypeError, match="args must be a list of str"), running_server(SEED, args="--context"):
+        pass
+
+
+def test_env_reaches_http_and_stdio_servers(tmp_path: Any, mcp_test_server: Any) -> None:
+    """Review bugs 9, 10: env= works with the fixture (no unhashable dict) and reaches a stdio process."""
+    cwd = _module(tmp_path, "env_server", "import os\nfrom llm_mcp.testing import Server, Tool\n"
+                  "class Env(Tool):\n    name = 'env'\n"
+                  "    def call(self):\n        return os.environ.get('KIT_MARK', 'unset')\n"
+                  "server = Server('env', tools=[Env])\n"
+                  "if __name__ == '__main__':\n    server.serve()\n")
+    for transport in ("http", "stdio"):
+        running = mcp_test_server("env_server", transport=transport, env={"KIT_MARK": transport}, cwd=cwd)
+        assert mcp_test_server("env_server", transport=transport, env={"KIT_MARK": transport}, cwd=cwd) is running
+        with running.mcp(timeout=20) as client:
+            assert client.call("env").text == transport
+
+
+def test_an_orphaned_stdio_server_exits_when_stdin_closes(tmp_path: Any) -> None:
+    """Review bug 5: a tool blocking forever does not keep the process alive once its client is gone."""
+    cwd = _module(tmp_path, "blocking_server", "import time\nfrom llm_mcp.testing import Server, Tool\n"
+                  "class Block(Tool):\n    name = 'block'\n"
+                  "    def call(self):\n        while True:\n            time.sleep(0.1)\n"
+                  "server = Server('blocking', tools=[Block])\n"
+                  "if __name__ == '__main__':\n    server.serve()\n")
+    import json
+
+    process = subprocess.Popen([sys.executable, "-m", "blocking_server", "--era", "handshake"], cwd=cwd,
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    assert process.stdin is not None and process.stdout is not None
+
+    def send(message: dict[str, Any]) -> None:
+        process.stdin.write((json.dumps(message) + "\n").encode())
+        process.stdin.flush()
+
+    try:
+        send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
+        assert b'"id":1' in process.stdout.readline()
+        send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        send({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "block", "arguments": {}}})
+        send({"jsonrpc": "2.0", "id": 3, "method": "ping"})
+        assert b'"id":3' in process.stdout.readline()  # the blocking call is in flight
+        process.stdin.close()  # what the OS does when the client dies
+        assert process.wait(timeout=30) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
