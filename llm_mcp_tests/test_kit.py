@@ -518,7 +518,7 @@ def test_server_in_a_thread_over_http(era: str) -> None:
             assert (tool.read_only, tool.destructive, tool.idempotent, tool.open_world) == (True, False, True, False)
             assert tool.meta["com.example/x"] == 1
     with pytest.raises(llm_mcp.ConnectionError), llm_mcp.mcp(url=running.url, timeout=5) as client:
-        client.tools  # noqa: B018 - the server has stopped
+        client.tools
 
 
 def test_running_server_refuses_bad_options() -> None:
@@ -573,7 +573,7 @@ def test_public_names() -> None:
     assert "ScriptedModel" in kit.__all__
     assert kit.ScriptedModel.__name__ == "ScriptedModel"
     with pytest.raises(AttributeError, match="no attribute 'Nothing'"):
-        kit.Nothing  # noqa: B018
+        kit.Nothing
     for name in kit.__all__:
         assert getattr(kit, name) is not None
 
@@ -819,7 +819,7 @@ def test_review_definitions_refused_at_class_creation(base: type, attrs: dict[st
 def test_async_work_methods_refused() -> None:
     """Review bug 2: async def call/read/messages raises TypeError at class creation."""
     with pytest.raises(TypeError, match=r"Bad.call\(\) must be a plain def"):
-        class Bad(Tool):  # noqa: F841
+        class Bad(Tool):
             name = "bad"
 
             async def call(self) -> Any:

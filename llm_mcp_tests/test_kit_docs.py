@@ -16,7 +16,7 @@ DOC = Path(__file__).resolve().parent.parent / "docs" / "testing.md"
 def _example_files() -> dict[str, str]:
     text = DOC.read_text(encoding="utf-8")
     section = text.split("## A complete example", 1)[1].split("\n## ", 1)[0]
-    found = re.findall(r"`(myapp/tests/[\w/]+\.py)`:\s*```python\n(.*?)```", section, re.S)
+    found = re.findall(r"`(myapp/tests/[\w/]+\.py)`:\s*```python\n(.*?)```", section, re.DOTALL)
     return dict(found)
 
 
@@ -31,10 +31,8 @@ def test_docs_example_runs(tmp_path: Path) -> None:
     for package in ("myapp", "myapp/tests"):
         (tmp_path / package / "__init__.py").write_text("", encoding="utf-8")
     (tmp_path / "conftest.py").write_text('pytest_plugins = ["llm_mcp.testing.pytest_plugin"]\n', encoding="utf-8")
-    # The example's stdio test runs "python": make it this interpreter.
-    bin_dir = Path(sys.executable).parent
-    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"}
-    env.pop("DJANGO_SETTINGS_MODULE", None)
+    # No PATH tricks: the example's stdio test must use sys.executable itself.
+    env = {k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"}
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:django", "--rootdir",
          str(tmp_path), "-c", os.devnull, "myapp/tests/test_weather.py"],
@@ -44,6 +42,13 @@ def test_docs_example_runs(tmp_path: Path) -> None:
     assert "9 passed" in done.stdout
 
 
-@pytest.mark.parametrize("name", ["Tool", "Server", "running_server", "Resource", "ResourceTemplate", "Prompt"])
+def test_docs_example_uses_this_interpreter_for_stdio() -> None:
+    """Review doc 3: the stdio example runs sys.executable, not whatever "python" is on PATH."""
+    source = _example_files()["myapp/tests/test_weather.py"]
+    assert '"python"' not in source and "sys.executable" in source
+
+
+@pytest.mark.parametrize("name", ["Tool", "Server", "running_server", "Resource", "ResourceTemplate", "Prompt",
+                                  "InvalidResult", "resource_templates=", "CallChannel", "json_response"])
 def test_docs_name_the_public_api(name: str) -> None:
     assert name in DOC.read_text(encoding="utf-8")

@@ -26,7 +26,13 @@ from .paging import InvalidCursor, page
 from .prompts import MissingPromptArguments, Prompt
 from .resources import Resource, ResourceTemplate
 from .runtime import LOG_LEVELS, CallChannel, InvalidResult, ToolCancelled
-from .serve import add_serve_arguments, exit_when_threads_linger, serve_from_args, serve_http, serve_stdio
+from .serve import (
+    add_serve_arguments,
+    exit_when_threads_linger,
+    serve_from_args,
+    serve_http,
+    serve_stdio,
+)
 from .tool import Tool
 
 __all__ = ["Server"]
