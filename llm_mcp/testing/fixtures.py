@@ -44,7 +44,8 @@ class RunningServer:
 
         running.url        # "http://127.0.0.1:PORT/mcp" (HTTP) or None
         running.command    # [python, "-m", module, "--era", era, ...] (stdio) or None
-        running.mcp()      # llm_mcp.mcp(url=...) or llm_mcp.mcp(command=...)
+        running.mcp()      # llm_mcp.mcp(url=...) or llm_mcp.mcp(command=..., env=running.env)
+        running.output()   # what a subprocess server printed (also after it stopped)
     """
 
     def __init__(self, *, transport: str, era: str, url: str | None = None, command: list[str] | None = None,
@@ -229,13 +230,23 @@ def running_server(target: Any, *, transport: str = "http", era: str = "auto", a
             ``Server.serve()``) or a ``Server`` instance (HTTP in a thread).
         transport: ``"http"`` (Streamable HTTP on 127.0.0.1, a free port) or ``"stdio"``.
         era: ``"auto"``, ``"modern"`` or ``"handshake"``.
-        args: extra command-line arguments for a module (``["--context", "user_id=7"]``).
-        startup_timeout: seconds to wait for the port to accept connections.
+        args: extra command-line arguments for a module, a list (``["--context", "user_id=7"]``).
+        startup_timeout: seconds to wait for the port to accept connections (stdio: for the import check).
+        env: extra environment variables for a module's process, on top of this process's
+            (stdio: kept in ``running.env`` and passed on by ``running.mcp()``).
+        cwd: the module process's directory (default: the current one).
+        json_response: HTTP answers as single JSON bodies (logs and progress are then not delivered).
+
+    A crash or a timeout is reported at once; only a port taken before the server bound it
+    is retried (with a new port, three tries). For stdio the module is first imported in a
+    child process, so a typo fails here with its traceback rather than inside the client.
 
     Raises:
         ValueError: unknown transport or era, or stdio with a ``Server`` instance.
-        TypeError: ``target`` is neither a str nor a ``Server``.
-        RuntimeError: the server did not start (its output is in the message).
+        TypeError: ``target`` is neither a str nor a ``Server``; ``args`` not a list of str;
+            ``env`` not a dict of str.
+        RuntimeError: the server did not start or the module does not import (its output is in
+            the message).
     """
     from .server import Server
 

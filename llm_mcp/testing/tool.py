@@ -97,8 +97,12 @@ class Tool(Definable, CallState):
         server_logger: a ``logging.Logger`` (``llm_mcp.testing.tools.<name>``); never sent.
 
     ``call()`` returns what ``respond_with`` builds (a ``str`` is taken as one text
-    block). Raising :class:`ToolError` answers a tool error; any other exception
-    answers a tool error naming it (and is logged with its traceback on the server).
+    block); it must be a plain ``def`` (it runs in a worker thread). Raising
+    :class:`ToolError` answers a tool error; any other exception (``SystemExit``
+    too) answers a tool error naming it (and is logged with its traceback on the
+    server). An answer the protocol does not accept (``None``, a bare block, bad
+    block fields, structured content that is not an object) raises
+    :class:`InvalidResult`, which the server answers with JSON-RPC -32603.
 
     Raises (at class creation): TypeError/ValueError for a bad definition.
     """
@@ -189,7 +193,7 @@ class Tool(Definable, CallState):
 
             Double.run({"number": "21"})
             # {"content": [{"type": "text", "text": "21 doubled is 42"}]}
-            # ToolCancelled when cancelled; OutputSchemaError for structured content off its schema
+            # ToolCancelled when cancelled; InvalidResult (OutputSchemaError among them) for a bad answer
         """
         arguments = dict(arguments or {})
         problems = cls._argument_errors(arguments)
@@ -199,8 +203,12 @@ class Tool(Definable, CallState):
         owner = f"{cls.__name__}.call()"
         try:
             answer = tool.call()
-        except (ToolCancelled, InvalidResult):
+        except ToolCancelled:
             raise
+        except InvalidResult as exc:
+            if cls.__name__ in str(exc):
+                raise
+            raise type(exc)(f"{owner}: {exc}") from exc
         except ToolError as exc:
             return cls._error_result(str(exc))
         except (Exception, SystemExit) as exc:  # SystemExit too: it would end an HTTP server's event loop
@@ -302,7 +310,7 @@ class Tool(Definable, CallState):
             cls._output_validator = validator_for(cls.output_schema)(cls.output_schema)
         problems = [e.message for e in cls._output_validator.iter_errors(data)]
         if problems:
-            raise OutputSchemaError(f"{cls.name}: structured content does not match output_schema: "
+            raise OutputSchemaError(f"{cls.__name__} ({cls.name}): structured content does not match output_schema: "
                                     + "; ".join(problems[:5]))
 
     # -- long-running work ---------------------------------------------------------------------
