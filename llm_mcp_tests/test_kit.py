@@ -903,7 +903,7 @@ def test_a_startup_timeout_reports_the_output(tmp_path: Any) -> None:
     cwd = _module(tmp_path, "stuck_server", "import sys, time\nprint('stuck before listening', flush=True)\n"
                   "time.sleep(60)\n")
     with pytest.raises(RuntimeError, match="stuck before listening"), \
-            running_server("stuck_server", cwd=cwd, startup_timeout=1.5):
+            running_server("stuck_server", cwd=cwd, startup_timeout=3):
         pass
 
 
