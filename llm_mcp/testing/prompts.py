@@ -18,8 +18,8 @@ from .definition import (
     complete_values,
     named_entry,
 )
-from .results import check_prompt_result
-from .runtime import CallChannel, CallState, InvalidResult, bind_call
+from .results import check_prompt_result, run_user_code
+from .runtime import CallChannel, CallState, bind_call
 
 __all__ = ["MissingPromptArguments", "Prompt"]
 
@@ -135,13 +135,7 @@ class Prompt(Definable, CallState):
             raise MissingPromptArguments(f"prompt {cls.name}: missing required argument(s) {missing}")
         owner = f"{cls.__name__}.messages()"
         prompt = cls(arguments, context, channel=channel)
-        try:
-            messages = prompt.messages()
-        except InvalidResult:
-            raise
-        except Exception as exc:
-            prompt.server_logger.exception("%s failed", owner)
-            raise InvalidResult(f"{owner} failed: {type(exc).__name__}: {exc}") from exc
+        messages = run_user_code(owner, prompt.server_logger, prompt.messages)
         result: dict[str, Any] = {"messages": messages}
         if cls.description is not None:
             result["description"] = cls.description

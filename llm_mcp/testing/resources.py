@@ -16,7 +16,7 @@ from urllib.parse import unquote
 
 from .content import resource_contents
 from .definition import Definable, check_completions, check_dict, check_text
-from .results import check_annotations_object, check_contents
+from .results import check_annotations_object, check_contents, run_user_code
 from .runtime import CallChannel, CallState, InvalidResult, bind_call
 
 __all__ = ["Resource", "ResourceTemplate"]
@@ -69,13 +69,7 @@ class _Readable(Definable, CallState):
 
     def _contents(self, uri: str) -> list[dict[str, Any]]:
         owner = f"{type(self).__name__}.read()"
-        try:
-            data = self.read()
-        except InvalidResult:
-            raise
-        except Exception as exc:
-            self.server_logger.exception("%s failed", owner)
-            raise InvalidResult(f"{owner} failed: {type(exc).__name__}: {exc}") from exc
+        data = run_user_code(owner, self.server_logger, self.read)
         meta = dict(self.meta) if self.meta else None
         if isinstance(data, str):
             return [resource_contents(uri=uri, text=data, mime_type=self.mime_type, meta=meta)]

@@ -53,6 +53,18 @@ def _short(value: Any, limit: int = 200) -> str:
     return text if len(text) <= limit else text[:limit] + "..."
 
 
+def run_user_code(owner: str, logger: Any, work: Any) -> Any:
+    """Run a test author's ``read()``/``messages()``: a failure is logged and becomes
+    :class:`InvalidResult` naming ``owner`` (answered as JSON-RPC -32603)."""
+    try:
+        return work()
+    except InvalidResult:
+        raise
+    except Exception as exc:
+        logger.exception("%s failed", owner)
+        raise InvalidResult(f"{owner} failed: {type(exc).__name__}: {exc}") from exc
+
+
 def _check_meta(owner: str, what: str, value: dict[str, Any]) -> None:
     meta = value.get("_meta")
     if meta is not None and not isinstance(meta, dict):
