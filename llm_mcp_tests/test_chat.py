@@ -469,7 +469,10 @@ def test_tool_calls_run_concurrently_when_allowed(chat_on, model):
     chat = chat_on([turn(tool_calls=[tool_call(f"wait_{i}", {}) for i in range(3)]), reply("all passed")],
                    concurrency=3).with_tools(*tools)
     chat.ask("go")
-    assert [r["content"] for r in model.requests[1].tool_results] == ["passed 0", "passed 1", "passed 2"]
+    results = {r["tool_call_id"]: r["content"] for r in model.requests[1].tool_results}
+    calls = chat.messages[1].tool_calls
+    assert {results[call.id] for call in calls} == {"passed 0", "passed 1", "passed 2"}
+    assert all(results[call.id] == f"passed {call.name[-1]}" for call in calls)  # each result with its call
 
 
 def test_concurrency_is_off_by_default():

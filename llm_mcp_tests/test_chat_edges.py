@@ -289,3 +289,189 @@ def test_failure_text_is_a_sentence(chat_on, model):
     tool = llm_mcp.Tool(server, {"name": "t"})
     text = tool.call()["error"]
     assert ". " not in text.split(":", 1)[0] and text.endswith(".") and ".." not in text
+
+
+def test_a_new_object_per_request_for_the_same_user_still_waits(raw_http):
+    """The backoff key includes a digest of the evaluated credentials: same user, new object -> same wait;
+    another user -> no wait."""
+    url = raw_http.url("rate429")
+
+    class PerUser(llm_mcp.MCP):
+        inputs = ["user"]
+        bearer_token = lambda self: f"token-{self.user}"  # noqa: E731
+
+    Bound = type("PerUser", (PerUser,), {"url": url})
+    outages.record(Bound(user="ann"), llm_mcp.ConnectionError("429", status=429))
+    assert outages.is_down(Bound(user="ann")) and not outages.is_down(Bound(user="bob"))
+
+
+# -- second review -------------------------------------------------------------------------------
+
+
+def test_approval_values_are_checked_and_blank_means_none():
+    from llm_mcp.chat import ToolCall
+
+    assert ToolCall("c1", "t", approval="").approval is None
+    with pytest.raises(ValueError, match="approval must be one of"):
+        ToolCall("c1", "t", approval="maybe")
+
+
+class Charge(ChatTool):
+    description = "Charge an amount"
+    charged: list[int] = []
+    fail_on = 3
+
+    def execute(self, amount: int) -> str:
+        if amount == self.fail_on:
+            raise SystemExit("the process died")  # not an Exception: the chat does not turn it into a result
+        type(self).charged.append(amount)
+        return f"charged {amount}"
+
+
+def test_results_are_stored_as_each_call_finishes(model):
+    """A process that dies mid-batch has stored the calls that finished; a resume runs only the rest."""
+    Charge.charged = []
+    store = MemoryStore()
+    chat = make_chat(model, [turn(tool_calls=[tool_call("charge", {"amount": n}) for n in (1, 2, 3)]),
+                             reply("all charged")], store=store).with_tools(Charge)
+    with pytest.raises(SystemExit):
+        chat.ask("charge three times")
+    assert [m.content for m in store.messages() if m.role == "tool"] == ["charged 1", "charged 2"]
+    Charge.fail_on = 0
+    try:
+        resumed = make_chat(model, store=MemoryStore(list(store.messages()))).with_tools(Charge)
+        assert resumed.complete().content == "all charged"
+    finally:
+        Charge.fail_on = 3
+    assert Charge.charged == [1, 2, 3]
+
+
+class CallStore(MemoryStore):
+    """A store that writes calls one by one, the way a database store would."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.saved_calls: list[tuple[str, str | None]] = []
+
+    def save(self, message: Any) -> None:
+        raise AssertionError("the whole message must not be written back when save_call exists")
+
+    def save_call(self, message: Any, call: Any) -> None:
+        self.saved_calls.append((call.id, call.approval))
+
+
+def test_calls_are_saved_one_by_one_and_pending_marks_first(model):
+    seen_before_running: list[Any] = []
+
+    class Pay(ChatTool):
+        requires_approval = True
+
+        def execute(self) -> str:
+            return "paid"
+
+    store = CallStore()
+
+    class Look(ChatTool):
+        def execute(self) -> str:
+            seen_before_running.extend(store.saved_calls)
+            return "looked"
+
+    chat = make_chat(model, [turn(tool_calls=[tool_call("pay", {}, id="c_pay"), tool_call("look", {}, id="c_look")]),
+                             reply("done")], store=store).with_tools(Pay, Look)
+    chat.ask("go")
+    assert seen_before_running == [("c_pay", "pending")]  # other processes saw the pending call before Look ran
+    chat.pending_approvals[0].approve()
+    assert store.saved_calls[-1] == ("c_pay", "approved")
+    assert chat.complete().content == "done"
+
+
+def test_ask_after_decisions(chat_on, model, echo_http_url):
+    chat = chat_on([tool_call("echo", {"message": "x"}), reply("ok")]).with_mcp(_echo(echo_http_url,
+                                                                                      requires_approval=True))
+    chat.ask("echo")
+    chat.pending_approvals[0].decline()
+    assert chat.ask("never mind").content == "ok"
+    assert model.requests[1].tool_results[0]["content"] == "The user declined this tool call; it did not run."
+    model.add(tool_call("echo", {"message": "y"}))
+    chat.ask("echo again")
+    chat.pending_approvals[0].approve()
+    with pytest.raises(ValueError, match="approved but not run"):
+        chat.ask("something else")
+
+
+def test_approved_call_in_a_fresh_chat_while_the_server_is_down(chat_on, model, raw_http):
+    server = llm_mcp.mcp(url=raw_http.url("basic", era="modern"), name="fresh", requires_approval=True)
+    first = chat_on([tool_call("echo", {"message": "x"}), reply("ok")]).with_mcp(server)
+    first.ask("go")
+    copy = [llm_mcp.chat.Message.from_dict(m.to_dict()) for m in first.messages]
+    again = llm_mcp.mcp(url=raw_http.url("basic", era="modern"), name="fresh", requires_approval=True)
+    outages.record(again, llm_mcp.ConnectionError("gone", status=503))
+    fresh = make_chat(model, store=MemoryStore(copy)).with_mcp(again)
+    fresh.pending_approvals[0].approve()
+    fresh.complete()
+    assert _text(model.requests[1].tool_results[0]).startswith("The tool 'echo' is not available right now")
+
+
+def test_cancel_leaves_calls_waiting_for_approval_waiting(chat_on, echo_http_url):
+    server = llm_mcp.mcp(command=echo_command(), name="echo", timeout=100, requires_approval=["add"])
+    chat = chat_on([turn(tool_calls=[tool_call("add", {"a": 1, "b": 1}), tool_call("sleep", {"seconds": 100})])])
+    chat.with_mcp(server)
+    chat.tools
+    threading.Timer(1.0, chat.cancel).start()
+    with pytest.raises(llm_mcp.CancelledError):
+        chat.ask("go")
+    assert chat.waiting and [c.name for c in chat.pending_approvals] == ["add"]
+    assert chat.messages[-1].content == "The call was cancelled before it finished."
+    server.close()
+
+
+def test_search_results_are_not_cut(chat_on, model, echo_http_url):
+    chat = chat_on([tool_call("search_tools", {"query": "add integers return message image"}),
+                    reply("ok")], max_result_chars=50).with_mcp(_echo(echo_http_url, defer=True))
+    chat.ask("find")
+    assert {"add", "echo", "image"} <= set(model.requests[1].tool_names)
+
+
+def test_provider_repr_shows_only_the_origin():
+    from llm_mcp.chat.providers import AnthropicProvider, OpenAIProvider
+
+    for provider in (OpenAIProvider(base_url="https://user:PW@gw.example/v1?api-key=QS", api_key="k"),
+                     AnthropicProvider(base_url="https://gw.example/x?key=QS", api_key="k")):
+        assert "QS" not in repr(provider) and "PW" not in repr(provider) and "gw.example" in repr(provider)
+
+
+def test_params_the_chat_sets_are_refused():
+    with pytest.raises(ValueError, match="stream"):
+        llm_mcp.chat("m", "openai", api_key="k", params={"stream": True})
+    with pytest.raises(ValueError, match="model"):
+        llm_mcp.chat("m", "openai", api_key="k", params={"model": "other"})
+
+
+def test_pending_calls_pickle_and_with_tools_none_drops_the_choice(chat_on, model):
+    import pickle
+
+    def lookup() -> str:
+        return "found"
+
+    class Gate(ChatTool):
+        requires_approval = True
+
+        def execute(self) -> str:
+            return "opened"
+
+    chat = chat_on([tool_call("gate", {})]).with_tools(Gate)
+    chat.ask("open")
+    copy = pickle.loads(pickle.dumps(chat.pending_approvals[0]))
+    assert copy.approval == "pending" and not hasattr(copy, "_save")
+    other = chat_on([reply("no tools")]).with_tools(lookup, choice="lookup").with_tools(None)
+    assert other.ask("hi").content == "no tools"
+
+
+def test_agent_inputs_may_not_shadow_its_methods():
+    with pytest.raises(ValueError, match="'describe' cannot be an input name"):
+        class Agent(llm_mcp.Agent):
+            model = "m"
+            inputs = ["describe"]
+
+            def describe(self) -> str:
+                return "x"

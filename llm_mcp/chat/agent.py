@@ -49,9 +49,9 @@ class Agent:
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         for name in [cls.inputs] if isinstance(cls.inputs, str) else list(cls.inputs or ()):
-            if not isinstance(name, str) or not name.isidentifier() or name.startswith("_") or hasattr(Agent, name):
+            if not isinstance(name, str) or not name.isidentifier() or name.startswith("_") or hasattr(cls, name):
                 raise ValueError(f"{cls.__name__}.inputs: {name!r} cannot be an input name (it must be an "
-                                 "identifier that is not an attribute of llm_mcp.Agent)")
+                                 f"identifier that is not an attribute of {cls.__name__} or llm_mcp.Agent)")
         if not isinstance(cls.model, str):
             raise TypeError(f"{cls.__name__}.model must be a string (the model id), not {type(cls.model).__name__}")
         tools = inspect.getattr_static(cls, "tools")
@@ -73,7 +73,8 @@ class Agent:
         return cls(**inputs).build_chat()
 
     def build_chat(self, chat: Chat | None = None) -> Chat:
-        """Set up ``chat`` (a new one unless given) with this agent's declarations."""
+        """Set up ``chat`` (a new one unless given) with this agent's instructions, tools and
+        servers. A chat you pass keeps its own model, provider and concurrency."""
         if not self.model and chat is None:
             raise ValueError(f"{type(self).__name__} needs a model")
         chat = chat or Chat(self.model, self.provider, concurrency=self.concurrency, **self.provider_options)

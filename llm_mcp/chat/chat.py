@@ -11,13 +11,14 @@ process or another, since everything it needs is in the store.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import mimetypes
 import os
 import threading
 from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Any
 
 from ..client import outages
@@ -87,6 +88,10 @@ class Chat:
             raise TypeError(f"store must implement llm_mcp.chat.Store, not {type(store).__name__}")
         if params is not None and not isinstance(params, dict):
             raise TypeError(f"params must be a dict, not {type(params).__name__}")
+        reserved = sorted(set(params or ()) & set(self.RESERVED_PARAMS))
+        if reserved:
+            raise ValueError(f"params may not set {reserved}: the chat sets them (model= and stream= are "
+                             "arguments of their own)")
         self.model = model
         self.provider = get_provider(provider or "openai", **provider_options)
         self.store: Store = store if store is not None else MemoryStore()
@@ -115,6 +120,9 @@ class Chat:
         self._instructions.append(text)
         return self
 
+    RESERVED_PARAMS = ("model", "messages", "stream", "tools", "tool_choice", "system", "stream_options")
+    """``params`` keys the chat and its provider set themselves."""
+
     def with_tools(self, *tools: Any, choice: str | None = None, replace: bool = False) -> Chat:
         """Offer tools: ``ChatTool`` classes or instances, plain functions, or MCP tools.
 
@@ -125,6 +133,7 @@ class Chat:
         """
         if replace or tools == (None,):
             self._tools = []
+            self._choice = None
             tools = tuple(t for t in tools if t is not None)
         self._tools.extend(as_tool(tool) for tool in tools)
         if choice is not None:
@@ -205,11 +214,12 @@ class Chat:
             raise TypeError(f"ask() takes the user's text as a string, not {type(text).__name__}")
         with self._turn_lock:
             assistant, unanswered = self._unanswered()
-            if any(call.waiting for call in unanswered):
-                raise ValueError("the chat waits for decisions on tool calls: approve() or decline() each of "
-                                 "chat.pending_approvals, then complete()")
+            if any(call.waiting or call.approval == "approved" for call in unanswered):
+                raise ValueError("the chat has tool calls waiting for a decision or approved but not run yet: "
+                                 "decide each of chat.pending_approvals, then complete()")
             for call in unanswered:  # a turn stopped by an exception: settle its calls before moving on
-                self.store.add(Message("tool", NOT_RUN, tool_call_id=call.id, is_error=True))
+                text = DECLINED if call.approval == "declined" else NOT_RUN
+                self.store.add(Message("tool", text, tool_call_id=call.id, is_error=call.approval != "declined"))
             self.store.add(Message("user", text, attachments=_attachments(with_)))
             return self.complete(stream=stream)
 
@@ -260,7 +270,7 @@ class Chat:
         assistant, unanswered = self._unanswered()
         pending = [call for call in unanswered if call.approval == "pending"]
         for call in pending:
-            call._save = lambda message=assistant: self.store.save(message)  # type: ignore[attr-defined]
+            call._save = functools.partial(self._save_call, assistant, call)  # type: ignore[attr-defined]
         return pending
 
     def cancel(self) -> None:
@@ -315,47 +325,62 @@ class Chat:
     # -- running tool calls -------------------------------------------------------------------
 
     def _run_calls(self, assistant: Message, calls: list[ToolCall]) -> bool:
-        """Run what can run; ``False`` when a call still waits for a person."""
+        """Run what can run; ``False`` when a call still waits for a person.
+
+        Each result is stored as soon as its call finishes (and the call's ``mcp_result`` with
+        it), so a process that dies mid-batch re-runs only the calls that were in flight."""
         box = self._toolbox()
         runnable: list[tuple[ToolCall, Any]] = []
-        changed = False
         for call in calls:
             tool = box.resolve(call.name)
             if call.approval is None and tool is not None and bool(getattr(tool, "requires_approval", False)):
                 call.approval = "pending"
-                changed = True
+                self._save_call(assistant, call)  # visible to other processes before anything runs
             if call.approval == "declined":
                 self.store.add(Message("tool", DECLINED, tool_call_id=call.id))
             elif call.approval in (None, "approved") and not call.waiting:
                 runnable.append((call, tool))
-        outcomes: list[Message | BaseException] = []
+        failure: BaseException | None = None
+        finished: set[str] = set()
+
+        def record(call: ToolCall, reply: Message) -> None:
+            self.store.add(reply)
+            finished.add(call.id)
+            if call.mcp_result is not None:
+                self._save_call(assistant, call)
+
         if self.concurrency > 1 and len(runnable) > 1:
             with ThreadPoolExecutor(max_workers=min(self.concurrency, len(runnable)),
                                     thread_name_prefix="llm-mcp-tool") as pool:
-                futures = [pool.submit(self._execute, call, tool) for call, tool in runnable]
-                for future in futures:
+                futures = {pool.submit(self._execute, call, tool): call for call, tool in runnable}
+                for future in as_completed(futures):  # stored here, in this thread, as each one ends
                     try:
-                        outcomes.append(future.result())
-                    except BaseException as exc:  # noqa: BLE001 - kept, raised below after saving the rest
-                        outcomes.append(exc)
+                        record(futures[future], future.result())
+                    except BaseException as exc:  # noqa: BLE001 - raised below, after the others are stored
+                        failure = failure or exc
         else:
             for call, tool in runnable:
                 try:
-                    outcomes.append(self._execute(call, tool))
-                except BaseException as exc:  # noqa: BLE001 - stop here; what ran is saved first
-                    outcomes.append(exc)
+                    record(call, self._execute(call, tool))
+                except BaseException as exc:  # noqa: BLE001 - stop here; what ran is stored already
+                    failure = exc
                     break
-        failure = next((o for o in outcomes if isinstance(o, BaseException)), None)
-        for outcome in outcomes:  # results that came back are kept, whatever stopped the others
-            if isinstance(outcome, Message):
-                self.store.add(outcome)
-        if runnable or changed:
-            self.store.save(assistant)  # approvals set, mcp_result kept
         if failure is not None:
             if isinstance(failure, CancelledError):
-                self._cancel_calls(calls)
+                for call, _ in runnable:  # what was cancelled, or never started, gets a result
+                    if call.id not in finished:
+                        self.store.add(Message("tool", CANCELLED, tool_call_id=call.id, is_error=True))
             raise failure
         return not any(call.waiting for call in calls)
+
+    def _save_call(self, message: Message, call: ToolCall) -> None:
+        """Persist one call's changes: ``store.save_call`` when the store has it (so a decision
+        made elsewhere on a sibling call is not overwritten), else the whole message."""
+        save_call = getattr(self.store, "save_call", None)
+        if save_call is not None:
+            save_call(message, call)
+        else:
+            self.store.save(message)
 
     def _execute(self, call: ToolCall, tool: Any) -> Message:
         if tool is None:
@@ -379,14 +404,8 @@ class Chat:
             if isinstance(exc, (CancelledError, ConfigurationError)) or is_refusal(exc):
                 raise
             output = {"error": str(exc)}
-        return _tool_message(call, output, self.max_result_chars)
-
-    def _cancel_calls(self, calls: list[ToolCall]) -> None:
-        """After a cancel, every call still without a result gets one, so the conversation stays valid."""
-        _, unanswered = self._unanswered()
-        for call in unanswered:
-            if call in calls:
-                self.store.add(Message("tool", CANCELLED, tool_call_id=call.id, is_error=True))
+        limit = None if isinstance(tool, ToolSearch) else self.max_result_chars  # its result is parsed again
+        return _tool_message(call, output, limit)
 
     def __repr__(self) -> str:
         return f"<Chat model={self.model!r} messages={len(self.messages)}>"
@@ -474,7 +493,7 @@ class _Toolbox:
                 for known in server._tools or ():
                     if name in (known.name, wire_name(known.name)):
                         return _Unavailable(known.name, [server.name])
-        return None
+        return _Unavailable(name, self.unavailable)  # never listed here; most likely one of theirs
 
     def _discovered(self) -> set[str]:
         names = {ToolSearch.name, wire_name(ToolSearch.name, {ToolSearch.name})}  # its name, or its name when taken

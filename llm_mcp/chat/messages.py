@@ -1,7 +1,7 @@
 """A conversation as plain data: :class:`Message` and :class:`ToolCall`.
 
 Everything here is JSON-friendly (see ``to_dict``/``from_dict``), so a store can keep it
-anywhere: in memory, or in the Django app's tables, field for field.
+anywhere: in memory, or in database tables, field for field.
 """
 
 from __future__ import annotations
@@ -49,6 +49,17 @@ class ToolCall:
     request_state: str | None = None
     task: dict[str, Any] | None = None
     mcp_result: dict[str, Any] | None = None
+
+    def __post_init__(self) -> None:
+        if self.approval == "":
+            self.approval = None  # what a blank database column holds
+        if self.approval not in APPROVAL_STATES:
+            raise ValueError(f"tool call {self.id}: approval must be one of {APPROVAL_STATES}, not {self.approval!r}")
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state.pop("_save", None)  # a chat's hook, not data
+        return state
 
     @property
     def waiting(self) -> bool:

@@ -1,6 +1,6 @@
 """Where a chat keeps its conversation: the :class:`Store` interface and :class:`MemoryStore`.
 
-The Django app implements the same interface on its models, so a chat behaves the same
+A database-backed store implements the same interface, so a chat behaves the same
 whether its messages live in a list or in tables.
 """
 
@@ -45,8 +45,11 @@ class Store(Protocol):
         ...
 
 
-# Optional: a store may have ``lock``, a context manager that chats sharing the store hold
-# for a whole turn, so a turn runs once even when two of them resume it at the same time.
+# Optional, for stores shared between processes or threads:
+# - ``lock``: a context manager that chats hold for a whole turn, so a turn runs once even
+#   when two of them resume it at the same time;
+# - ``save_call(message, call)``: write back one tool call (its approval, pause state,
+#   ``mcp_result``) without touching its siblings, which may have been decided elsewhere.
 
 
 class MemoryStore:

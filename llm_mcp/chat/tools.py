@@ -44,6 +44,10 @@ def schema_from_signature(function: Callable[..., Any]) -> dict[str, Any]:
     return {"type": "object", "properties": properties, "required": required}
 
 
+def _short(text: str, limit: int = 300) -> str:
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
 def _snake(name: str) -> str:
     return re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", name).lower()
 
@@ -169,7 +173,7 @@ class ToolSearch(ChatTool):
         found = [tool for _, _, tool in sorted(scored, key=lambda item: item[:2])[:self.LIMIT]]
         if not found:
             return f"No tools match {query!r}."
-        return json.dumps({"tools": [{"name": t.name, "description": t.description} for t in found]})
+        return json.dumps({"tools": [{"name": t.name, "description": _short(t.description)} for t in found]})
 
     @staticmethod
     def discovered(content: str) -> list[str]:

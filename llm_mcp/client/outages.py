@@ -5,10 +5,10 @@
     outages.listeners.append(callback)    # callback(server_name, error_class, http_status)
 
 A server is *down* when it cannot be reached, answers HTTP 429 or 5xx, or its stdio
-process exits or does not answer in time. Chats then skip it for :data:`BACKOFF`
-seconds, or for as long as its ``Retry-After`` asks. The wait is shared by the whole
-process for servers described by a fixed ``url`` or ``command``; a server whose
-``url``/``command`` is computed, or that uses a ``transport``, may be a different
+process exits. Chats then skip it for :data:`BACKOFF` seconds, or for as long as its
+``Retry-After`` asks. The wait is shared by the whole process for servers described by a
+fixed ``url`` or ``command`` used with the same credentials and environment; a server
+whose ``url``/``command`` is computed, or that uses a ``transport``, may be a different
 server per object, so its wait is kept on the object.
 
 Refusals (401, 403, HTTP 404) are not outages: retrying will not fix them.
@@ -16,6 +16,8 @@ Refusals (401, 403, HTTP 404) are not outages: retrying will not fix them.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
 import threading
 import time
@@ -35,7 +37,7 @@ BACKOFF = 60.0
 
 listeners: list[Callable[[str, str, int | None], None]] = []
 """Called as ``callback(server_name, error_class_name, http_status_or_None)`` for each outage;
-never with the error's message. The Django app sends ``llm_mcp.signals.mcp_unreachable``."""
+never with the error's message. A Django signal can be sent from here."""
 
 _lock = threading.Lock()
 _until: dict[Any, float] = {}
@@ -47,26 +49,30 @@ def is_outage(error: BaseException) -> bool:
 
 
 def _key(server: MCP) -> Any:
-    """The process-wide key of a server with a fixed address, or ``None`` to keep it per object.
+    """Where a server's wait is kept: a process-wide key, or ``None`` to keep it on the object.
 
-    Computed credentials or environment (``bearer_token``, ``headers``, ``env`` given as
-    callables) count as computed addresses: one user's 429 must not hold up the others."""
+    A fixed ``url`` or ``command`` is keyed with a digest of the credentials and environment it
+    is used with (``bearer_token``, ``headers``, ``env``, evaluated now), so one user's 429 does
+    not hold up another user, while a new object per request for the same user still waits.
+    A computed ``url``/``command``, or a ``transport``, may be a different server per object."""
     if server._option("transport") is not None:
         return None
-    for setting in ("bearer_token", "headers", "env"):
-        value = server._option(setting)
-        if callable(value) or server._names_method(value) or isinstance(value, dict) and any(
-                callable(v) or server._names_method(v) for v in value.values()):
-            return None
     for setting in ("url", "command"):
         value = server._option(setting)
         if value is None:
             continue
         if callable(value) or server._names_method(value):
             return None
-        env = server._option("env")
-        return (setting, value if isinstance(value, str) else tuple(value),
-                tuple(sorted(env.items())) if isinstance(env, dict) else None)
+        try:
+            if setting == "url":
+                context: Any = server.http_headers()
+            else:
+                env = server.setting("env") or {}
+                context = {k: server._evaluate(f"env[{k!r}]", v) for k, v in env.items()}
+            digest = hashlib.sha256(json.dumps(context, sort_keys=True, default=str).encode()).hexdigest()[:16]
+        except Exception:  # noqa: BLE001 - a setting that cannot be evaluated now: keep the wait per object
+            return None
+        return (setting, value if isinstance(value, str) else tuple(value), digest)
     return None
 
 

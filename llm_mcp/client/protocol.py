@@ -133,3 +133,12 @@ def is_message(message: Any) -> bool:
     """Whether ``message`` looks like any JSON-RPC 2.0 message."""
     return isinstance(message, dict) and message.get("jsonrpc") == "2.0" and (
         is_response(message) or is_request(message) or is_notification(message))
+
+
+def origin(url: str) -> str:
+    """``scheme://host[:port]`` of a URL: all that messages and reprs show of it, since hosted
+    URLs often carry secrets in their path, query or userinfo (and messages can reach a model)."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(str(url))
+    return f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}" if parts.scheme else ""

@@ -19,7 +19,12 @@ from typing import Any, Callable
 from . import protocol
 from .cancel import current_scope
 from .errors import CancelledError, ConnectionError, InputRequiredError, MCPError
-from .transports.base import LegacyProtocolError, SessionExpiredError, StreamBrokenError, Transport
+from .transports.base import (
+    LegacyProtocolError,
+    SessionExpiredError,
+    StreamBrokenError,
+    Transport,
+)
 
 __all__ = ["Client"]
 

@@ -19,6 +19,7 @@ import inspect
 import logging
 from typing import TYPE_CHECKING, Any, Callable
 
+from . import outages
 from .errors import (
     CancelledError,
     ConfigurationError,
@@ -28,7 +29,6 @@ from .errors import (
     MCPError,
     UnauthorizedError,
 )
-from . import outages
 from .transports.base import StreamBrokenError
 
 if TYPE_CHECKING:

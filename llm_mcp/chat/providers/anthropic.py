@@ -33,6 +33,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from ...client.protocol import origin
 from ...client.result import Attachment
 from ..messages import Message, ToolCall
 from . import _common as common
@@ -69,7 +70,7 @@ class AnthropicProvider(Provider):
     def __init__(self, api_key: str | None = None, base_url: str | None = None, client: Any = None,
                  max_tokens: int = 4096, **client_options: Any):
         self.client = common.sdk_client("AnthropicProvider", "anthropic", "Anthropic", client, api_key, base_url, client_options)
-        self.base_url = str(getattr(self.client, "base_url", base_url) or "")
+        self.base_url = origin(getattr(self.client, "base_url", base_url) or "")  # no path/query secrets
         self.max_tokens = max_tokens
 
     def __repr__(self) -> str:

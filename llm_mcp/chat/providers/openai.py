@@ -27,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ...client.protocol import origin
 from ...client.result import Attachment
 from ..messages import Message, ToolCall
 from . import _common as common
@@ -63,7 +64,7 @@ class OpenAIProvider(Provider):
     def __init__(self, api_key: str | None = None, base_url: str | None = None, client: Any = None,
                  **client_options: Any):
         self.client = common.sdk_client("OpenAIProvider", "openai", "OpenAI", client, api_key, base_url, client_options)
-        self.base_url = str(getattr(self.client, "base_url", base_url) or "")
+        self.base_url = origin(getattr(self.client, "base_url", base_url) or "")  # no path/query secrets
 
     def __repr__(self) -> str:
         return f"<OpenAIProvider base_url={self.base_url!r}>"

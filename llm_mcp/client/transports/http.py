@@ -20,16 +20,27 @@ import ssl
 import threading
 import time
 from typing import Any, Callable, Iterator
-from urllib.parse import urlsplit
 
 import httpx
 from httpx_sse import EventSource
 
 from .. import protocol
 from ..cancel import current_scope
-from ..errors import ConnectionError, ForbiddenError, InsufficientScopeError, MCPError, UnauthorizedError
+from ..errors import (
+    ConnectionError,
+    ForbiddenError,
+    InsufficientScopeError,
+    MCPError,
+    UnauthorizedError,
+)
 from ..param_headers import method_headers
-from .base import LegacyProtocolError, MessageHandler, SessionExpiredError, StreamBrokenError
+from ..protocol import origin
+from .base import (
+    LegacyProtocolError,
+    MessageHandler,
+    SessionExpiredError,
+    StreamBrokenError,
+)
 
 __all__ = ["HTTPTransport", "shared_ssl_context"]
 
@@ -57,13 +68,6 @@ def describe(exc: httpx.HTTPError, url: str) -> str:
     reason = f"{type(exc).__name__}: {exc}" if isinstance(exc, httpx.ConnectError) and str(exc) else \
         type(exc).__name__
     return f"{origin(url)} ({reason})"
-
-
-def origin(url: str) -> str:
-    """``scheme://host[:port]`` of a URL: what messages show of it, since hosted MCP URLs often
-    carry secrets in their path or query, and these messages can reach a model."""
-    parts = urlsplit(url)
-    return f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}"
 
 
 def retry_after_seconds(value: str | None) -> float | None:
