@@ -475,3 +475,13 @@ def test_agent_inputs_may_not_shadow_its_methods():
 
             def describe(self) -> str:
                 return "x"
+
+
+def test_httpx_request_log_shows_only_the_origin_of_mcp_urls(raw_http, caplog):
+    url = raw_http.url("basic", era="modern") + "&token=QSECRET"
+    server = llm_mcp.mcp(url=url, name="q")
+    with caplog.at_level(logging.INFO, logger="httpx"):
+        assert server.call("echo", message="hi").text == "hi"
+    lines = [r.getMessage() for r in caplog.records if r.name == "httpx"]
+    assert lines and all("QSECRET" not in line and "/basic/" not in line for line in lines)
+    assert any("HTTP Request: POST http://127.0.0.1:" in line for line in lines)

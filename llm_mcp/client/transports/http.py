@@ -59,6 +59,29 @@ def shared_ssl_context() -> ssl.SSLContext:
     return ssl.create_default_context(cafile=certifi.where())
 
 
+_endpoints: set[str] = set()
+"""MCP endpoint URLs (as httpx spells them) whose path and query httpx's request log must not show."""
+
+
+class _HideEndpoints(logging.Filter):
+    """Shows only the origin of MCP endpoint URLs in httpx's ``HTTP Request: ...`` log lines:
+    hosted MCP URLs often carry secrets in their path or query."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.args, tuple) and any(str(arg) in _endpoints for arg in record.args):
+            record.args = tuple(f"{origin(str(arg))}/..." if str(arg) in _endpoints else arg for arg in record.args)
+        return True
+
+
+def hide_in_logs(url: str) -> None:
+    """Keep ``url``'s path and query out of httpx's request log (its INFO lines)."""
+    spelled = str(httpx.URL(url))
+    if spelled not in _endpoints:
+        _endpoints.add(spelled)
+        if not any(isinstance(f, _HideEndpoints) for f in logging.getLogger("httpx").filters):
+            logging.getLogger("httpx").addFilter(_HideEndpoints())
+
+
 def describe(exc: httpx.HTTPError, url: str) -> str:
     """Why a request failed, for messages: the URL and, for connection failures, the OS's reason.
 
@@ -137,6 +160,7 @@ class HTTPTransport:
 
     def __init__(self, url: str, *, name: str, headers: Callable[[], dict[str, str]] | None = None,
                  timeout: float = 60.0, client: httpx.Client | None = None):
+        hide_in_logs(url)
         self.url = url
         self.name = name
         self.headers = headers or dict

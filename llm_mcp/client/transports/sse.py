@@ -20,7 +20,7 @@ from httpx_sse import EventSource
 from .. import protocol
 from ..errors import ConnectionError, MCPError
 from .base import MessageHandler
-from .http import describe, shared_ssl_context
+from .http import describe, hide_in_logs, shared_ssl_context
 
 __all__ = ["SSETransport"]
 
@@ -51,6 +51,7 @@ class SSETransport:
 
     def __init__(self, url: str, *, name: str, headers: Callable[[], dict[str, str]] | None = None,
                  timeout: float = 60.0):
+        hide_in_logs(url)
         self.url = url
         self.name = name
         self.headers = headers or dict
@@ -155,6 +156,8 @@ class SSETransport:
                 if sse.event == "endpoint":
                     if self.endpoint is None:
                         self.endpoint = self._same_origin(urljoin(self.url, sse.data.strip()))
+                        if self.endpoint:
+                            hide_in_logs(self.endpoint)  # it holds the session id
                         self._ready.set()
                     continue
                 try:
