@@ -392,6 +392,8 @@ def test_ask_after_decisions(chat_on, model, echo_http_url):
     chat.pending_approvals[0].decline()
     assert chat.ask("never mind").content == "ok"
     assert model.requests[1].tool_results[0]["content"] == "The user declined this tool call; it did not run."
+    assert model.requests[1].last_user_text == "never mind"
+    assert [m.content for m in chat.messages if m.role == "user"] == ["echo", "never mind"]
     model.add(tool_call("echo", {"message": "y"}))
     chat.ask("echo again")
     chat.pending_approvals[0].approve()
@@ -485,3 +487,19 @@ def test_httpx_request_log_shows_only_the_origin_of_mcp_urls(raw_http, caplog):
     lines = [r.getMessage() for r in caplog.records if r.name == "httpx"]
     assert lines and all("QSECRET" not in line and "/basic/" not in line for line in lines)
     assert any("HTTP Request: POST http://127.0.0.1:" in line for line in lines)
+
+
+def test_a_handler_that_re_raises_the_servers_error_stops_the_chat(chat_on, raw_http):
+    """MCP-TOOLERR-04 with the MCP error itself re-raised: it is not turned into a tool error."""
+
+    class Strict(llm_mcp.MCP):
+        url = raw_http.url("err500_call", era="modern")
+        rescue_from = {llm_mcp.MCPError: "again"}
+
+        def again(self, error: Exception) -> None:
+            raise error
+
+    chat = chat_on([tool_call("echo", {"message": "x"}), reply("never")]).with_mcp(Strict())
+    with pytest.raises(llm_mcp.ConnectionError) as raised:
+        chat.ask("go")
+    assert raised.value.status == 500

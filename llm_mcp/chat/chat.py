@@ -218,8 +218,9 @@ class Chat:
                 raise ValueError("the chat has tool calls waiting for a decision or approved but not run yet: "
                                  "decide each of chat.pending_approvals, then complete()")
             for call in unanswered:  # a turn stopped by an exception: settle its calls before moving on
-                text = DECLINED if call.approval == "declined" else NOT_RUN
-                self.store.add(Message("tool", text, tool_call_id=call.id, is_error=call.approval != "declined"))
+                declined = call.approval == "declined"
+                self.store.add(Message("tool", DECLINED if declined else NOT_RUN, tool_call_id=call.id,
+                                       is_error=not declined))
             self.store.add(Message("user", text, attachments=_attachments(with_)))
             return self.complete(stream=stream)
 
@@ -400,10 +401,6 @@ class Chat:
                 self._listed.discard(server.name)  # it failed here: this chat leaves it out too
         except InputRequiredError as exc:
             output = {"error": f"The MCP server needs input this chat cannot give yet: {exc}"}
-        except MCPError as exc:
-            if isinstance(exc, (CancelledError, ConfigurationError)) or is_refusal(exc):
-                raise
-            output = {"error": str(exc)}
         limit = None if isinstance(tool, ToolSearch) else self.max_result_chars  # its result is parsed again
         return _tool_message(call, output, limit)
 
