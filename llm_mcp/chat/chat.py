@@ -44,7 +44,6 @@ __all__ = ["Chat", "new_chat"]
 
 log = logging.getLogger("llm_mcp.chat")
 
-CHOICES = ("auto", "required", "none")
 MAX_STEPS = 25
 """Model requests one turn may make, by default, before the chat stops it (a model calling tools forever)."""
 
@@ -73,6 +72,9 @@ class Chat:
         max_steps: model requests one turn may make before :class:`~llm_mcp.TurnLimitError`.
         max_result_chars: characters of a tool result the model gets (``None``: no limit).
     """
+
+    RESERVED_PARAMS = ("model", "messages", "stream", "tools", "tool_choice", "system", "stream_options")
+    """``params`` keys the chat and its provider set themselves."""
 
     def __init__(self, model: str, provider: Provider | str | None = None, *, store: Store | None = None,
                  concurrency: int = 1, params: dict[str, Any] | None = None, max_steps: int = MAX_STEPS,
@@ -119,9 +121,6 @@ class Chat:
             self._instructions = []
         self._instructions.append(text)
         return self
-
-    RESERVED_PARAMS = ("model", "messages", "stream", "tools", "tool_choice", "system", "stream_options")
-    """``params`` keys the chat and its provider set themselves."""
 
     def with_tools(self, *tools: Any, choice: str | None = None, replace: bool = False) -> Chat:
         """Offer tools: ``ChatTool`` classes or instances, plain functions, or MCP tools.
@@ -170,7 +169,7 @@ class Chat:
         for given, server in built:
             if server.name in self._servers and self._servers[server.name] is not server:
                 self._disconnect(self._servers[server.name])
-                self._servers = Servers([s for s in self._servers if s.name != server.name])
+                self._servers.discard(server.name)
             if isinstance(given, type):
                 self._owned.add(id(server))
             self._servers.add(server)
@@ -242,12 +241,13 @@ class Chat:
             requests = 0
             while True:
                 self._check_cancelled()
-                assistant, unanswered = self._unanswered()
+                messages = self.messages
+                assistant, unanswered = self._unanswered(messages)
                 if unanswered:
                     if not self._run_calls(assistant, unanswered):
                         return assistant
                     continue
-                last = self.messages[-1]
+                last = messages[-1]
                 if last.role == "assistant":
                     return last
                 if requests == self.max_steps:
@@ -286,9 +286,10 @@ class Chat:
         if self._scope.cancelled:
             raise CancelledError("the chat was cancelled")
 
-    def _unanswered(self) -> tuple[Message | None, list[ToolCall]]:
-        """The last assistant message with tool calls, and its calls that have no result yet."""
-        messages = self.messages
+    def _unanswered(self, messages: list[Message] | None = None) -> tuple[Message | None, list[ToolCall]]:
+        """The last assistant message with tool calls, and its calls that have no result yet
+        (in ``messages``, read from the store unless given)."""
+        messages = self.messages if messages is None else messages
         answered: set[str] = set()
         for message in reversed(messages):
             if message.role == "tool" and message.tool_call_id:
@@ -495,9 +496,10 @@ class _Toolbox:
     def _discovered(self) -> set[str]:
         names = {ToolSearch.name, wire_name(ToolSearch.name, {ToolSearch.name})}  # its name, or its name when taken
         found: set[str] = set()
-        search_ids = {call.id for m in self.chat.messages if m.role == "assistant" for call in m.tool_calls
+        messages = self.chat.messages
+        search_ids = {call.id for m in messages if m.role == "assistant" for call in m.tool_calls
                       if call.name in names}
-        for message in self.chat.messages:
+        for message in messages:
             if message.role == "tool" and message.tool_call_id in search_ids:
                 found.update(ToolSearch.discovered(message.content))
         return found

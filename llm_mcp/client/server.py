@@ -522,6 +522,10 @@ class Servers:
                              "give one of them its own name=")
         self._by_name[server.name] = server
 
+    def discard(self, name: str) -> None:
+        """Remove the server of this name, if there is one."""
+        self._by_name.pop(name, None)
+
     def __getitem__(self, name: str) -> MCP:
         return self._by_name[name]
 
