@@ -150,11 +150,9 @@ def requires_approval(server: MCP, tool: Tool) -> bool:
         return False
     if setting is True:
         return True
-    if isinstance(setting, str):
-        if setting in PREDICATES:
-            return getattr(tool, setting, False) is True
-        return bool(getattr(server, setting)(tool))
-    if callable(setting):
+    if setting in PREDICATES:
+        return getattr(tool, setting, False) is True
+    if isinstance(setting, str) or callable(setting):  # a method name or a callable receiving the tool
         return bool(_call_with(setting, server, tool))
     return getattr(tool, "server_name", tool.name) in setting
 
@@ -249,14 +247,18 @@ def failure_text(tool: Tool, exc: BaseException) -> str:
     return text
 
 
-def _call_with(function: Callable[..., Any], owner: Any, *args: Any) -> Any:
-    """Call a handler given as a plain function: with the owner first when it takes one more argument."""
+def _call_with(function: Callable[..., Any] | str, owner: Any, *args: Any, **kwargs: Any) -> Any:
+    """Call a handler, ``wrap`` or predicate: a name is a method of ``owner``; a plain function
+    gets ``owner`` first when it takes one more positional argument than ``args`` (parameters
+    filled by ``kwargs`` do not count)."""
+    if isinstance(function, str):
+        return getattr(owner, function)(*args, **kwargs)
     try:
         count = len([p for p in inspect.signature(function).parameters.values()
-                     if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)])
+                     if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.name not in kwargs])
     except (TypeError, ValueError):
         count = len(args)
-    return function(owner, *args) if count > len(args) else function(*args)
+    return function(owner, *args, **kwargs) if count > len(args) else function(*args, **kwargs)
 
 
 def _handler(handlers: dict[type, Any], exc: BaseException) -> Any:
@@ -292,25 +294,14 @@ def invoke(tool: Tool, arguments: dict[str, Any]) -> Any:
             outages.record(server, exc)
         handler = _handler(server._option("rescue_from") or {}, exc)
         if handler is not None:
-            return getattr(server, handler)(exc) if isinstance(handler, str) else _call_with(handler, server, exc)
+            return _call_with(handler, server, exc)
         handler = _handler(type(tool).rescue_from, exc)
         if handler is not None:
-            return getattr(tool, handler)(exc) if isinstance(handler, str) else _call_with(handler, tool, exc)
+            return _call_with(handler, tool, exc)
         if isinstance(exc, MCPError) and not is_refusal(exc) and not isinstance(exc, ConfigurationError):
             return {"error": failure_text(tool, exc)}
         raise
     wrap = getattr(tool, "wrap", None)
     if wrap is None or result.is_error:
         return result
-    if isinstance(wrap, str):
-        return getattr(server, wrap)(result, **sent)
-    return _wrap_callable(wrap, server, result, sent)
-
-
-def _wrap_callable(wrap: Callable[..., Any], server: MCP, result: Any, arguments: dict[str, Any]) -> Any:
-    try:
-        positional = [p for p in inspect.signature(wrap).parameters.values()
-                      if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.name not in arguments]
-    except (TypeError, ValueError):
-        positional = [None]
-    return wrap(server, result, **arguments) if len(positional) >= 2 else wrap(result, **arguments)
+    return _call_with(wrap, server, result, **sent)
