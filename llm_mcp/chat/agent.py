@@ -14,6 +14,7 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
+from ..client.declared import evaluate, names_method
 from .chat import Chat
 
 __all__ = ["Agent"]
@@ -55,7 +56,7 @@ class Agent:
         if not isinstance(cls.model, str):
             raise TypeError(f"{cls.__name__}.model must be a string (the model id), not {type(cls.model).__name__}")
         tools = inspect.getattr_static(cls, "tools")
-        if not isinstance(tools, (list, tuple)) and not (isinstance(tools, str) and callable(getattr(cls, tools, None))):
+        if not isinstance(tools, (list, tuple)) and not names_method(cls, tools, Agent):
             raise TypeError(f"{cls.__name__}.tools must be a list of tools, or the name of a method returning "
                             "one (a function there would be ambiguous: a tool, or a function returning tools?)")
 
@@ -96,12 +97,4 @@ class Agent:
     def _evaluate(self, key: str) -> Any:
         """A declaration's value: a method name or callable is called (with the agent when it
         takes an argument); anything else is taken as it is."""
-        value = inspect.getattr_static(type(self), key)
-        if isinstance(value, str) and value.isidentifier() and callable(getattr(type(self), value, None)) \
-                and not hasattr(Agent, value):
-            return getattr(self, value)()
-        if isinstance(value, (staticmethod, classmethod)):
-            value = value.__get__(None, type(self))
-        if callable(value) and not isinstance(value, type):
-            return value(self) if inspect.signature(value).parameters else value()
-        return value
+        return evaluate(self, inspect.getattr_static(type(self), key), Agent)

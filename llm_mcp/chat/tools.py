@@ -15,6 +15,8 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from ..client.declared import snake_case
+
 if TYPE_CHECKING:
     from .chat import Chat
 
@@ -48,10 +50,6 @@ def _short(text: str, limit: int = 300) -> str:
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
-def _snake(name: str) -> str:
-    return re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", name).lower()
-
-
 class ChatTool:
     """A tool written in Python that a chat can offer the model.
 
@@ -77,7 +75,7 @@ class ChatTool:
 
     def __init__(self) -> None:
         if not self.name:
-            self.name = _snake(type(self).__name__)
+            self.name = snake_case(type(self).__name__)
 
     @property
     def params_schema(self) -> dict[str, Any]:

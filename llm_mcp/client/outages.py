@@ -64,11 +64,7 @@ def _key(server: MCP) -> Any:
         if callable(value) or server._names_method(value):
             return None
         try:
-            if setting == "url":
-                context: Any = server.http_headers()
-            else:
-                env = server.setting("env") or {}
-                context = {k: server._evaluate(f"env[{k!r}]", v) for k, v in env.items()}
+            context = server.http_headers() if setting == "url" else server.env_values()
             digest = hashlib.sha256(json.dumps(context, sort_keys=True, default=str).encode()).hexdigest()[:16]
         except Exception:  # noqa: BLE001 - a setting that cannot be evaluated now: keep the wait per object
             return None

@@ -19,6 +19,7 @@ import threading
 from typing import Any, Callable, Iterator
 from urllib.parse import urlsplit
 
+from .declared import evaluate, names_method, snake_case
 from .errors import MCPError
 from .param_headers import HEADER_TOKEN, param_headers
 from .result import Result
@@ -88,11 +89,6 @@ def _header_text(value: Any, setting: str) -> str:
 
 def _input_names(inputs: Any) -> list[str]:
     return [inputs] if isinstance(inputs, str) else [str(name) for name in inputs or ()]
-
-
-def _snake(name: str) -> str:
-    name = re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1_\2", name)
-    return re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name).lower()
 
 
 class MCP:
@@ -204,14 +200,7 @@ class MCP:
     @classmethod
     def _names_method(cls, value: Any) -> bool:
         """Whether a string names a method defined on a subclass (not on MCP itself)."""
-        if not isinstance(value, str) or not value.isidentifier():
-            return False
-        for klass in cls.__mro__:
-            if klass is MCP:
-                return False
-            if value in klass.__dict__ and callable(klass.__dict__[value]):
-                return True
-        return False
+        return names_method(cls, value, MCP)
 
     def _option(self, key: str) -> Any:
         if key in self._options:
@@ -226,17 +215,7 @@ class MCP:
     def resolve(self, value: Any) -> Any:
         """Evaluate a setting: call a callable (with this instance when it takes an argument),
         call the method a string names, or return a literal as it is."""
-        if isinstance(value, (staticmethod, classmethod)):
-            value = value.__get__(None, type(self))
-        if isinstance(value, str) and self._names_method(value):
-            return getattr(self, value)()
-        if callable(value) and not isinstance(value, type):
-            try:
-                takes_instance = bool(inspect.signature(value).parameters)
-            except (TypeError, ValueError):
-                takes_instance = False
-            return value(self) if takes_instance else value()
-        return value
+        return evaluate(self, value, MCP)
 
     def setting(self, key: str) -> Any:
         """The current value of a setting, evaluated (see :meth:`resolve`).
@@ -258,7 +237,7 @@ class MCP:
         if name:
             return str(name)
         if type(self) is not _Inline:
-            return _snake(type(self).__name__)
+            return snake_case(type(self).__name__)
         url = self._option("url")
         if isinstance(url, str):
             return urlsplit(url).hostname or "server"
@@ -296,11 +275,17 @@ class MCP:
         argv = command.split() if isinstance(command, str) else [str(part) for part in command or ()]
         if not argv:
             raise ValueError(f"{self.name}: command is empty")
+        return argv, child_environment(self.env_values())
+
+    def env_values(self) -> dict[str, Any]:
+        """The ``env`` setting with every value evaluated now; ``None`` values left out.
+
+        Raises ``ValueError`` when ``env`` is not a dict."""
         env = self.setting("env") or {}
         if not isinstance(env, dict):
             raise ValueError(f"{self.name}: env must be a dict, not {type(env).__name__}")
         values = {k: self._evaluate(f"env[{k!r}]", v) for k, v in env.items()}
-        return argv, child_environment({k: v for k, v in values.items() if v is not None})
+        return {k: v for k, v in values.items() if v is not None}
 
     # -- the connection -----------------------------------------------------------------------
 
