@@ -477,8 +477,12 @@ class _Toolbox:
         for tool in offer:
             self.offered[assigned[id(tool)]] = tool
             self.by_name.setdefault(assigned[id(tool)], tool)
-        self.specs = [ToolSpec(name, tool.description or "", fill_schema(tool.params_schema))
-                      for name, tool in self.offered.items()]
+
+    @functools.cached_property
+    def specs(self) -> list[ToolSpec]:
+        """The tools as the provider gets them (built only for a model request)."""
+        return [ToolSpec(name, tool.description or "", fill_schema(tool.params_schema))
+                for name, tool in self.offered.items()]
 
     def resolve(self, name: str) -> Any:
         """The tool a model's call names (its safe name, or its own name); for a tool of a
