@@ -54,12 +54,27 @@ TEMPLATES = [
     },
 ]
 
-DATABASES = {
-    "default": {
-        "ENGINE": "django.db.backends.sqlite3",
-        "NAME": os.environ.get("DJANGO_DB_PATH", str(BASE_DIR / "db.sqlite3")),
+# SQLite by default. DJANGO_DB_ENGINE=postgresql runs the same settings on PostgreSQL,
+# as the Makefile's second test run does (python -m llm_mcp_tests.services postgres -- ...).
+if os.environ.get("DJANGO_DB_ENGINE") == "postgresql":
+    DATABASES = {
+        "default": {
+            "ENGINE": "django.db.backends.postgresql",
+            "HOST": os.environ.get("DJANGO_DB_HOST", "127.0.0.1"),
+            "PORT": os.environ.get("DJANGO_DB_PORT", "5432"),
+            "NAME": os.environ.get("DJANGO_DB_NAME", "llm_mcp"),
+            "USER": os.environ.get("DJANGO_DB_USER", "llm_mcp"),
+            "PASSWORD": os.environ.get("DJANGO_DB_PASSWORD", ""),
+        }
     }
-}
+else:
+    DATABASES = {
+        "default": {
+            "ENGINE": "django.db.backends.sqlite3",
+            "NAME": os.environ.get("DJANGO_DB_PATH", str(BASE_DIR / "db.sqlite3")),
+            "OPTIONS": {"timeout": 20},
+        }
+    }
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
