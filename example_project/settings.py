@@ -87,3 +87,13 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # Settings of the llm_mcp app. Empty: every option has a default.
 LLM_MCP = {}
+
+# Credentials of MCP servers are encrypted with keys derived from SECRET_KEY and SALT_KEY
+# (django-fernet-encrypted-fields). Set both from the environment in production.
+SALT_KEY = os.environ.get("DJANGO_SALT_KEY", "llm-mcp-example-salt-change-me")
+
+# Celery: with CELERY_BROKER_URL unset, jobs run in-process as they are enqueued (eager),
+# so the example site needs nothing else; set it (redis://127.0.0.1:6379/0) to use workers.
+CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "")
+CELERY_TASK_ALWAYS_EAGER = not CELERY_BROKER_URL
+CELERY_TASK_EAGER_PROPAGATES = True

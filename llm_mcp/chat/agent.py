@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import importlib
 import inspect
 from typing import Any
 
@@ -36,6 +37,9 @@ class Agent:
         mcp: servers (instances or classes), or a callable/method name returning them,
             evaluated each time a chat is built, with the inputs available.
         concurrency: tool calls of one turn that may run at once.
+        chat_class: a chat model (a class with ``for_agent``/``find_for_agent``, such as
+            ``llm_mcp.models.Chat``) or its import path: ``chat()`` then returns a saved
+            record, and ``find(pk)`` loads one.
     """
 
     model: str = ""
@@ -46,6 +50,7 @@ class Agent:
     tools: Any = ()
     mcp: Any = ()
     concurrency: int = 1
+    chat_class: Any = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -69,9 +74,33 @@ class Agent:
             setattr(self, name, inputs.get(name))
 
     @classmethod
-    def chat(cls, **inputs: Any) -> Chat:
-        """A new chat for these inputs. Contacts no server and no model."""
-        return cls(**inputs).build_chat()
+    def chat(cls, **inputs: Any) -> Any:
+        """A new chat for these inputs: a :class:`Chat`, or a saved record of ``chat_class``.
+        Contacts no server and no model."""
+        agent = cls(**inputs)
+        record_class = cls._record_class()
+        return agent.build_chat() if record_class is None else record_class.for_agent(agent)
+
+    @classmethod
+    def find(cls, pk: Any) -> Any:
+        """The saved chat ``pk`` of ``chat_class``, set up by this agent with the inputs stored
+        with it. Contacts no server. Raises ``TypeError`` without a ``chat_class``, and the
+        model's ``DoesNotExist`` for an unknown ``pk``."""
+        record_class = cls._record_class()
+        if record_class is None:
+            raise TypeError(f"{cls.__name__}.find() needs a chat_class (a chat model) to load chats from")
+        return record_class.find_for_agent(cls, pk)
+
+    @classmethod
+    def _record_class(cls) -> Any:
+        value = cls.chat_class
+        if isinstance(value, str):
+            module, _, name = value.rpartition(".")
+            value = getattr(importlib.import_module(module), name)
+        if value is not None and not all(hasattr(value, m) for m in ("for_agent", "find_for_agent")):
+            raise TypeError(f"{cls.__name__}.chat_class must be a chat model (with for_agent and "
+                            f"find_for_agent, like llm_mcp.models.Chat), not {value!r}")
+        return value
 
     def build_chat(self, chat: Chat | None = None) -> Chat:
         """Set up ``chat`` (a new one unless given) with this agent's instructions, tools and

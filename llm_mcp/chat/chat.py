@@ -236,12 +236,12 @@ class Chat:
             if self.store.cancelled or self._scope.cancelled:
                 self.store.set_cancelled(False)
                 self._scope = CancelScope()
-            if not self.messages:
-                raise ValueError("the chat has no messages yet: ask() something first")
             requests = 0
             while True:
                 self._check_cancelled()
-                messages = self.messages
+                messages = self.messages  # one read per step (a database store reads fresh)
+                if not messages:
+                    raise ValueError("the chat has no messages yet: ask() something first")
                 assistant, unanswered = self._unanswered(messages)
                 if unanswered:
                     if not self._run_calls(assistant, unanswered):
@@ -255,7 +255,7 @@ class Chat:
                                          "tools; the turn was stopped (complete() carries on, max_steps sets "
                                          "the limit)")
                 requests += 1
-                reply = self._ask_model(stream, first=last.role == "user")
+                reply = self._ask_model(stream, messages, first=last.role == "user")
                 if not reply.tool_calls:
                     return reply
 
@@ -302,14 +302,14 @@ class Chat:
 
     # -- asking the model ---------------------------------------------------------------------
 
-    def _ask_model(self, stream: Callable[[str], None] | None, *, first: bool) -> Message:
-        box = self._toolbox()
+    def _ask_model(self, stream: Callable[[str], None] | None, messages: list[Message], *, first: bool) -> Message:
+        box = self._toolbox(messages)
         instructions = list(self._instructions)
         if box.unavailable:
             instructions.append("The tools of these MCP servers are unavailable right now: "
                                 f"{', '.join(box.unavailable)}. Tell the user if they need them.")
         choice = box.check_choice(self._choice) if first else None  # forcing a tool again would never end
-        request = ModelRequest(model=self.model, messages=[m for m in self.messages if m.role != "system"],
+        request = ModelRequest(model=self.model, messages=[m for m in messages if m.role != "system"],
                                instructions=instructions, tools=box.specs, choice=choice, params=self.params)
         relay = None
         if stream is not None:
@@ -321,8 +321,8 @@ class Chat:
         self._check_cancelled()
         return self.store.add(reply)
 
-    def _toolbox(self) -> _Toolbox:
-        return _Toolbox(self)
+    def _toolbox(self, messages: list[Message] | None = None) -> _Toolbox:
+        return _Toolbox(self, messages)
 
     # -- running tool calls -------------------------------------------------------------------
 
@@ -420,7 +420,7 @@ class _Unavailable:
 class _Toolbox:
     """The tools of one model request: names made safe and unique, deferred tools held back."""
 
-    def __init__(self, chat: Chat):
+    def __init__(self, chat: Chat, messages: list[Message] | None = None):
         self.chat = chat
         self.offered: dict[str, Any] = {}
         self.by_name: dict[str, Any] = {}
@@ -450,7 +450,7 @@ class _Toolbox:
         entries.extend((tool, "with_tools", False) for tool in chat._tools)
         offer: list[Any] = []
         deferred: list[Any] = []
-        discovered = self._discovered()
+        discovered = self._discovered(messages) if any(entry[2] for entry in entries) else set()
         for tool, source, is_deferred in entries:
             problem = schema_problem(tool.name, tool.params_schema)
             if problem:
@@ -497,10 +497,11 @@ class _Toolbox:
                         return _Unavailable(known.name, [server.name])
         return _Unavailable(name, self.unavailable)  # never listed here; most likely one of theirs
 
-    def _discovered(self) -> set[str]:
+    def _discovered(self, messages: list[Message] | None) -> set[str]:
+        """Names of deferred tools that searches in this conversation found (they are offered)."""
         names = {ToolSearch.name, wire_name(ToolSearch.name, {ToolSearch.name})}  # its name, or its name when taken
         found: set[str] = set()
-        messages = self.chat.messages
+        messages = self.chat.messages if messages is None else messages
         search_ids = {call.id for m in messages if m.role == "assistant" for call in m.tool_calls
                       if call.name in names}
         for message in messages:

@@ -1,0 +1,94 @@
+"""The encrypted credential store: ``Credential.objects``.
+
+    Credential.objects.write("linear:user:42", {"refresh_token": "..."}, owner=user)
+    with Credential.objects.synchronize("linear:user:42"):
+        data = Credential.objects.read("linear:user:42")   # refresh, then write, here
+
+``synchronize`` makes refreshes of one key take turns across processes (a rotating refresh
+token may be spent once): a row lock (``SELECT ... FOR UPDATE``) on PostgreSQL, MySQL and
+Oracle; on SQLite, which has no row locks, the database's write lock, taken at once.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from django.db import OperationalError, models, transaction
+
+__all__ = ["CredentialManager"]
+
+SQLITE_LOCK_WAIT = 60.0
+"""Seconds ``synchronize`` keeps trying to take SQLite's write lock before giving up."""
+
+
+class CredentialManager(models.Manager):
+    """``Credential.objects``: a credential store with ``read``, ``write``, ``delete`` and
+    ``synchronize``, the interface the MCP client's OAuth code does all its I/O through."""
+
+    def read(self, key: str) -> dict[str, Any] | None:
+        """The data stored under ``key`` (a dict), or ``None`` when nothing is."""
+        row = self.filter(key=_checked(key)).only("secret").first()
+        return None if row is None else row.data
+
+    def write(self, key: str, data: dict[str, Any], *, owner: models.Model | None = None) -> None:
+        """Store ``data`` (a JSON-serializable dict) under ``key``, replacing what was there.
+
+        ``owner`` (any saved model instance, usually the user) is recorded when given; an
+        existing row keeps its owner when it is not. Raises ``TypeError`` for non-dict data,
+        ``ValueError`` for an unsaved owner."""
+        from .models import owner_reference
+
+        row = self.model(key=_checked(key))
+        row.data = data  # TypeError unless a dict; ValueError/TypeError from json for bad values
+        values: dict[str, Any] = {"secret": row.secret}
+        if owner is not None:
+            values["owner_type"], values["owner_id"] = owner_reference(owner)
+        self.update_or_create(key=key, defaults=values)
+
+    def delete(self, key: str) -> None:
+        """Forget ``key``; nothing happens when it is not stored."""
+        self.filter(key=_checked(key)).delete()
+
+    @contextmanager
+    def synchronize(self, key: str) -> Iterator[None]:
+        """Hold ``key`` for the ``with`` block: another process (or thread) that synchronizes
+        on the same key waits until the block ends. Runs the block in a transaction."""
+        _checked(key)
+        with transaction.atomic(using=self.db):
+            if self._sqlite:
+                self._take_sqlite_write_lock()
+            else:
+                # The row may not exist yet: create it, so there is a row to lock.
+                self.get_or_create(key=key)
+                list(self.select_for_update().filter(key=key).values_list("pk", flat=True))
+            yield
+
+    @property
+    def _sqlite(self) -> bool:
+        from django.db import connections
+
+        return connections[self.db].vendor == "sqlite"
+
+    def _take_sqlite_write_lock(self) -> None:
+        """SQLite starts transactions deferred: the first write takes the database's write
+        lock. An UPDATE that matches nothing still takes it, so the block runs alone."""
+        deadline = time.monotonic() + SQLITE_LOCK_WAIT
+        while True:
+            try:
+                self.filter(pk=-1).update(key="")  # matches no row, takes the write lock
+                return
+            except OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)
+
+
+def _checked(key: str) -> str:
+    if not isinstance(key, str) or not key:
+        raise ValueError(f"a credential key must be a non-empty string, not {key!r}")
+    if len(key) > 255:
+        raise ValueError(f"a credential key has at most 255 characters, not {len(key)}")
+    return key
