@@ -207,7 +207,7 @@ def test_continuing_a_chat_costs_the_same_queries_whatever_its_length(model):
     """Loading a chat and running a turn issues as many queries for 10 messages as for 200."""
     short, long = _queries_to_continue(model, 10), _queries_to_continue(model, 200)
     assert len(short) == len(long), (short, long)
-    assert len(short) <= 12, short
+    assert len(short) <= 16, short  # a few reads of the flag and the messages, the lock, one insert
 
 
 def test_agents_with_a_chat_class_create_and_find_records(model):

@@ -1,0 +1,175 @@
+"""Chats and credentials across real processes: a crash mid-turn, two processes refreshing one
+credential, and a Celery worker resuming a chat approved through a view (issue 5).
+
+Every step runs in its own process (``llm_mcp_tests/steps.py``) on a database they share: an
+SQLite file, or, in the PostgreSQL run of ``make test`` (marker ``db``), a fresh database on
+the throwaway PostgreSQL server.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from llm_mcp.testing.scripted_model import ScriptedModel, reply, tool_call, turn
+
+from .conftest import REPO_ROOT
+from .services import ServiceError, redis_server
+
+pytestmark = [pytest.mark.db, pytest.mark.slow]
+
+STEP_TIMEOUT = 60
+
+
+@pytest.fixture
+def shared_db(tmp_path: Path) -> Iterator[dict[str, str]]:
+    """Environment variables naming a migrated database that several processes can open."""
+    env = {key: value for key, value in os.environ.items() if not key.startswith("PYTEST_")}
+    env.pop("CELERY_BROKER_URL", None)
+    name = None
+    if os.environ.get("DJANGO_DB_ENGINE") == "postgresql":
+        import psycopg
+
+        name = f"llm_mcp_proc_{uuid.uuid4().hex[:12]}"
+        url = os.environ["LLM_MCP_TEST_POSTGRES_URL"]
+        with psycopg.connect(url, autocommit=True) as admin:
+            admin.execute(f'CREATE DATABASE "{name}"')
+        env["DJANGO_DB_NAME"] = name
+    else:
+        env["DJANGO_DB_PATH"] = str(tmp_path / "shared.sqlite3")
+    migrate = subprocess.run([sys.executable, "manage.py", "migrate", "--verbosity", "0"], cwd=REPO_ROOT,
+                             env=env, capture_output=True, text=True, timeout=STEP_TIMEOUT)
+    assert migrate.returncode == 0, migrate.stderr
+    yield env
+    if name is not None:
+        import psycopg
+
+        with psycopg.connect(os.environ["LLM_MCP_TEST_POSTGRES_URL"], autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
+
+
+def step(env: dict[str, str], *args: str, check: bool = True) -> subprocess.CompletedProcess:
+    """Run one step in a new process; its JSON output is on ``.json``."""
+    done = subprocess.run([sys.executable, "-m", "llm_mcp_tests.steps", *args], cwd=REPO_ROOT, env=env,
+                          capture_output=True, text=True, timeout=STEP_TIMEOUT)
+    if check:
+        assert done.returncode == 0, f"step {args} failed ({done.returncode}):\n{done.stdout}\n{done.stderr}"
+    lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
+    done.json = json.loads(lines[-1]) if lines else None  # type: ignore[attr-defined]
+    return done
+
+
+def test_two_processes_refreshing_one_credential_refresh_once(shared_db, tmp_path):
+    """MCP-CRED-06, MCP-CRED-07: ``Credential.objects.synchronize(key)`` serializes a rotating
+    refresh across processes: both race to spend ``rt-1``, exactly one does, and the other
+    uses the token it stored."""
+    step(shared_db, "write", "oauth:linear:user:1", json.dumps({"access_token": "at-1", "refresh_token": "rt-1"}))
+    log = tmp_path / "refreshes.log"
+    racers = [subprocess.Popen([sys.executable, "-m", "llm_mcp_tests.steps", "refresh", "oauth:linear:user:1",
+                                str(log)], cwd=REPO_ROOT, env=shared_db, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    outputs = []
+    for racer in racers:
+        out, err = racer.communicate(timeout=STEP_TIMEOUT)
+        assert racer.returncode == 0, err
+        outputs.append(json.loads(out.strip().splitlines()[-1]))
+    assert len(log.read_text().split()) == 1
+    assert sorted(o["refreshed"] for o in outputs) == [False, True]
+    assert [o["token"] for o in outputs if not o["refreshed"]] == ["at-2"]
+
+
+def test_a_turn_killed_mid_way_is_finished_by_a_later_complete(shared_db, tmp_path):
+    """A process dies inside a tool call (``os._exit``: no cleanup). Another process's
+    ``complete()`` finishes the turn: every call has exactly one result, the call that had
+    finished is not run again, and the model gets all three results."""
+    runs = tmp_path / "runs"
+    env = {**shared_db, "LLM_MCP_TEST_RUNS": str(runs)}
+    with ScriptedModel() as model:
+        env["LLM_MCP_TEST_BASE_URL"] = model.openai_base_url
+        model.add(turn(tool_calls=[tool_call("count", {"label": "a"}, id="call_1"),
+                                   tool_call("crash", {}, id="call_2"),
+                                   tool_call("count", {"label": "c"}, id="call_3")]),
+                  reply("all three ran"))
+        crashed = step(env, "crash-turn", "Run the three tools", check=False)
+        assert crashed.returncode == 9, crashed.stderr
+        chat_id = str(json.loads(crashed.stdout.splitlines()[0])["chat"])
+        before = step(env, "dump", chat_id).json
+        assert [c["result"] for c in before["calls"]] == ["counted a", None, None]
+
+        finished = step(env, "complete", chat_id).json
+        assert finished["content"] == "all three ran"
+        after = step(env, "dump", chat_id).json
+        assert [c["result"] for c in after["calls"]] == ["counted a", "survived", "counted c"]
+        assert after["tool_messages"] == 3
+        assert runs.read_text().split() == ["a", "c"]
+        assert [r["content"] for r in model.requests[1].tool_results] == ["counted a", "survived", "counted c"]
+
+
+@pytest.fixture(scope="module")
+def redis_url() -> Iterator[str]:
+    try:
+        with redis_server() as server:
+            yield server.url
+    except ServiceError as exc:
+        if os.environ.get("CI"):
+            raise
+        pytest.skip(f"no Redis server here: {exc}")
+
+
+@pytest.fixture
+def worker(shared_db, redis_url, tmp_path) -> Iterator[dict[str, str]]:
+    """A real Celery worker process (``celery -A example_project worker``) on Redis."""
+    env = {**shared_db, "CELERY_BROKER_URL": redis_url}
+    log = open(tmp_path / "worker.log", "w")  # noqa: SIM115 - closed below
+    proc = subprocess.Popen([sys.executable, "-m", "celery", "-A", "example_project", "worker", "--pool", "solo",
+                             "--without-gossip", "--without-mingle", "--without-heartbeat", "--loglevel", "INFO"],
+                            cwd=REPO_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 30
+    while "ready" not in (tmp_path / "worker.log").read_text():
+        assert proc.poll() is None and time.monotonic() < deadline, (tmp_path / "worker.log").read_text()
+        time.sleep(0.1)
+    env["WORKER_LOG"] = str(tmp_path / "worker.log")
+    yield env
+    proc.terminate()
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+    log.close()
+
+
+def test_a_celery_job_resumes_a_chat_approved_through_a_view(worker):
+    """MCP-PERSIST-05, MCP-APPROVAL-05: one process pauses a chat for approval; the example
+    site's view records the approval (CSRF and all) and enqueues ``resume_chat``; a real
+    worker on Redis runs the call against the MCP server and finishes the turn."""
+    with ScriptedModel() as model:
+        env = {**worker, "LLM_MCP_TEST_BASE_URL": model.openai_base_url}
+        model.add(tool_call("echo", {"message": "hello from a job"}, id="call_c1"), reply("It echoed."))
+        started = step(env, "start-chat", "Echo something").json
+        assert started["waiting"] is True and started["calls"] == ["call_c1"]
+        chat_id = str(started["chat"])
+        approved = step(env, "approve", chat_id, "call_c1").json
+        assert approved["approval"] == "approved" and approved["status"] in (200, 302, 303)
+        deadline = time.monotonic() + 45
+        while True:
+            state = step(env, "dump", chat_id).json
+            if state["messages"][-1]["role"] == "assistant" and state["messages"][-1]["content"]:
+                break
+            assert time.monotonic() < deadline, (state, Path(env["WORKER_LOG"]).read_text())
+            time.sleep(0.3)
+        assert [(m["role"], m["content"]) for m in state["messages"]] == [
+            ("user", "Echo something"), ("assistant", ""), ("tool", "hello from a job"), ("assistant", "It echoed.")]
+        assert state["calls"] == [{"id": "call_c1", "name": "echo", "approval": "approved",
+                                   "result": "hello from a job"}]
+        assert len(model.requests) == 2
+        assert model.requests[1].tool_results[0]["content"] == "hello from a job"
+        assert "llm_mcp.resume_chat" in Path(env["WORKER_LOG"]).read_text()
