@@ -6,7 +6,9 @@ The database comes from the environment (``DJANGO_DB_PATH`` for an SQLite file, 
 prints one JSON line on stdout.
 
 * ``start-chat TEXT``        a ``StepAgent`` chat asks TEXT (pauses when a call needs approval)
-* ``crash-turn TEXT``        a ``CrashAgent`` chat asks TEXT; its ``crash`` tool kills the process
+* ``crash-turn TEXT``        a ``CrashAgent`` chat asks TEXT; its ``crash`` tool kills the process,
+                             its ``slow`` tool gives another process time to cancel
+* ``cancel CHAT``            ``cancel()`` the chat (sets its persisted flag)
 * ``complete CHAT``          ``complete()`` the chat, as its agent sets it up
 * ``approve CHAT CALL``      approve through the example site's view (Django's test client)
 * ``dump CHAT``              the chat's messages and tool calls
@@ -75,11 +77,24 @@ class Crash(ChatTool):
         return "survived"
 
 
+class Slow(ChatTool):
+    """Writes ``FILE.started`` and then takes a second and a half."""
+
+    name = "slow"
+    description = "Take a while."
+    parameters = {"type": "object", "properties": {}}
+
+    def execute(self) -> str:
+        Path(os.environ["LLM_MCP_TEST_RUNS"] + ".started").write_text("started")
+        time.sleep(1.5)
+        return "slow done"
+
+
 class CrashAgent(llm_mcp.Agent):
     chat_class = "llm_mcp.models.Chat"
     model = "gpt-test"
     provider_options = options()
-    tools = [Count(), Crash()]
+    tools = [Count(), Crash(), Slow()]
 
 
 def dump(chat_id: Any) -> dict[str, Any]:
@@ -124,8 +139,17 @@ def main(argv: list[str]) -> int:
     elif step == "crash-turn":
         record = CrashAgent.chat()
         print(json.dumps({"chat": record.pk}), flush=True)
-        record.ask(args[0])
-        out = {"chat": record.pk, "survived": True}
+        try:
+            record.ask(args[0])
+        except llm_mcp.CancelledError as exc:
+            out = {"chat": record.pk, "cancelled": str(exc)}
+        else:
+            out = {"chat": record.pk, "survived": True}
+    elif step == "cancel":
+        from llm_mcp.models import Chat
+
+        Chat.objects.get(pk=args[0]).cancel()
+        out = {"cancelled": args[0]}
     elif step == "complete":
         from llm_mcp.models import Chat
 

@@ -113,6 +113,32 @@ def test_a_turn_killed_mid_way_is_finished_by_a_later_complete(shared_db, tmp_pa
         assert [r["content"] for r in model.requests[1].tool_results] == ["counted a", "survived", "counted c"]
 
 
+def test_cancel_from_another_process_stops_the_running_turn(shared_db, tmp_path):
+    """``cancel()`` in one process sets the persisted flag; the turn running in another process
+    stops at its next check: the call after the slow one does not run, and gets a result
+    saying it was cancelled, so the conversation stays well-formed."""
+    runs = tmp_path / "runs"
+    env = {**shared_db, "LLM_MCP_TEST_RUNS": str(runs)}
+    with ScriptedModel() as model:
+        env["LLM_MCP_TEST_BASE_URL"] = model.openai_base_url
+        model.add(turn(tool_calls=[tool_call("slow", {}, id="call_s"), tool_call("count", {"label": "b"}, id="call_b")]))
+        running = subprocess.Popen([sys.executable, "-m", "llm_mcp_tests.steps", "crash-turn", "Go"], cwd=REPO_ROOT,
+                                   env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        chat_id = str(json.loads(running.stdout.readline())["chat"])
+        deadline = time.monotonic() + STEP_TIMEOUT
+        while not Path(str(runs) + ".started").exists():
+            assert running.poll() is None and time.monotonic() < deadline, running.stderr.read()
+            time.sleep(0.05)
+        step(env, "cancel", chat_id)
+        out, err = running.communicate(timeout=STEP_TIMEOUT)
+        assert running.returncode == 0, err
+        assert "cancelled" in json.loads(out.strip().splitlines()[-1])
+        state = step(env, "dump", chat_id).json
+        assert [c["result"] for c in state["calls"]] == ["slow done", "The call was cancelled before it finished."]
+        assert not runs.exists()  # count never ran
+        assert len(model.requests) == 1
+
+
 @pytest.fixture(scope="module")
 def redis_url() -> Iterator[str]:
     try:

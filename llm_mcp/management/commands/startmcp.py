@@ -30,6 +30,7 @@ from django.apps import AppConfig, apps
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from llm_mcp import conf
 from llm_mcp.client.declared import snake_case
 from llm_mcp.client.server import check_url
 
@@ -42,7 +43,7 @@ THIRD_PARTY_DIRS = {"site-packages", "dist-packages"}
 
 def acronym_setting() -> bool:
     """``settings.LLM_MCP["GENERATOR_ACRONYM"]``: whether generated classes end in ``MCP``."""
-    return bool((getattr(settings, "LLM_MCP", None) or {}).get("GENERATOR_ACRONYM", False))
+    return bool(conf.get("GENERATOR_ACRONYM"))
 
 
 @dataclass(frozen=True)
