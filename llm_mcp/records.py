@@ -15,6 +15,7 @@ import fcntl
 import functools
 import hashlib
 import importlib
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -291,11 +292,16 @@ class ChatRecord:
     def load_agent(self) -> Agent | None:
         """The agent named in ``agent_class``, with its stored inputs (``None`` without one).
 
-        Raises ``ImportError`` when the class cannot be imported any more."""
+        Raises ``ImportError`` when the class cannot be imported here."""
         if not self.agent_class:
             return None
         module, _, name = self.agent_class.rpartition(".")
-        agent_class = getattr(importlib.import_module(module), name)
+        try:
+            agent_class = getattr(importlib.import_module(module), name)
+        except (ImportError, AttributeError) as exc:
+            raise ImportError(f"chat {self.pk} was set up by the agent {self.agent_class}, which cannot be imported "
+                              "here; agents whose chats other processes resume must be defined at the top level "
+                              "of an importable module") from exc
         agent = agent_class(**decode_inputs(self.agent_inputs or {}))
         self.__dict__["_agent"] = agent
         return agent
@@ -362,17 +368,22 @@ class ChatRecord:
         """Set the persisted cancel flag: a turn running anywhere stops at its next check."""
         self.chat.cancel()
 
+    def close(self) -> None:
+        """Close the servers the chat built from classes (see :meth:`llm_mcp.Chat.close`); a
+        job calls it when it is done, so no stdio process outlives it."""
+        live = self.__dict__.get("_live_chat")
+        if live is not None:
+            live.close()
+
     # -- agents -----------------------------------------------------------------------------
 
     @classmethod
     def for_agent(cls, agent: Agent) -> ChatRecord:
         """A new row for ``agent`` (what ``Agent.chat()`` returns when ``chat_class`` names
         this model); contacts no server."""
-        agent_type = type(agent)
         provider = agent.provider if isinstance(agent.provider, str) else getattr(agent.provider, "name", "")
         record = cls._default_manager.create(  # type: ignore[attr-defined]
-            model=agent.model, provider=provider or "openai",
-            agent_class=f"{agent_type.__module__}.{agent_type.__qualname__}",
+            model=agent.model, provider=provider or "openai", agent_class=agent_path(type(agent)),
             agent_inputs=encode_inputs(agent))
         record.__dict__["_agent"] = agent
         return record
@@ -386,7 +397,20 @@ class ChatRecord:
         return record
 
 
-# -- agent inputs as JSON ------------------------------------------------------------------
+# -- agents as JSON ------------------------------------------------------------------------
+
+def agent_path(agent_class: type) -> str:
+    """The import path another process loads ``agent_class`` from.
+
+    A class defined in a module run with ``python -m package.module`` is found under that
+    module's real name, not ``__main__``. A class defined in a function or a plain script
+    gets a path no other process can import: :meth:`ChatRecord.load_agent` says so there."""
+    module = agent_class.__module__
+    if module == "__main__":
+        spec = getattr(sys.modules["__main__"], "__spec__", None)
+        module = spec.name if spec is not None else module
+    return f"{module}.{agent_class.__qualname__}"
+
 
 def encode_inputs(agent: Agent) -> dict[str, Any]:
     """An agent's inputs as JSON: model instances become ``{"$model": label, "pk": pk}``.

@@ -55,8 +55,11 @@ def resume_chat(self: Any, chat_id: Any) -> str:
     """Resume a paused chat (``complete()``). Returns ``"done"``, ``"waiting"`` (a person must
     decide) or ``"polling"`` (re-enqueued to check the chat's server tasks again)."""
     record = load_chat(chat_id)
-    record.complete()
-    return _after_turn(self, record)
+    try:
+        record.complete()
+        return _after_turn(self, record)
+    finally:
+        record.close()
 
 
 @shared_task(bind=True, name="llm_mcp.ask_chat")
@@ -64,8 +67,11 @@ def ask_chat(self: Any, chat_id: Any, text: str, key: str | None = None) -> str:
     """Add ``text`` as the user's message and run the turn; the message is added once per
     ``key`` (default: this job's Celery task id, so a redelivered job does not ask twice)."""
     record = load_chat(chat_id)
-    record.ask(text, key=key or self.request.id)
-    return _after_turn(self, record)
+    try:
+        record.ask(text, key=key or self.request.id)
+        return _after_turn(self, record)
+    finally:
+        record.close()
 
 
 def _after_turn(task: Any, record: Any) -> str:

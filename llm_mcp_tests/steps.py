@@ -8,6 +8,8 @@ prints one JSON line on stdout.
 * ``start-chat TEXT``        a ``StepAgent`` chat asks TEXT (pauses when a call needs approval)
 * ``crash-turn TEXT``        a ``CrashAgent`` chat asks TEXT; its ``crash`` tool kills the process,
                              its ``slow`` tool gives another process time to cancel
+* ``task-chat``              a chat whose ``count`` call waits on a server task; enqueues ``resume_chat``
+* ``finish-task CHAT CALL``  the task is done: clear it from the call
 * ``cancel CHAT``            ``cancel()`` the chat (sets its persisted flag)
 * ``complete CHAT``          ``complete()`` the chat, as its agent sets it up
 * ``approve CHAT CALL``      approve through the example site's view (Django's test client)
@@ -145,6 +147,21 @@ def main(argv: list[str]) -> int:
             out = {"chat": record.pk, "cancelled": str(exc)}
         else:
             out = {"chat": record.pk, "survived": True}
+    elif step == "task-chat":
+        from llm_mcp.chat import Message, ToolCall
+        from llm_mcp.tasks import resume_chat
+
+        record = CrashAgent.chat()
+        record.chat.store.add(Message("user", "Count with a task"))
+        record.chat.store.add(Message("assistant", "", tool_calls=[ToolCall(
+            "call_t", "count", {"label": "after-task"}, task={"taskId": "t-1", "pollInterval": 300})]))
+        resume_chat.delay(record.pk)
+        out = {"chat": record.pk}
+    elif step == "finish-task":
+        from llm_mcp.models import ToolCall as ToolCallRow
+
+        ToolCallRow.objects.filter(tool_call_id=args[1], message__chat_id=args[0]).update(task=None)
+        out = {"finished": args[1]}
     elif step == "cancel":
         from llm_mcp.models import Chat
 

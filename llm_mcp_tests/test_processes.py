@@ -151,9 +151,11 @@ def redis_url() -> Iterator[str]:
 
 
 @pytest.fixture
-def worker(shared_db, redis_url, tmp_path) -> Iterator[dict[str, str]]:
-    """A real Celery worker process (``celery -A example_project worker``) on Redis."""
-    env = {**shared_db, "CELERY_BROKER_URL": redis_url}
+def worker(shared_db, redis_url, model, tmp_path) -> Iterator[dict[str, str]]:
+    """A real Celery worker process (``celery -A example_project worker``) on Redis, whose
+    chats talk to this test's scripted ``model``."""
+    env = {**shared_db, "CELERY_BROKER_URL": redis_url, "LLM_MCP_TEST_BASE_URL": model.openai_base_url,
+           "LLM_MCP_TEST_RUNS": str(tmp_path / "runs")}
     log = open(tmp_path / "worker.log", "w")  # noqa: SIM115 - closed below
     proc = subprocess.Popen([sys.executable, "-m", "celery", "-A", "example_project", "worker", "--pool", "solo",
                              "--without-gossip", "--without-mingle", "--without-heartbeat", "--loglevel", "INFO"],
@@ -173,29 +175,52 @@ def worker(shared_db, redis_url, tmp_path) -> Iterator[dict[str, str]]:
     log.close()
 
 
-def test_a_celery_job_resumes_a_chat_approved_through_a_view(worker):
+def test_a_celery_job_resumes_a_chat_approved_through_a_view(worker, model):
     """MCP-PERSIST-05, MCP-APPROVAL-05: one process pauses a chat for approval; the example
     site's view records the approval (CSRF and all) and enqueues ``resume_chat``; a real
     worker on Redis runs the call against the MCP server and finishes the turn."""
-    with ScriptedModel() as model:
-        env = {**worker, "LLM_MCP_TEST_BASE_URL": model.openai_base_url}
-        model.add(tool_call("echo", {"message": "hello from a job"}, id="call_c1"), reply("It echoed."))
-        started = step(env, "start-chat", "Echo something").json
-        assert started["waiting"] is True and started["calls"] == ["call_c1"]
-        chat_id = str(started["chat"])
-        approved = step(env, "approve", chat_id, "call_c1").json
-        assert approved["approval"] == "approved" and approved["status"] in (200, 302, 303)
-        deadline = time.monotonic() + 45
-        while True:
-            state = step(env, "dump", chat_id).json
-            if state["messages"][-1]["role"] == "assistant" and state["messages"][-1]["content"]:
-                break
-            assert time.monotonic() < deadline, (state, Path(env["WORKER_LOG"]).read_text())
-            time.sleep(0.3)
-        assert [(m["role"], m["content"]) for m in state["messages"]] == [
-            ("user", "Echo something"), ("assistant", ""), ("tool", "hello from a job"), ("assistant", "It echoed.")]
-        assert state["calls"] == [{"id": "call_c1", "name": "echo", "approval": "approved",
-                                   "result": "hello from a job"}]
-        assert len(model.requests) == 2
-        assert model.requests[1].tool_results[0]["content"] == "hello from a job"
-        assert "llm_mcp.resume_chat" in Path(env["WORKER_LOG"]).read_text()
+    env = worker
+    model.add(tool_call("echo", {"message": "hello from a job"}, id="call_c1"), reply("It echoed."))
+    started = step(env, "start-chat", "Echo something").json
+    assert started["waiting"] is True and started["calls"] == ["call_c1"]
+    chat_id = str(started["chat"])
+    approved = step(env, "approve", chat_id, "call_c1").json
+    assert approved["approval"] == "approved" and approved["status"] in (200, 302, 303)
+    deadline = time.monotonic() + 45
+    while True:
+        state = step(env, "dump", chat_id).json
+        if state["messages"][-1]["role"] == "assistant" and state["messages"][-1]["content"]:
+            break
+        assert time.monotonic() < deadline, (state, Path(env["WORKER_LOG"]).read_text())
+        time.sleep(0.3)
+    assert [(m["role"], m["content"]) for m in state["messages"]] == [
+        ("user", "Echo something"), ("assistant", ""), ("tool", "hello from a job"), ("assistant", "It echoed.")]
+    assert state["calls"] == [{"id": "call_c1", "name": "echo", "approval": "approved",
+                               "result": "hello from a job"}]
+    assert len(model.requests) == 2
+    assert model.requests[1].tool_results[0]["content"] == "hello from a job"
+    assert "llm_mcp.resume_chat" in Path(env["WORKER_LOG"]).read_text()
+
+
+def test_a_job_waiting_on_a_server_task_polls_until_it_is_done(worker, model, tmp_path):
+    """MCP-PERSIST-05: while a call waits on a task, ``resume_chat`` re-enqueues itself after the
+    task's ``pollInterval`` (300 ms here); once the task is done, the next check runs the call
+    and finishes the turn, with nobody enqueueing anything more."""
+    runs, env = tmp_path / "runs", worker
+    model.add(reply("Counted after the task."))
+    chat_id = str(step(env, "task-chat").json["chat"])
+    log = Path(env["WORKER_LOG"])
+    deadline = time.monotonic() + 30
+    while log.read_text().count("checking again in 0.3 s") < 2:  # it polls, and polls again
+        assert time.monotonic() < deadline, log.read_text()
+        time.sleep(0.1)
+    assert not runs.exists() and model.requests == []
+    step(env, "finish-task", chat_id, "call_t")
+    while True:
+        state = step(env, "dump", chat_id).json
+        if state["messages"][-1]["content"] == "Counted after the task.":
+            break
+        assert time.monotonic() < deadline, (state, log.read_text())
+        time.sleep(0.2)
+    assert runs.read_text().split() == ["after-task"]
+    assert state["calls"][0]["result"] == "counted after-task"

@@ -177,6 +177,20 @@ class Chat:
                 self._deferred_servers.add(server.name)
         return self
 
+    def close(self) -> None:
+        """Close the servers this chat built from classes (stdio processes stop, HTTP sessions
+        end); they stay connected and open again when the chat next needs them. Servers passed
+        as instances are left alone. ``with chat:`` closes on exit."""
+        for server in self._servers:
+            if id(server) in self._owned:
+                server.close()
+
+    def __enter__(self) -> Chat:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     def _disconnect(self, server: MCP) -> None:
         self._deferred_servers.discard(server.name)
         if id(server) in self._owned:
