@@ -13,7 +13,7 @@ from llm_mcp.chat.chat import DECLINED
 from llm_mcp.models import Chat as ChatRecord
 from llm_mcp.models import Message as MessageRow
 from llm_mcp.models import ToolCall as ToolCallRow
-from llm_mcp.testing.scripted_model import ScriptedModel, reply, tool_call, turn
+from llm_mcp.testing.scripted_model import ScriptedModel, reply, tool_call
 
 from .chat_support import MODEL
 from .conftest import ECHO_SERVER, PYTHON
