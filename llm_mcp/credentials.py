@@ -31,7 +31,7 @@ class CredentialManager(models.Manager):
     def read(self, key: str) -> dict[str, Any] | None:
         """The data stored under ``key`` (a dict), or ``None`` when nothing is."""
         row = self.filter(key=_checked(key)).only("secret").first()
-        return None if row is None else row.data
+        return None if row is None or not row.secret else row.data  # synchronize() leaves empty rows
 
     def write(self, key: str, data: dict[str, Any], *, owner: models.Model | None = None) -> None:
         """Store ``data`` (a JSON-serializable dict) under ``key``, replacing what was there.

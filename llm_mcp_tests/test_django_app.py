@@ -38,6 +38,9 @@ def test_credentials_read_write_delete_with_an_owner():
     store.delete("gh:1")
     store.delete("gh:1")  # nothing stored: nothing happens
     assert store.read("gh:1") is None
+    with store.synchronize("gh:new"):  # a key never written holds nothing, locked or not
+        assert store.read("gh:new") is None
+    assert store.read("gh:new") is None
     with pytest.raises(ValueError, match="non-empty"):
         store.read("")
     with pytest.raises(TypeError, match="dict"):
