@@ -42,7 +42,7 @@ ROOT_URLCONF = "example_project.urls"
 TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
-        "DIRS": [],
+        "DIRS": [BASE_DIR / "example_project" / "templates"],
         "APP_DIRS": True,
         "OPTIONS": {
             "context_processors": [
@@ -85,8 +85,25 @@ STATIC_URL = "static/"
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
-# Settings of the llm_mcp app. Empty: every option has a default.
+# Settings of the llm_mcp app. Every option has a default; PROVIDER_OPTIONS is set below.
 LLM_MCP = {}
+
+# The example site's models, read from the environment here and nowhere else. Keys stay in
+# the environment (the SDKs read OPENAI_API_KEY / ANTHROPIC_API_KEY themselves); the first
+# choice is the default of the site's "New chat" form. "offline" (example_project/providers.py)
+# answers without a model, for the tools called from the chat page.
+EXAMPLE_MODELS = []
+if os.environ.get("OPENAI_API_KEY") or os.environ.get("OPENAI_BASE_URL"):
+    EXAMPLE_MODELS.append({"provider": "openai", "model": os.environ.get("LLM_MCP_EXAMPLE_MODEL", "gpt-4.1-mini")})
+    if os.environ.get("OPENAI_BASE_URL"):  # an OpenAI-compatible server (vLLM, Ollama, ...)
+        LLM_MCP["PROVIDER_OPTIONS"] = {"openai": {
+            "base_url": os.environ["OPENAI_BASE_URL"],
+            **({} if os.environ.get("OPENAI_API_KEY") else {"api_key": "not-needed"}),
+        }}
+if os.environ.get("ANTHROPIC_API_KEY"):
+    EXAMPLE_MODELS.append({"provider": "anthropic",
+                           "model": os.environ.get("LLM_MCP_EXAMPLE_ANTHROPIC_MODEL", "claude-sonnet-4-5")})
+EXAMPLE_MODELS.append({"provider": "offline", "model": "offline"})
 
 # Credentials of MCP servers are encrypted with keys derived from SECRET_KEY and SALT_KEY
 # (django-fernet-encrypted-fields). Set both from the environment in production.

@@ -1,8 +1,18 @@
-"""URL configuration of the llm_mcp example project."""
+"""URL configuration of the llm_mcp example project: the example site and the admin."""
 
 from django.contrib import admin
 from django.urls import path
 
+from . import views
+
 urlpatterns = [
+    path("", views.chat_list, name="chat_list"),
+    path("chats/new/", views.create_chat, name="create_chat"),
+    path("chats/<int:pk>/", views.chat_page, name="chat"),
+    path("chats/<int:pk>/ask/", views.ask, name="ask"),
+    path("chats/<int:pk>/calls/<int:call_pk>/", views.decide, name="decide"),
+    path("chats/<int:pk>/call-tool/", views.call_tool, name="call_tool"),
+    path("chats/<int:pk>/cancel/", views.cancel, name="cancel"),
+    path("chats/<int:pk>/resume/", views.resume, name="resume"),
     path("admin/", admin.site.urls),
 ]

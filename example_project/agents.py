@@ -1,0 +1,118 @@
+"""The example site's agent: every chat of the site has the demo MCP server connected.
+
+    record = new_chat()                         # a saved llm_mcp.models.Chat, demo server connected
+    record.ask("Add 2 and 40")                  # the model calls demo's `add`; the call waits
+    DemoAgent.find(record.pk)                   # what a Celery job gets back: the same setup
+
+The agent's path is stored in each chat row (``agent_class``), so a job that loads the chat
+by its primary key (``llm_mcp.tasks.resume_chat``) sets it up again, demo server included.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+from django.conf import settings
+
+import llm_mcp
+
+from . import providers
+from .demo import DemoServer
+
+__all__ = ["DemoAgent", "SiteDemoServer", "ToolInfo", "demo_tools", "model_choices", "new_chat"]
+
+INSTRUCTIONS = (
+    "You are the assistant of the llm_mcp example site. The `demo` MCP server is connected: use its "
+    "tools (echo, add, now, roll_dice) when they help. Each call waits for the user's approval on the "
+    "chat page, so say briefly what you are about to do. Keep answers short."
+)
+
+
+class SiteDemoServer(DemoServer):
+    """The demo server as the site connects it: every tool call waits for a person's approval
+    (MCP-APPROVAL-02), so the approve/decline flow is visible on the chat page."""
+
+    requires_approval = True
+
+
+def model_choices() -> list[dict[str, str]]:
+    """The configured models (``settings.EXAMPLE_MODELS``), each ``{"provider", "model"}``;
+    the first one is the default."""
+    return list(getattr(settings, "EXAMPLE_MODELS", None) or [{"provider": "offline", "model": "offline"}])
+
+
+class DemoAgent(llm_mcp.Agent):
+    """Chats of the example site, saved as ``llm_mcp.models.Chat`` rows (MCP-PERSIST-02)."""
+
+    chat_class = "llm_mcp.models.Chat"
+    model = "offline"  # replaced per chat by new_chat() with the chosen (or default) configured model
+    provider = "offline"
+    instructions = INSTRUCTIONS
+    mcp = [SiteDemoServer]
+
+
+def new_chat(provider: str | None = None, model: str | None = None) -> Any:
+    """A new saved chat of :class:`DemoAgent` on a configured model (the default one unless
+    ``provider``/``model`` name another). Raises ``ValueError`` for a model that is not configured.
+    Contacts no server and no model."""
+    choices = model_choices()
+    if provider is None and model is None:
+        choice = choices[0]
+    else:
+        matching = [c for c in choices if c["provider"] == provider and (model is None or c["model"] == model)]
+        if not matching:
+            known = ", ".join(f"{c['provider']}:{c['model']}" for c in choices)
+            raise ValueError(f"{provider}:{model} is not a configured model (configured: {known})")
+        choice = matching[0]
+    record = DemoAgent.chat()
+    record.model, record.provider = choice["model"], choice["provider"]
+    record.save(update_fields=["model", "provider"])
+    return record
+
+
+@dataclass(frozen=True)
+class ToolInfo:
+    """A demo tool as the "Call a tool" form shows it."""
+
+    name: str
+    title: str
+    description: str
+    input_schema: dict[str, Any]
+    example: dict[str, Any]
+
+
+EXAMPLE_ARGUMENTS: dict[str, dict[str, Any]] = {
+    "echo": {"message": "Hello from the example site"},
+    "add": {"a": 2, "b": 40},
+    "now": {},
+    "roll_dice": {"sides": 6, "count": 2},
+}
+
+_tools: list[ToolInfo] | None = None
+_tools_lock = threading.Lock()
+
+
+def demo_tools(*, refresh: bool = False) -> list[ToolInfo]:
+    """The demo server's tools (listed once per process: the demo server's tools never change).
+
+    Raises ``llm_mcp.MCPError`` when the server cannot be started or listed."""
+    global _tools
+    with _tools_lock:
+        if _tools is None or refresh:
+            with SiteDemoServer() as server:
+                _tools = [ToolInfo(tool.name, tool.title or tool.name, tool.description or "",
+                                   dict(tool.input_schema or {}), _example(tool.name, tool.input_schema or {}))
+                          for tool in server.tools]
+        return list(_tools)
+
+
+def _example(name: str, schema: dict[str, Any]) -> dict[str, Any]:
+    """Arguments to prefill the form with: known examples, else the schema's required properties."""
+    if name in EXAMPLE_ARGUMENTS:
+        return dict(EXAMPLE_ARGUMENTS[name])
+    blank = {"string": "", "number": 0, "integer": 0, "boolean": False, "array": [], "object": {}}
+    properties = schema.get("properties") or {}
+    return {key: properties.get(key, {}).get("default", blank.get(properties.get(key, {}).get("type"), None))
+            for key in schema.get("required") or ()}

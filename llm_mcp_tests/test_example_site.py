@@ -1,0 +1,439 @@
+"""The example site (example_project: chat list, chat page, approvals, "Call a tool").
+
+Two kinds of tests:
+
+* views, through Django's test client (``@pytest.mark.django_db``): POST-only, CSRF-protected
+  forms, a decision made twice, unknown chats and calls;
+* the real site in a real headless Chromium (marks ``browser`` and ``slow``): ``manage.py
+  migrate`` and ``manage.py runserver`` in a subprocess on a temporary SQLite database (the path
+  ``make run`` takes), with a :class:`ScriptedModel` standing in for OpenAI through
+  ``OPENAI_BASE_URL``/``OPENAI_API_KEY``, and without any model key. Needs ``/usr/bin/chromium``
+  (Debian's ``chromium`` package): skipped without it, except under ``CI``, where that fails.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+from example_project import agents, providers
+from example_project.providers import OFFLINE_REPLY
+from llm_mcp import tasks
+from llm_mcp.models import Chat, Message, ToolCall
+from llm_mcp.testing.scripted_model import ScriptedModel, api_error, reply, tool_call
+
+from .conftest import REPO_ROOT, free_port
+
+CHROMIUM = "/usr/bin/chromium"
+APPROVE, DECLINE = {"decision": "approve"}, {"decision": "decline"}
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--no-first-run", "--disable-quic"]
+
+
+# --------------------------------------------------------------------------- views (test client)
+
+
+@pytest.fixture
+def enqueued(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, tuple]]:
+    """The jobs the views enqueue (``ask_chat``/``resume_chat``), recorded instead of run."""
+    jobs: list[tuple[str, tuple]] = []
+    monkeypatch.setattr(tasks.ask_chat, "delay", lambda *args: jobs.append(("ask_chat", args)))
+    monkeypatch.setattr(tasks.resume_chat, "delay", lambda *args: jobs.append(("resume_chat", args)))
+    return jobs
+
+
+def offline_chat() -> Chat:
+    return agents.new_chat("offline", "offline")
+
+
+def pending_call(record: Chat, name: str = "echo", arguments: dict | None = None) -> ToolCall:
+    assistant = Message.objects.create(chat=record, role="assistant", content="")
+    return ToolCall.objects.create(message=assistant, tool_call_id=f"call_{name}_{assistant.pk}", name=name,
+                                   arguments=arguments or {"message": "hi"}, approval="pending")
+
+
+def page_text(response) -> str:
+    return response.content.decode()
+
+
+@pytest.mark.django_db
+def test_new_chat_is_an_agent_chat_with_the_demo_server_connected():
+    """MCP-PERSIST-02: chats of the site are rows of DemoAgent (chat_class llm_mcp.models.Chat); the
+    row loaded again by primary key, as a Celery job does, has the demo server connected and
+    requiring approval, on the model chosen in the form."""
+    response = Client().post(reverse("create_chat"), {"model": "offline:offline"})
+    record = Chat.objects.get()
+    assert response.status_code == 302 and response["Location"] == reverse("chat", args=[record.pk])
+    assert (record.agent_class, record.provider, record.model) == ("example_project.agents.DemoAgent",
+                                                                    "offline", "offline")
+    loaded = tasks.load_chat(record.pk)
+    assert isinstance(loaded.mcp.demo, agents.SiteDemoServer) and loaded.mcp.demo.requires_approval is True
+    assert isinstance(loaded.chat.provider, providers.OfflineProvider)
+    assert Client().post(reverse("create_chat"), {"model": "nope:nothing"}).status_code == 302
+    assert Chat.objects.count() == 1
+
+
+@pytest.mark.django_db
+def test_chat_list_and_chat_page_render():
+    """The list shows chats and the New chat form with the configured models; the chat page
+    shows the conversation, the pending call with its arguments and buttons, and the tools."""
+    record = offline_chat()
+    Message.objects.create(chat=record, role="user", content="Echo hi please")
+    call = pending_call(record)
+    listing = page_text(Client().get("/"))
+    assert "Echo hi please" in listing and 'value="offline:offline"' in listing and "1 waiting for approval" in listing
+    html = page_text(Client().get(reverse("chat", args=[record.pk])))
+    assert "Echo hi please" in html and call.tool_call_id in html and "&quot;message&quot;: &quot;hi&quot;" in html
+    assert f'action="{reverse("decide", args=[record.pk, call.pk])}"' in html
+    assert 'name="decision" value="approve"' in html and 'name="decision" value="decline"' in html
+    for name in ("echo", "add", "now", "roll_dice"):
+        assert f'data-tool="{name}"' in html
+
+
+@pytest.mark.django_db
+def test_unknown_chat_or_call_is_404(enqueued):
+    """An unknown chat, or a call of another chat, is a 404 (an unknown decision a 400), not a 500."""
+    record = offline_chat()
+    other = offline_chat()
+    call = pending_call(other)
+    client = Client()
+    assert client.get(reverse("chat", args=[999_999])).status_code == 404
+    assert client.post(reverse("ask", args=[999_999]), {"text": "hi"}).status_code == 404
+    assert client.post(reverse("decide", args=[999_999, call.pk]), APPROVE).status_code == 404
+    assert client.post(reverse("decide", args=[record.pk, call.pk]), APPROVE).status_code == 404
+    assert client.post(reverse("decide", args=[other.pk, 999_999]), APPROVE).status_code == 404
+    assert client.post(reverse("decide", args=[other.pk, call.pk]), {"decision": "maybe"}).status_code == 400
+    assert client.post(reverse("call_tool", args=[999_999]), {"tool": "echo"}).status_code == 404
+    assert ToolCall.objects.get(pk=call.pk).approval == "pending" and enqueued == []
+
+
+@pytest.mark.django_db
+def test_actions_require_post(enqueued):
+    """Approve, decline, ask, call-a-tool, cancel, resume and new chat only take POST (405 otherwise)."""
+    record = offline_chat()
+    call = pending_call(record)
+    client = Client()
+    for url in (reverse("decide", args=[record.pk, call.pk]),
+                reverse("ask", args=[record.pk]), reverse("call_tool", args=[record.pk]),
+                reverse("cancel", args=[record.pk]), reverse("resume", args=[record.pk]), reverse("create_chat")):
+        assert client.get(url).status_code == 405, url
+    assert ToolCall.objects.get(pk=call.pk).approval == "pending" and enqueued == []
+
+
+@pytest.mark.django_db
+def test_forms_are_csrf_protected(enqueued):
+    """MCP-APPROVAL-05: a POST without the CSRF token is refused (403) and decides nothing; the
+    page's forms carry the token, and with it the decision is saved on the ToolCall row and
+    the chat is resumed by ``resume_chat``."""
+    record = offline_chat()
+    call = pending_call(record)
+    client = Client(enforce_csrf_checks=True)
+    approve = reverse("decide", args=[record.pk, call.pk])
+    assert client.post(approve, APPROVE).status_code == 403
+    assert client.post(reverse("ask", args=[record.pk]), {"text": "hi"}).status_code == 403
+    assert client.post(reverse("create_chat"), {"model": "offline:offline"}).status_code == 403
+    assert ToolCall.objects.get(pk=call.pk).approval == "pending" and enqueued == []
+    html = page_text(client.get(reverse("chat", args=[record.pk])))
+    assert html.count('name="csrfmiddlewaretoken"') >= 4
+    token = client.cookies["csrftoken"].value
+    response = client.post(approve, {**APPROVE, "csrfmiddlewaretoken": token})
+    assert response.status_code == 302
+    assert ToolCall.objects.get(pk=call.pk).approval == "approved"
+    assert enqueued == [("resume_chat", (record.pk,))]
+
+
+@pytest.mark.django_db
+def test_deciding_twice_says_so(enqueued):
+    """A call decided already (here, or by someone else meanwhile) is not decided again: the
+    page says which decision stands, with no error page and no second job."""
+    record = offline_chat()
+    call = pending_call(record)
+    client = Client()
+    first = client.post(reverse("decide", args=[record.pk, call.pk]), APPROVE, follow=True)
+    assert first.status_code == 200 and "Approved echo." in page_text(first)
+    second = client.post(reverse("decide", args=[record.pk, call.pk]), DECLINE, follow=True)
+    assert second.status_code == 200
+    assert "already decided (approved); nothing changed" in page_text(second)
+    assert ToolCall.objects.get(pk=call.pk).approval == "approved"
+    assert enqueued == [("resume_chat", (record.pk,))]
+
+
+@pytest.mark.django_db
+def test_the_last_decision_resumes(enqueued):
+    """With two calls waiting, the first decision resumes nothing; the second one does."""
+    record = offline_chat()
+    assistant = Message.objects.create(chat=record, role="assistant", content="")
+    one, two = (ToolCall.objects.create(message=assistant, tool_call_id=f"call_{n}", name="echo",
+                                        arguments={"message": n}, approval="pending") for n in ("a", "b"))
+    client = Client()
+    client.post(reverse("decide", args=[record.pk, one.pk]), DECLINE)
+    assert enqueued == []
+    client.post(reverse("decide", args=[record.pk, two.pk]), APPROVE)
+    assert enqueued == [("resume_chat", (record.pk,))]
+
+
+@pytest.mark.django_db
+def test_ask_enqueues_and_refuses_while_calls_wait(enqueued):
+    """The message box enqueues ``ask_chat(pk, text)``; while a call waits, it says to decide first."""
+    record = offline_chat()
+    client = Client()
+    client.post(reverse("ask", args=[record.pk]), {"text": "  Add 2 and 40  "})
+    assert enqueued == [("ask_chat", (record.pk, "Add 2 and 40"))]
+    empty = client.post(reverse("ask", args=[record.pk]), {"text": "   "}, follow=True)
+    assert "Write a message first." in page_text(empty)
+    pending_call(record)
+    blocked = client.post(reverse("ask", args=[record.pk]), {"text": "more"}, follow=True)
+    assert blocked.status_code == 200 and "decide them" in page_text(blocked)
+    assert len(enqueued) == 1
+
+
+@pytest.mark.django_db
+def test_call_a_tool_validates_and_records_a_pending_call(enqueued):
+    """"Call a tool" takes a demo tool and a JSON object; it records an assistant tool call that
+    waits for approval (no model involved), and refuses bad input with a message."""
+    record = offline_chat()
+    client = Client()
+    url = reverse("call_tool", args=[record.pk])
+    assert "no tool named" in page_text(client.post(url, {"tool": "rm_rf", "arguments": "{}"}, follow=True))
+    assert "not valid JSON" in page_text(client.post(url, {"tool": "echo", "arguments": "{nope"}, follow=True))
+    assert "must be a JSON object" in page_text(client.post(url, {"tool": "echo", "arguments": "[1]"}, follow=True))
+    assert ToolCall.objects.count() == 0
+    done = client.post(url, {"tool": "add", "arguments": '{"a": 1, "b": 2}'}, follow=True)
+    assert done.status_code == 200 and "waits for your approval" in page_text(done)
+    call = ToolCall.objects.get()
+    assert (call.name, call.arguments, call.approval) == ("add", {"a": 1, "b": 2}, "pending")
+    assert call.tool_call_id.startswith("manual_") and call.message.chat_id == record.pk
+    again = client.post(url, {"tool": "echo", "arguments": "{}"}, follow=True)
+    assert "decide them first" in page_text(again) and ToolCall.objects.count() == 1
+    assert enqueued == []
+
+
+@pytest.mark.django_db
+def test_call_a_tool_then_approve_runs_it_in_process():
+    """MCP-APPROVAL-02, MCP-APPROVAL-05, MCP-PERSIST-03: with jobs run in-process (no broker),
+    approving a call recorded from the page runs it on the demo server: its result is the tool
+    message under the call, and the offline provider closes the turn."""
+    record = offline_chat()
+    client = Client()
+    client.post(reverse("call_tool", args=[record.pk]), {"tool": "echo", "arguments": '{"message": "pong 7"}'})
+    call = ToolCall.objects.get()
+    page = client.post(reverse("decide", args=[record.pk, call.pk]), APPROVE, follow=True)
+    call.refresh_from_db()
+    assert call.result is not None and call.result.content == "pong 7" and not call.result.is_error
+    html = page_text(page)
+    assert '<pre class="tool-result">pong 7</pre>' in html
+    assert Message.objects.filter(chat=record).last().content == OFFLINE_REPLY
+    decline = client.post(reverse("decide", args=[record.pk, call.pk]), DECLINE, follow=True)
+    assert "already decided (approved)" in page_text(decline)
+
+
+@pytest.mark.django_db
+def test_a_failed_model_turn_is_a_message_and_can_be_resumed(model, settings):
+    """A model error during a turn run in-process (eager jobs) shows on the page, not as an error
+    page; the user's message stays, and Resume runs the turn again."""
+    settings.EXAMPLE_MODELS = [{"provider": "openai", "model": "gpt-test"}]
+    settings.LLM_MCP = {"PROVIDER_OPTIONS": {"openai": {"base_url": model.openai_base_url, "api_key": "k",
+                                                        "max_retries": 0}}}
+    model.add(api_error(400, "the scripted model refuses"), reply("Fine now."))
+    record = agents.new_chat()
+    client = Client()
+    page = client.post(reverse("ask", args=[record.pk]), {"text": "Hello?"}, follow=True)
+    html = page_text(page)
+    assert page.status_code == 200 and "The model turn failed" in html and "the scripted model refuses" in html
+    assert 'id="unfinished-notice"' in html and reverse("resume", args=[record.pk]) in html
+    resumed = page_text(client.post(reverse("resume", args=[record.pk]), follow=True))
+    assert "Fine now." in resumed and 'id="unfinished-notice"' not in resumed
+    assert list(Message.objects.filter(chat=record).values_list("role", "content")) == [
+        ("user", "Hello?"), ("assistant", "Fine now.")]
+
+
+@pytest.mark.django_db
+def test_cancel_sets_the_flag():
+    record = offline_chat()
+    response = Client().post(reverse("cancel", args=[record.pk]), follow=True)
+    assert response.status_code == 200 and "Cancelled" in page_text(response)
+    assert Chat.objects.get(pk=record.pk).cancelled is True
+
+
+def test_offline_provider_answers_without_tools():
+    """The offline provider is a real Provider: a fixed answer, never a tool call."""
+    from llm_mcp.chat.providers import ModelRequest, ToolSpec, get_provider
+
+    provider = get_provider("offline", base_url="ignored")
+    request = ModelRequest(model="offline", messages=[], tools=[ToolSpec("echo", "", {"type": "object"})])
+    answer = provider.complete(request)
+    assert (answer.role, answer.content, answer.tool_calls) == ("assistant", OFFLINE_REPLY, [])
+
+
+# --------------------------------------------------------------------------- the real site in Chromium
+
+
+def _require_chromium() -> None:
+    if not Path(CHROMIUM).exists():
+        message = f"{CHROMIUM} is missing (install the Debian chromium package)"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+
+
+class Site:
+    """``manage.py runserver`` of the example project in a subprocess, on its own SQLite file."""
+
+    def __init__(self, env: dict[str, str], folder: Path):
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log = open(folder / "runserver.log", "w+b")
+        manage = [sys.executable, str(REPO_ROOT / "manage.py")]
+        subprocess.run([*manage, "migrate", "--no-input", "-v", "0"], env=env, cwd=REPO_ROOT, check=True,
+                       capture_output=True, timeout=120)
+        self.process = subprocess.Popen([*manage, "runserver", f"127.0.0.1:{self.port}", "--noreload"], env=env,
+                                        cwd=REPO_ROOT, stdin=subprocess.DEVNULL, stdout=self.log,
+                                        stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                with urllib.request.urlopen(self.url + "/", timeout=2) as response:
+                    if response.status == 200:
+                        return
+            except OSError:
+                pass
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                output = self.output()
+                self.stop()
+                raise RuntimeError(f"the example site did not start:\n{output[-4000:]}")
+            time.sleep(0.1)
+
+    def output(self) -> str:
+        self.log.flush()
+        self.log.seek(0)
+        return self.log.read().decode("utf-8", "replace")
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=5)
+        self.log.close()
+
+
+@pytest.fixture
+def start_site() -> Iterator:
+    """``start_site(**env) -> Site``: the example site on a fresh database, with only the given
+    model settings in its environment (no model key, no broker otherwise)."""
+    started: list[Site] = []
+    folder = Path(tempfile.mkdtemp(prefix="llm-mcp-site-"))
+
+    def start(**extra: str) -> Site:
+        env = {k: v for k, v in os.environ.items()
+               if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY", "LLM_MCP_EXAMPLE_MODEL",
+                            "CELERY_BROKER_URL", "DJANGO_DB_ENGINE")}
+        env.update(DJANGO_DB_PATH=str(folder / "site.sqlite3"), PYTHONUNBUFFERED="1", **extra)
+        site = Site(env, folder)
+        started.append(site)
+        return site
+
+    try:
+        yield start
+    finally:
+        for site in started:
+            site.stop()
+
+
+@pytest.fixture
+def browser_page() -> Iterator:
+    _require_chromium()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page()
+            page.set_default_timeout(20_000)
+            yield page
+        finally:
+            browser.close()
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+@pytest.mark.timeout(180)
+def test_site_with_a_model_tool_call_approve_result(start_site, browser_page):
+    """MCP-APPROVAL-02, MCP-APPROVAL-05, MCP-PERSIST-02, MCP-PERSIST-03: in a real browser on the
+    real site, a chat asks the (scripted) model, which calls the demo server's ``echo``; the call
+    shows as pending with its arguments; Approve runs it and the page shows the demo tool's
+    result and the model's final answer."""
+    from playwright.sync_api import expect
+
+    message = "Hello from Chromium 4711"
+    with ScriptedModel([tool_call("echo", {"message": message}, id="call_site_1"),
+                        reply("The demo server echoed your message.")]) as model:
+        site = start_site(OPENAI_BASE_URL=model.openai_base_url, OPENAI_API_KEY="test-key",
+                          LLM_MCP_EXAMPLE_MODEL="gpt-test")
+        page = browser_page
+        page.goto(site.url + "/")
+        expect(page.locator("select#model")).to_have_value("openai:gpt-test")
+        page.get_by_role("button", name="New chat").click()
+        expect(page.locator("h1")).to_contain_text("Chat 1")
+        page.get_by_label("Message", exact=True).fill("Please echo my greeting")
+        page.get_by_role("button", name="Send").click()
+
+        call = page.locator('.tool-call[data-call-id="call_site_1"]')
+        expect(call.locator(".tool-name")).to_have_text("echo")
+        expect(call.locator(".approval-state")).to_have_text("pending")
+        assert json.loads(call.locator(".arguments").inner_text()) == {"message": message}
+        expect(call.locator(".tool-result")).to_have_count(0)
+        assert len(model.requests) == 1 and "echo" in model.requests[0].tool_names
+
+        call.get_by_role("button", name="Approve").click()
+        expect(call.locator(".approval-state")).to_have_text("approved")
+        expect(call.locator(".tool-result")).to_have_text(message)  # echo returns the message unchanged
+        expect(page.locator(".message.role-assistant .content").last).to_have_text(
+            "The demo server echoed your message.")
+        assert model.requests[1].tool_results[0]["tool_call_id"] == "call_site_1"
+        assert model.requests[1].tool_results[0]["content"] == message
+    assert "Traceback" not in site.output()
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+@pytest.mark.timeout(180)
+def test_site_without_a_model_key_call_a_tool_approve_result(start_site, browser_page):
+    """MCP-APPROVAL-02, MCP-APPROVAL-05: with no model key, the page's "Call a tool" form records
+    a call of the demo server's ``add``, which waits for approval; Approve runs it and shows the
+    sum, and the offline stand-in says no model is configured."""
+    from playwright.sync_api import expect
+
+    site = start_site()
+    page = browser_page
+    page.goto(site.url + "/")
+    expect(page.locator("select#model")).to_have_value("offline:offline")
+    page.get_by_role("button", name="New chat").click()
+    form = page.locator('form.call-tool[data-tool="add"]')
+    form.locator("textarea").fill('{"a": 2.5, "b": 40}')
+    form.get_by_role("button", name="Call add").click()
+
+    call = page.locator('.tool-call[data-tool="add"]')
+    expect(call.locator(".approval-state")).to_have_text("pending")
+    assert json.loads(call.locator(".arguments").inner_text()) == {"a": 2.5, "b": 40}
+    call.get_by_role("button", name="Approve").click()
+    expect(call.locator(".approval-state")).to_have_text("approved")
+    result = call.locator(".tool-result")
+    expect(result).to_have_count(1)
+    assert json.loads(result.inner_text()) == {"sum": 2.5 + 40}
+    expect(page.locator(".message.role-assistant .content").last).to_have_text(OFFLINE_REPLY)
+    expect(page.get_by_text("Approved add.")).to_be_visible()
+    assert "Traceback" not in site.output()
