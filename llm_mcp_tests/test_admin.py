@@ -84,7 +84,7 @@ def test_credential_pages_never_show_the_secret(superuser_client):
     owner = get_user_model().objects.get(username="admin")
     Credential.objects.write("demo:user:1", {"access_token": TOKEN, "refresh_token": REFRESH}, owner=owner)
     credential = Credential.objects.get(key="demo:user:1")
-    ciphertext = Credential.objects.filter(pk=credential.pk).values_list("secret", flat=True).first()
+    decrypted = Credential.objects.filter(pk=credential.pk).values_list("secret", flat=True).first()
     from django.db import connection
 
     with connection.cursor() as cursor:
@@ -100,7 +100,7 @@ def test_credential_pages_never_show_the_secret(superuser_client):
         assert response.status_code == 200, url
         html = response.content.decode()
         assert "demo:user:1" in html
-        for secret in (TOKEN, REFRESH, raw_column, ciphertext, "access_token"):
+        for secret in (TOKEN, REFRESH, raw_column, decrypted, "access_token"):
             assert secret not in html, (url, secret)
     change = superuser_client.get(pages[1]).content.decode()
     assert 'name="secret"' not in change and 'name="key"' not in change  # nothing to edit
