@@ -116,14 +116,15 @@ class DatabaseStore:
         is still pending, so two people deciding at once cannot both win: the second gets a
         ``ValueError`` naming the decision already made."""
         calls = tool_call_model().objects.filter(tool_call_id=call.id, message__chat_id=self.record.pk)
+        values = _call_values(call)
         if call.approval in ("approved", "declined"):
             if not calls.filter(approval="pending").update(approval=call.approval):
                 current = calls.values_list("approval", flat=True).first()
                 if current != call.approval:
                     raise ValueError(f"tool call {call.id} ({call.name}) was already decided elsewhere "
                                      f"(approval is {current or None!r})")
-            return
-        calls.update(**_call_values(call))
+            del values["approval"]  # taken above, only while pending
+        calls.update(**values)
 
     def repair(self) -> int:
         """Clean what a process that died mid-write may have left: assistant messages with no

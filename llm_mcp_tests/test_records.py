@@ -102,8 +102,11 @@ def test_approval_decided_in_another_process_is_read_by_complete(model):
             assert resuming.complete().content == "echoed"
         finally:
             resuming.with_mcp(None)
-        assert ToolCallRow.objects.get(tool_call_id="call_a").result.content.startswith("ok") or \
-            "ok" in ToolCallRow.objects.get(tool_call_id="call_a").result.content
+        row = ToolCallRow.objects.get(tool_call_id="call_a")
+        with Echo() as direct:
+            expected = direct.call("echo", message="ok")
+        assert row.result.content == expected.text
+        assert row.mcp_result == expected.to_dict()  # kept for an approved call too
     finally:
         record.with_mcp(None)
 
