@@ -214,7 +214,7 @@ def test_call_rejects_bad_arguments(arguments, expected):
         (["mcp_inspect", "example_project.settings.LLM_MCP"], "is not a subclass of llm_mcp.MCP"),
         (["mcp_inspect", "DemoServer"], "must be a dotted path"),
         (["mcp_inspect", DEMO, "--command", "python -V"], "not both"),
-        (["mcp_inspect", "--command", "'unbalanced"], "cannot be split"),
+        (["mcp_inspect", "--command", "'unbalanced"], "Cannot split --command"),
         (["mcp_call", DEMO], "Give a TARGET and a TOOL"),
         (["mcp_call", "--command", "python -V", DEMO, "echo"], "only the TOOL name"),
     ],

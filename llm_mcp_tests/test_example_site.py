@@ -33,7 +33,7 @@ from llm_mcp import tasks
 from llm_mcp.models import Chat, Message, ToolCall
 from llm_mcp.testing.scripted_model import ScriptedModel, api_error, reply, tool_call
 
-from .conftest import REPO_ROOT, free_port
+from .conftest import REPO_ROOT, ServerProcess, free_port
 
 CHROMIUM = "/usr/bin/chromium"
 APPROVE, DECLINE = {"decision": "approve"}, {"decision": "decline"}
@@ -287,47 +287,31 @@ def _require_chromium() -> None:
         pytest.skip(message)
 
 
-class Site:
-    """``manage.py runserver`` of the example project in a subprocess, on its own SQLite file."""
+class Site(ServerProcess):
+    """``manage.py runserver`` of the example project in a subprocess, on its own SQLite file,
+    once it answers ``/``."""
 
     def __init__(self, env: dict[str, str], folder: Path):
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.log = open(folder / "runserver.log", "w+b")
         manage = [sys.executable, str(REPO_ROOT / "manage.py")]
         subprocess.run([*manage, "migrate", "--no-input", "-v", "0"], env=env, cwd=REPO_ROOT, check=True,
                        capture_output=True, timeout=120)
-        self.process = subprocess.Popen([*manage, "runserver", f"127.0.0.1:{self.port}", "--noreload"], env=env,
-                                        cwd=REPO_ROOT, stdin=subprocess.DEVNULL, stdout=self.log,
-                                        stderr=subprocess.STDOUT)
+        port = free_port()
+        super().__init__([*manage, "runserver", f"127.0.0.1:{port}", "--noreload"], port, env=env)
+        self.url = f"http://127.0.0.1:{port}"
+        self.wait_ready(30)
         deadline = time.monotonic() + 30
-        while True:
+        while True:  # listening is not enough: the first page must render
             try:
                 with urllib.request.urlopen(self.url + "/", timeout=2) as response:
                     if response.status == 200:
                         return
             except OSError:
                 pass
-            if self.process.poll() is not None or time.monotonic() > deadline:
+            if self.proc.poll() is not None or time.monotonic() > deadline:
                 output = self.output()
                 self.stop()
                 raise RuntimeError(f"the example site did not start:\n{output[-4000:]}")
             time.sleep(0.1)
-
-    def output(self) -> str:
-        self.log.flush()
-        self.log.seek(0)
-        return self.log.read().decode("utf-8", "replace")
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=5)
-        self.log.close()
 
 
 @pytest.fixture

@@ -76,17 +76,23 @@ def build_server(target: str | None, options: dict[str, Any]) -> llm_mcp.MCP:
         if url:
             return llm_mcp.mcp(url=url, **extra)
         if command_line:
-            try:
-                argv = shlex.split(command_line)
-            except ValueError as exc:
-                raise CommandError(f"--command cannot be split into arguments: {exc}") from exc
-            if not argv:
-                raise CommandError("--command is empty.")
+            argv = split_command(command_line)
             extra.pop("allow_http", None)
             return llm_mcp.mcp(command=argv, **extra)
         return _instantiate(target, timeout=extra.get("timeout"))
     except ValueError as exc:
         raise CommandError(f"Invalid server configuration: {exc}") from exc
+
+
+def split_command(command_line: str) -> list[str]:
+    """``--command`` split like a POSIX shell would; ``CommandError`` when it is empty or unbalanced."""
+    try:
+        argv = shlex.split(command_line)
+    except ValueError as error:
+        raise CommandError(f"Cannot split --command {command_line!r}: {error}.") from None
+    if not argv:
+        raise CommandError("--command is empty; give the command line that starts the server.")
+    return argv
 
 
 def _instantiate(target: str, *, timeout: float | None = None) -> llm_mcp.MCP:

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import keyword
 import re
-import shlex
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
@@ -33,6 +32,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from llm_mcp import conf
 from llm_mcp.client.declared import snake_case
 from llm_mcp.client.server import check_url
+from llm_mcp.management._targets import split_command
 
 NAME_CHARACTERS = re.compile(r"^[A-Za-z][A-Za-z0-9 _.\-]*$")
 WORD_SEPARATORS = re.compile(r"[ _.\-]+")
@@ -93,17 +93,6 @@ def validated_url(url: str, *, allow_http: bool) -> str:
     except ValueError as error:
         hint = " (or pass --allow-http)" if "allow_http" in str(error) else ""
         raise CommandError(f"Invalid URL {url!r}: {error}{hint}.") from None
-
-
-def split_command(command_line: str) -> list[str]:
-    """COMMAND split like a POSIX shell would; CommandError when it is empty or unbalanced."""
-    try:
-        argv = shlex.split(command_line)
-    except ValueError as error:
-        raise CommandError(f"Cannot split --command {command_line!r}: {error}.") from None
-    if not argv:
-        raise CommandError("--command is empty; give the command line that starts the server.")
-    return argv
 
 
 def is_foreign(config: AppConfig) -> bool:
