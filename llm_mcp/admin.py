@@ -71,7 +71,8 @@ class ChatAdmin(admin.ModelAdmin):
     list_display = ["__str__", "model", "provider", "agent_class", "cancelled", "created_at", "updated_at"]
     list_filter = ["provider", "cancelled"]
     search_fields = ["model", "agent_class"]
-    readonly_fields = ["created_at", "updated_at"]
+    # agent_class names code a job imports, agent_inputs its arguments: never editable here
+    readonly_fields = ["agent_class", "agent_inputs", "created_at", "updated_at"]
     inlines = [MessageInline]
 
 

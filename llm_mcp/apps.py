@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 from django.apps import AppConfig
-from django.conf import settings
 from django.core import checks
 
 from . import conf
@@ -29,14 +28,19 @@ class LlmMcpConfig(AppConfig):
 
 def check_settings(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
     """``manage.py check``: the encryption salt credentials need, and unknown ``LLM_MCP`` keys."""
+    from .credentials import salt_key_problem
+
     problems: list[checks.CheckMessage] = []
-    if not getattr(settings, "SALT_KEY", None):
+    salt = salt_key_problem()
+    if salt is not None:
         problems.append(checks.Error(
-            "SALT_KEY is not set: llm_mcp encrypts MCP credentials with django-fernet-encrypted-fields, "
-            "which derives its keys from SECRET_KEY and SALT_KEY.",
+            f"{salt}: llm_mcp encrypts MCP credentials with django-fernet-encrypted-fields, which derives its "
+            "keys from SECRET_KEY and SALT_KEY.",
             hint="Add SALT_KEY = os.environ['DJANGO_SALT_KEY'] (a random string, or a list of them to rotate) "
                  "to your settings.", id="llm_mcp.E001"))
     for key in conf.unknown_keys():
         problems.append(checks.Warning(f"settings.LLM_MCP has an unknown key {key!r}",
                                        hint=f"Known keys: {', '.join(sorted(conf.DEFAULTS))}.", id="llm_mcp.W001"))
+    for problem in conf.problems():
+        problems.append(checks.Error(problem, id="llm_mcp.E002"))
     return problems

@@ -42,7 +42,13 @@ class CredentialManager(models.Manager):
         from .models import owner_reference
 
         row = self.model(key=_checked(key))
-        row.data = data  # TypeError unless a dict; ValueError/TypeError from json for bad values
+        try:
+            row.data = data  # TypeError unless a dict
+        except ValueError as exc:  # json: NaN, circular
+            raise TypeError(f"credentials for {key!r} cannot be stored: {exc}") from None
+        except TypeError as exc:
+            raise TypeError(f"credentials for {key!r} cannot be stored: {exc} (the data must be a dict of JSON "
+                            "values)") from None
         values: dict[str, Any] = {"secret": row.secret}
         if owner is not None:
             values["owner_type"], values["owner_id"] = owner_reference(owner)
@@ -86,7 +92,26 @@ class CredentialManager(models.Manager):
                 time.sleep(0.05)
 
 
+def salt_key_problem() -> str | None:
+    """What is wrong with ``settings.SALT_KEY`` for encrypting credentials, or ``None``."""
+    from django.conf import settings
+
+    salt = getattr(settings, "SALT_KEY", None)
+    salts = salt if isinstance(salt, (list, tuple)) else [salt]
+    if salt is None:
+        return "SALT_KEY is not set"
+    if not salts or not all(isinstance(value, str) and value for value in salts):
+        return "SALT_KEY must be a non-empty string, or a list of them (the first encrypts, all decrypt)"
+    return None
+
+
 def _checked(key: str) -> str:
+    problem = salt_key_problem()
+    if problem is not None:
+        from django.core.exceptions import ImproperlyConfigured
+
+        raise ImproperlyConfigured(f"llm_mcp cannot encrypt or decrypt credentials: {problem}. Set SALT_KEY in "
+                                   "your settings (with SECRET_KEY, it derives the encryption keys).")
     if not isinstance(key, str) or not key:
         raise ValueError(f"a credential key must be a non-empty string, not {key!r}")
     if len(key) > 255:

@@ -128,7 +128,8 @@ class ToolCall(models.Model):
     Attributes:
         message: the assistant message that asked for the call.
         result: the tool message that answered it (``None`` until it is answered).
-        tool_call_id: the provider's id for the call, unique.
+        tool_call_id: the provider's id for the call (unique in its message; the chat keeps
+            ids unique in a conversation, see ``settle_call_ids``).
         name / arguments: the tool and the arguments the model sent (JSON).
         approval: ``""`` (not needed), ``pending``, ``approved`` or ``declined``.
         pending_questions / request_state / task: why a call is paused, and how to resume it.
@@ -138,8 +139,8 @@ class ToolCall(models.Model):
     message = models.ForeignKey(conf.message_model_name(), on_delete=models.CASCADE, related_name="tool_calls")
     result = models.OneToOneField(conf.message_model_name(), on_delete=models.SET_NULL, null=True, blank=True,
                                   related_name="tool_result")
-    tool_call_id = models.CharField(max_length=255, unique=True)
-    name = models.CharField(max_length=255)
+    tool_call_id = models.CharField(max_length=255)
+    name = models.TextField()
     arguments = models.JSONField(default=dict, blank=True)
     approval = models.CharField(max_length=16, choices=APPROVALS, blank=True, default="")
     pending_questions = models.JSONField(default=list, blank=True)
@@ -151,6 +152,8 @@ class ToolCall(models.Model):
     class Meta:
         db_table = "llm_mcp_tool_calls"
         ordering = ["id"]
+        constraints = [models.UniqueConstraint(fields=["message", "tool_call_id"], name="llm_mcp_tool_call_id_unique")]
+        indexes = [models.Index(fields=["tool_call_id"], name="llm_mcp_tool_call_id_idx")]
 
     def __str__(self) -> str:
         return f"{self.name} ({self.tool_call_id})"
@@ -214,8 +217,17 @@ class Credential(models.Model):
 
     @property
     def data(self) -> dict[str, Any]:
-        """The decrypted credentials (a dict; ``{}`` when empty)."""
-        return json.loads(self.secret) if self.secret else {}
+        """The decrypted credentials (a dict; ``{}`` when empty).
+
+        Raises ``ValueError`` when the stored text cannot be decrypted with the current keys
+        (``SECRET_KEY``/``SALT_KEY`` changed without keeping the old ones as fallbacks)."""
+        if not self.secret:
+            return {}
+        try:
+            return json.loads(self.secret)
+        except ValueError:  # the field hands back the ciphertext when no key decrypts it
+            raise ValueError(f"the credentials for {self.key!r} cannot be decrypted with the current SECRET_KEY "
+                             "and SALT_KEY; keep old keys in SECRET_KEY_FALLBACKS / a SALT_KEY list to rotate") from None
 
     @data.setter
     def data(self, value: dict[str, Any]) -> None:
@@ -234,6 +246,9 @@ def owner_reference(owner: models.Model | None) -> tuple[ContentType | None, str
     """``(content type, primary key as text)`` for a credential's owner."""
     if owner is None:
         return None, ""
+    if not isinstance(owner, models.Model):
+        raise TypeError(f"a credential's owner must be a saved model instance (such as a user), not "
+                        f"{type(owner).__name__}")
     if owner.pk is None:
         raise ValueError(f"the owner {type(owner).__name__} is not saved yet (it has no primary key)")
     return ContentType.objects.get_for_model(owner), str(owner.pk)

@@ -15,6 +15,8 @@ import fcntl
 import functools
 import hashlib
 import importlib
+import json
+import logging
 import sys
 import threading
 import time
@@ -23,16 +25,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from django.apps import apps
-from django.db import connections, models, transaction
+from django.db import connections, models, router, transaction
 
 from . import conf
 from .chat import Chat as LiveChat
+from .chat.chat import is_waiting, pending_approvals, unanswered
 from .chat.messages import Message, ToolCall, attachment_from_dict, attachment_to_dict
 
 if TYPE_CHECKING:
     from .chat import Agent
 
-__all__ = ["ChatRecord", "DatabaseStore", "TurnLock", "decode_inputs", "encode_inputs"]
+__all__ = ["ChatRecord", "DatabaseStore", "TurnLock", "agent_path", "decode_inputs", "encode_inputs"]
+
+log = logging.getLogger("llm_mcp.records")
 
 
 def message_model() -> type[models.Model]:
@@ -98,11 +103,14 @@ class DatabaseStore:
                                                **_call_values(call)) for call in message.tool_calls])
             if message.role == "tool" and message.tool_call_id:
                 calls = Call.objects.filter(tool_call_id=message.tool_call_id, message__chat_id=self.record.pk)
-                if not calls.filter(result__isnull=True).update(result=row) and calls.exists():
+                latest = calls.order_by("-id").values_list("pk", "result_id").first()
+                if latest is not None and latest[1] is None:
+                    Call.objects.filter(pk=latest[0], result__isnull=True).update(result=row)
+                elif latest is not None:
                     answered_already = True
                     transaction.set_rollback(True, using=self._db)  # the first result stands
         if answered_already:
-            first = Call.objects.select_related("result").get(tool_call_id=message.tool_call_id)
+            first = Call.objects.select_related("result").get(pk=latest[0])
             return _from_row(first.result, tool_call_id=message.tool_call_id)
         message.id = row.pk
         return message
@@ -116,6 +124,8 @@ class DatabaseStore:
         is still pending, so two people deciding at once cannot both win: the second gets a
         ``ValueError`` naming the decision already made."""
         calls = tool_call_model().objects.filter(tool_call_id=call.id, message__chat_id=self.record.pk)
+        if message.id is not None:
+            calls = calls.filter(message_id=message.id)
         values = _call_values(call)
         if call.approval in ("approved", "declined"):
             if not calls.filter(approval="pending").update(approval=call.approval):
@@ -260,6 +270,7 @@ class ChatRecord:
     the record's ``model``, ``provider`` and ``params`` alone, to which ``with_mcp``,
     ``with_tools`` and ``with_instructions`` add. Those additions live in this process; a
     job that resumes a chat in another process gets them from the record's agent.
+    ``messages``, ``waiting`` and ``pending_approvals`` read the rows without it.
 
     Provider options (``base_url``, ``api_key``) come from the agent, else from
     ``LLM_MCP["PROVIDER_OPTIONS"][provider]``, else from the provider SDK's environment
@@ -267,6 +278,19 @@ class ChatRecord:
     """
 
     provider_options: dict[str, Any] | None = None
+
+    @property
+    def store(self) -> DatabaseStore:
+        """The :class:`DatabaseStore` over this record's rows (one per instance).
+
+        Raises ``ValueError`` for a chat that is not saved yet."""
+        store = self.__dict__.get("_store")
+        if store is None:
+            if self.pk is None:
+                raise ValueError(f"save the {type(self).__name__} first: its messages are rows that point at it")
+            store = self.__dict__["_store"] = DatabaseStore(self)  # type: ignore[arg-type]
+            store.lock.on_acquire = store.repair
+        return store
 
     @property
     def chat(self) -> LiveChat:
@@ -278,12 +302,10 @@ class ChatRecord:
 
     def _build_chat(self) -> LiveChat:
         agent = self.__dict__.get("_agent") or self.load_agent()
-        store = DatabaseStore(self)  # type: ignore[arg-type]
-        store.lock.on_acquire = store.repair
-        options = dict((conf.get("PROVIDER_OPTIONS") or {}).get(self.provider or "openai", {}))
+        options = dict(conf.get("PROVIDER_OPTIONS").get(self.provider or "openai", {}))
         options.update(agent.provider_options if agent is not None else {})
         options.update(self.provider_options or {})
-        live = LiveChat(self.model or (agent.model if agent else ""), self.provider or None, store=store,
+        live = LiveChat(self.model or (agent.model if agent else ""), self.provider or None, store=self.store,
                         params=self.params or None,
                         concurrency=agent.concurrency if agent is not None else 1, **options)
         if agent is not None:
@@ -293,16 +315,22 @@ class ChatRecord:
     def load_agent(self) -> Agent | None:
         """The agent named in ``agent_class``, with its stored inputs (``None`` without one).
 
-        Raises ``ImportError`` when the class cannot be imported here."""
+        Raises ``ImportError`` when the class cannot be imported here, and ``TypeError`` when
+        the name is not an :class:`llm_mcp.Agent` subclass (a row is data: it never names
+        just any callable to run)."""
+        from .chat import Agent
+
         if not self.agent_class:
             return None
         module, _, name = self.agent_class.rpartition(".")
         try:
             agent_class = getattr(importlib.import_module(module), name)
-        except (ImportError, AttributeError) as exc:
+        except (ImportError, AttributeError, ValueError) as exc:
             raise ImportError(f"chat {self.pk} was set up by the agent {self.agent_class}, which cannot be imported "
                               "here; agents whose chats other processes resume must be defined at the top level "
                               "of an importable module") from exc
+        if not (isinstance(agent_class, type) and issubclass(agent_class, Agent)):
+            raise TypeError(f"chat {self.pk}: agent_class {self.agent_class!r} is not an llm_mcp.Agent subclass")
         agent = agent_class(**decode_inputs(self.agent_inputs or {}))
         self.__dict__["_agent"] = agent
         return agent
@@ -336,38 +364,58 @@ class ChatRecord:
     @property
     def messages(self) -> list[Message]:
         """The conversation as :class:`llm_mcp.chat.Message` objects, read fresh."""
-        return self.chat.messages
+        return self.store.messages()
 
     def ask(self, text: str, *, with_: Any = None, stream: Callable[[str], None] | None = None,
             key: str | None = None) -> Message:
         """Add a user message and run the turn (see :meth:`llm_mcp.Chat.ask`).
 
-        ``key`` makes it idempotent: when a user message with this key is already stored
-        (a job that runs twice), it is not added again; the turn is completed instead."""
+        ``key`` (at most 255 characters) makes it idempotent: when a user message with this
+        key is stored already (a job that runs twice), it is not added again and the turn is
+        completed instead. The same key with another text raises ``ValueError``."""
+        if key is not None and (not isinstance(key, str) or not 0 < len(key) <= 255):
+            raise ValueError(f"key must be a string of 1 to 255 characters, not {str(key)[:40]!r}...")
         chat = self.chat
         with chat.store.lock:
             if key is not None:
-                if self.message_records.filter(key=key).exists():  # type: ignore[attr-defined]
+                stored = self.message_records.filter(key=key).values_list("content", flat=True).first()  # type: ignore[attr-defined]
+                if stored is not None:
+                    if stored != text:
+                        raise ValueError(f"chat {self.pk} already has a message with key {key!r}, with another text")
                     return chat.complete(stream=stream)
-                chat.store.next_key = key  # type: ignore[attr-defined]
+                self.store.next_key = key
             return chat.ask(text, with_=with_, stream=stream)
 
     def complete(self, *, stream: Callable[[str], None] | None = None) -> Message:
         """Run or resume the turn (see :meth:`llm_mcp.Chat.complete`)."""
-        return self.chat.complete(stream=stream)
+        chat = self.chat
+        if not self.agent_class and not list(chat.mcp) and not chat._tools:
+            _, calls = unanswered(self.store.messages())
+            calls = [call for call in calls if not call.waiting and call.approval != "declined"]
+            if calls:
+                log.warning("chat %s has no agent and no tools in this process: its %d open tool call(s) will be "
+                            "answered that the tool does not exist (tools added with with_mcp/with_tools in "
+                            "another process are not here; use an agent with chat_class)", self.pk, len(calls))
+        return chat.complete(stream=stream)
 
     @property
     def waiting(self) -> bool:
-        return self.chat.waiting
+        """Whether a tool call waits for a person (or a server task)."""
+        return is_waiting(self.store)
 
     @property
     def pending_approvals(self) -> list[ToolCall]:
         """Calls that wait for ``approve()``/``decline()``; deciding saves to the database."""
-        return self.chat.pending_approvals
+        return pending_approvals(self.store)
 
     def cancel(self) -> None:
-        """Set the persisted cancel flag: a turn running anywhere stops at its next check."""
-        self.chat.cancel()
+        """Set the persisted cancel flag: a turn running anywhere stops at its next check.
+        (A paused chat has no running turn: the next ``complete()`` starts a new one.)"""
+        live = self.__dict__.get("_live_chat")
+        if live is not None:
+            live.cancel()
+        else:
+            self.store.set_cancelled(True)
 
     def close(self) -> None:
         """Close the servers the chat built from classes (see :meth:`llm_mcp.Chat.close`); a
@@ -381,19 +429,29 @@ class ChatRecord:
     @classmethod
     def for_agent(cls, agent: Agent) -> ChatRecord:
         """A new row for ``agent`` (what ``Agent.chat()`` returns when ``chat_class`` names
-        this model); contacts no server."""
+        this model). The chat is set up at once, so a bad declaration raises here and saves
+        nothing; no server is contacted."""
+        path = agent_path(type(agent))
+        if "<locals>" in path or path.startswith("__main__."):
+            log.warning("%s is defined where no other process can import it (%s): its chats cannot be resumed "
+                        "by a job", type(agent).__qualname__, path)
         provider = agent.provider if isinstance(agent.provider, str) else getattr(agent.provider, "name", "")
-        record = cls._default_manager.create(  # type: ignore[attr-defined]
-            model=agent.model, provider=provider or "openai", agent_class=agent_path(type(agent)),
-            agent_inputs=encode_inputs(agent))
-        record.__dict__["_agent"] = agent
+        with transaction.atomic(using=router.db_for_write(cls)):
+            record = cls._default_manager.create(  # type: ignore[attr-defined]
+                model=agent.model, provider=provider or "openai", agent_class=path,
+                agent_inputs=encode_inputs(agent))
+            record.__dict__["_agent"] = agent
+            record.chat  # noqa: B018 - builds the chat: declarations are checked now
         return record
 
     @classmethod
     def find_for_agent(cls, agent_class: type[Agent], pk: Any) -> ChatRecord:
         """The row ``pk``, set up by ``agent_class`` with the inputs stored in it (what
-        ``Agent.find(pk)`` returns). Raises ``DoesNotExist``; contacts no server."""
+        ``Agent.find(pk)`` returns). Raises ``DoesNotExist``, and ``ValueError`` when another
+        agent set the chat up. Contacts no server."""
         record = cls._default_manager.get(pk=pk)  # type: ignore[attr-defined]
+        if record.agent_class and record.agent_class != agent_path(agent_class):
+            raise ValueError(f"chat {pk} was set up by {record.agent_class}, not {agent_path(agent_class)}")
         record.__dict__["_agent"] = agent_class(**decode_inputs(record.agent_inputs or {}))
         return record
 
@@ -414,9 +472,11 @@ def agent_path(agent_class: type) -> str:
 
 
 def encode_inputs(agent: Agent) -> dict[str, Any]:
-    """An agent's inputs as JSON: model instances become ``{"$model": label, "pk": pk}``.
+    """An agent's inputs as JSON, each in an envelope: ``{"$model": label, "pk": pk}`` for a
+    saved model instance, ``{"$json": value}`` for anything else JSON can hold.
 
-    Raises ``TypeError`` for an input that is neither JSON nor a saved model instance."""
+    Raises ``TypeError`` naming the input for anything else (an unsaved instance, an object,
+    a model instance inside a list or dict)."""
     names = [agent.inputs] if isinstance(agent.inputs, str) else list(agent.inputs or ())
     encoded = {}
     for name in names:
@@ -425,11 +485,13 @@ def encode_inputs(agent: Agent) -> dict[str, Any]:
             if value.pk is None:
                 raise TypeError(f"{type(agent).__name__} input {name!r}: the {type(value).__name__} is not saved")
             encoded[name] = {"$model": value._meta.label_lower, "pk": value.pk}
-        elif isinstance(value, (str, int, float, bool, type(None), list, dict)):
-            encoded[name] = value
-        else:
-            raise TypeError(f"{type(agent).__name__} input {name!r} cannot be stored with the chat: "
-                            f"{type(value).__name__} is not JSON or a model instance")
+            continue
+        try:
+            json.dumps(value)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"{type(agent).__name__} input {name!r} cannot be stored with the chat: {exc} (inputs "
+                            "are JSON values or saved model instances)") from None
+        encoded[name] = {"$json": value}
     return encoded
 
 
@@ -439,6 +501,10 @@ def decode_inputs(data: dict[str, Any]) -> dict[str, Any]:
     for name, value in data.items():
         if isinstance(value, dict) and set(value) == {"$model", "pk"}:
             value = apps.get_model(value["$model"])._default_manager.get(pk=value["pk"])
+        elif isinstance(value, dict) and set(value) == {"$json"}:
+            value = value["$json"]
+        else:
+            raise ValueError(f"agent input {name!r} is not stored in an envelope ($json or $model): {value!r:.80}")
         decoded[name] = value
     return decoded
 

@@ -24,6 +24,7 @@ from celery import shared_task
 from django.apps import apps
 
 from . import conf
+from .chat.chat import unanswered
 
 __all__ = ["ask_chat", "next_check", "resume_chat"]
 
@@ -39,9 +40,8 @@ def next_check(record: Any) -> float | None:
     """Seconds until the chat's server tasks should be checked again, or ``None`` when it waits
     on no task: the smallest ``pollInterval`` (milliseconds, as the server sends it) among the
     unanswered calls with a task, else ``LLM_MCP["TASK_POLL_INTERVAL"]``."""
-    _, unanswered = record.chat._unanswered()
     intervals = []
-    for call in unanswered:
+    for call in unanswered(record.store.messages())[1]:
         if call.task is None:
             continue
         poll = call.task.get("pollInterval") if isinstance(call.task, dict) else None
@@ -53,8 +53,11 @@ def next_check(record: Any) -> float | None:
 @shared_task(bind=True, name="llm_mcp.resume_chat")
 def resume_chat(self: Any, chat_id: Any) -> str:
     """Resume a paused chat (``complete()``). Returns ``"done"``, ``"waiting"`` (a person must
-    decide) or ``"polling"`` (re-enqueued to check the chat's server tasks again)."""
+    decide), ``"polling"`` (re-enqueued to check the chat's server tasks again) or ``"empty"``
+    (a chat without messages: nothing to do)."""
     record = load_chat(chat_id)
+    if not record.message_records.exists():
+        return "empty"
     try:
         record.complete()
         return _after_turn(self, record)

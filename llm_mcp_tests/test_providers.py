@@ -524,3 +524,18 @@ def test_providers_with_equal_settings_share_one_sdk_client():
     assert one.client is two.client and other_key.client is not one.client
     assert AnthropicProvider(api_key="k1", base_url="http://127.0.0.1:9").client is not one.client
     assert "k1" not in repr(one) and "k2" not in repr(other_key)
+
+
+def test_building_a_chat_needs_no_api_key(monkeypatch):
+    """The SDK client is built on the first model request: a chat (or an agent's saved chat)
+    can be set up where no key is configured; the SDK's own error comes with the first call."""
+    import openai
+
+    import llm_mcp
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    chat = llm_mcp.chat("gpt-4.1-mini")
+    assert repr(chat.provider) == "<OpenAIProvider base_url='https://api.openai.com'>"
+    with pytest.raises(openai.OpenAIError, match="api_key"):
+        chat.ask("hi")

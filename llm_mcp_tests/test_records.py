@@ -239,7 +239,7 @@ def test_agents_with_a_chat_class_create_and_find_records(model):
 
     record = Triage.chat(user=user, team="core")
     assert isinstance(record, ChatRecord) and record.pk is not None
-    assert record.agent_inputs == {"user": {"$model": "auth.user", "pk": user.pk}, "team": "core"}
+    assert record.agent_inputs == {"user": {"$model": "auth.user", "pk": user.pk}, "team": {"$json": "core"}}
     assert isinstance(record.mcp.broken, Broken)
     found = Triage.find(record.pk)
     assert found.pk == record.pk and found.chat.agent.user == user and found.chat.agent.team == "core"

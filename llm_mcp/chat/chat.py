@@ -17,6 +17,7 @@ import logging
 import mimetypes
 import os
 import threading
+import uuid
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Any
@@ -40,7 +41,7 @@ from .schemas import fill_schema, schema_problem, wire_name
 from .store import MemoryStore, Store
 from .tools import ToolSearch, as_tool
 
-__all__ = ["Chat", "new_chat"]
+__all__ = ["Chat", "is_waiting", "new_chat", "pending_approvals", "save_call", "settle_call_ids", "unanswered"]
 
 log = logging.getLogger("llm_mcp.chat")
 
@@ -226,11 +227,11 @@ class Chat:
         if not isinstance(text, str):
             raise TypeError(f"ask() takes the user's text as a string, not {type(text).__name__}")
         with self._turn_lock:
-            assistant, unanswered = self._unanswered()
-            if any(call.waiting or call.approval == "approved" for call in unanswered):
+            assistant, open_calls = self._unanswered()
+            if any(call.waiting or call.approval == "approved" for call in open_calls):
                 raise ValueError("the chat has tool calls waiting for a decision or approved but not run yet: "
                                  "decide each of chat.pending_approvals, then complete()")
-            for call in unanswered:  # a turn stopped by an exception: settle its calls before moving on
+            for call in open_calls:  # a turn stopped by an exception: settle its calls before moving on
                 declined = call.approval == "declined"
                 self.store.add(Message("tool", DECLINED if declined else NOT_RUN, tool_call_id=call.id,
                                        is_error=not declined))
@@ -256,9 +257,9 @@ class Chat:
                 messages = self.messages  # one read per step (a database store reads fresh)
                 if not messages:
                     raise ValueError("the chat has no messages yet: ask() something first")
-                assistant, unanswered = self._unanswered(messages)
-                if unanswered:
-                    if not self._run_calls(assistant, unanswered):
+                assistant, open_calls = self._unanswered(messages)
+                if open_calls:
+                    if not self._run_calls(assistant, open_calls):
                         return assistant
                     continue
                 last = messages[-1]
@@ -276,17 +277,12 @@ class Chat:
     @property
     def waiting(self) -> bool:
         """Whether the turn waits for a person (a pending approval)."""
-        _, unanswered = self._unanswered()
-        return any(call.waiting for call in unanswered)
+        return is_waiting(self.store)
 
     @property
     def pending_approvals(self) -> list[ToolCall]:
         """The tool calls that wait for ``approve()`` or ``decline()``."""
-        assistant, unanswered = self._unanswered()
-        pending = [call for call in unanswered if call.approval == "pending"]
-        for call in pending:
-            call._save = functools.partial(self._save_call, assistant, call)  # type: ignore[attr-defined]
-        return pending
+        return pending_approvals(self.store)
 
     def cancel(self) -> None:
         """Stop the running turn: calls in flight are cancelled (MCP servers are told), and the
@@ -301,18 +297,7 @@ class Chat:
             raise CancelledError("the chat was cancelled")
 
     def _unanswered(self, messages: list[Message] | None = None) -> tuple[Message | None, list[ToolCall]]:
-        """The last assistant message with tool calls, and its calls that have no result yet
-        (in ``messages``, read from the store unless given)."""
-        messages = self.messages if messages is None else messages
-        answered: set[str] = set()
-        for message in reversed(messages):
-            if message.role == "tool" and message.tool_call_id:
-                answered.add(message.tool_call_id)
-            elif message.role == "assistant":
-                return message, [call for call in message.tool_calls if call.id not in answered]
-            else:
-                break
-        return None, []
+        return unanswered(self.messages if messages is None else messages)
 
     # -- asking the model ---------------------------------------------------------------------
 
@@ -332,6 +317,7 @@ class Chat:
                 stream(text)
         reply = self.provider.complete(request, on_text=relay)
         reply.model = reply.model or self.model
+        settle_call_ids(reply, messages)
         self._check_cancelled()
         return self.store.add(reply)
 
@@ -390,13 +376,7 @@ class Chat:
         return not any(call.waiting for call in calls)
 
     def _save_call(self, message: Message, call: ToolCall) -> None:
-        """Persist one call's changes: ``store.save_call`` when the store has it (so a decision
-        made elsewhere on a sibling call is not overwritten), else the whole message."""
-        save_call = getattr(self.store, "save_call", None)
-        if save_call is not None:
-            save_call(message, call)
-        else:
-            self.store.save(message)
+        save_call(self.store, message, call)
 
     def _execute(self, call: ToolCall, tool: Any) -> Message:
         if tool is None:
@@ -601,6 +581,62 @@ def _from_bytes(data: bytes, mime: str, name: str | None) -> Attachment:
     if kind == "text" or mime in ("application/json", "application/xml"):
         return Attachment("resource", mime, data.decode("utf-8", errors="replace"), name=name)
     return Attachment("resource", mime, data, name=name)
+
+
+def unanswered(messages: list[Message]) -> tuple[Message | None, list[ToolCall]]:
+    """The last assistant message with tool calls, and its calls that have no result yet."""
+    answered: set[str] = set()
+    for message in reversed(messages):
+        if message.role == "tool" and message.tool_call_id:
+            answered.add(message.tool_call_id)
+        elif message.role == "assistant":
+            return message, [call for call in message.tool_calls if call.id not in answered]
+        else:
+            break
+    return None, []
+
+
+def is_waiting(store: Store) -> bool:
+    """Whether the conversation in ``store`` waits for a person (or a server task)."""
+    return any(call.waiting for call in unanswered(store.messages())[1])
+
+
+def pending_approvals(store: Store) -> list[ToolCall]:
+    """The calls in ``store`` that wait for a decision; their ``approve()``/``decline()`` save it."""
+    assistant, calls = unanswered(store.messages())
+    pending = [call for call in calls if call.approval == "pending"]
+    for call in pending:
+        call._save = functools.partial(save_call, store, assistant, call)  # type: ignore[attr-defined]
+    return pending
+
+
+def save_call(store: Store, message: Message, call: ToolCall) -> None:
+    """Persist one call's changes: ``store.save_call`` when the store has it (so a decision
+    made elsewhere on a sibling call is not overwritten), else the whole message."""
+    writer = getattr(store, "save_call", None)
+    if writer is not None:
+        writer(message, call)
+    else:
+        store.save(message)
+
+
+MAX_CALL_ID = 200
+"""Characters of a tool call id the chat keeps as the provider sent it."""
+
+
+def settle_call_ids(reply: Message, history: list[Message]) -> None:
+    """Give every call of ``reply`` an id that is non-empty, at most :data:`MAX_CALL_ID`
+    characters, and not used earlier in the conversation or twice in the reply, so each call
+    gets exactly one result. A provider's own ids are kept when they qualify (they always do
+    for OpenAI's and Anthropic's APIs); others are replaced (``call_<random>``), and the
+    history sent back to the model carries the replacement."""
+    taken = {call.id for message in history if message.role == "assistant" for call in message.tool_calls}
+    for call in reply.tool_calls:
+        if not call.id or len(call.id) > MAX_CALL_ID or call.id in taken:
+            replacement = f"call_{uuid.uuid4().hex[:24]}"
+            log.info("tool call id %.40r of %s is empty, too long or taken: using %s", call.id, call.name, replacement)
+            call.id = replacement
+        taken.add(call.id)
 
 
 def new_chat(model: str, provider: Provider | str | None = None, **options: Any) -> Chat:

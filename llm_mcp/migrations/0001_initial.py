@@ -93,8 +93,8 @@ class Migration(migrations.Migration):
             name='ToolCall',
             fields=[
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('tool_call_id', models.CharField(max_length=255, unique=True)),
-                ('name', models.CharField(max_length=255)),
+                ('tool_call_id', models.CharField(max_length=255)),
+                ('name', models.TextField()),
                 ('arguments', models.JSONField(blank=True, default=dict)),
                 ('approval', models.CharField(blank=True, choices=[('', 'not needed'), ('pending', 'pending'), ('approved', 'approved'), ('declined', 'declined')], default='', max_length=16)),
                 ('pending_questions', models.JSONField(blank=True, default=list)),
@@ -113,5 +113,13 @@ class Migration(migrations.Migration):
         migrations.AddConstraint(
             model_name='message',
             constraint=models.UniqueConstraint(fields=('chat', 'key'), name='llm_mcp_message_key_unique'),
+        ),
+        migrations.AddIndex(
+            model_name='toolcall',
+            index=models.Index(fields=['tool_call_id'], name='llm_mcp_tool_call_id_idx'),
+        ),
+        migrations.AddConstraint(
+            model_name='toolcall',
+            constraint=models.UniqueConstraint(fields=('message', 'tool_call_id'), name='llm_mcp_tool_call_id_unique'),
         ),
     ]

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import base64
+import functools
 import json
+import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
+from ...client.protocol import origin
 from ...client.result import Attachment
 
 RAW_ARGUMENTS = "_raw_arguments"
@@ -175,15 +178,43 @@ def shared_client(kind: str, build: Callable[..., Any], **settings: Any) -> Any:
     return client
 
 
-def sdk_client(provider: str, module: str, factory: str, client: Any, api_key: str | None, base_url: str | None,
-               options: dict[str, Any]) -> Any:
-    """The SDK client a provider uses: ``client`` as given, or a shared one built from the settings.
+class LazySDKClient:
+    """The SDK client of a provider, built the first time a request needs it.
 
-    Raises ``TypeError`` when ``client`` comes with settings, ``ImportError`` (naming the
-    extra to install) when the SDK is missing."""
-    if client is not None:
-        if api_key is not None or base_url is not None or options:
+        self.init_client(client, api_key, base_url, options)    # in __init__: checks only
+        self.client.chat.completions.create(...)                # built here, shared (shared_client)
+
+    So building a chat needs no API key: the SDK asks for one (or reads its environment
+    variable) only when the model is first called. Subclasses set ``SDK`` to
+    ``(provider label, module, client factory, base URL environment variable, default URL)``.
+    """
+
+    SDK: tuple[str, str, str, str, str]
+
+    def init_client(self, client: Any, api_key: str | None, base_url: str | None, options: dict[str, Any]) -> None:
+        """Check the settings now: ``TypeError`` when ``client`` comes with settings,
+        ``ImportError`` (naming the extra to install) when the SDK is missing."""
+        provider, module = self.SDK[:2]
+        if client is not None and (api_key is not None or base_url is not None or options):
             raise TypeError(f"{provider}: pass either client or api_key/base_url/client options, not both")
-        return client
-    sdk = import_sdk(module, module, provider)
-    return shared_client(module, getattr(sdk, factory), api_key=api_key, base_url=base_url, **options)
+        if client is None:
+            import_sdk(module, module, provider)
+        self._client_settings = (client, api_key, base_url, options)
+
+    @functools.cached_property
+    def client(self) -> Any:
+        """The SDK client: the one given, or one shared by providers with the same settings."""
+        given, api_key, base_url, options = self._client_settings
+        if given is not None:
+            return given
+        _, module, factory = self.SDK[:3]
+        return shared_client(module, getattr(import_sdk(module, module, self.SDK[0]), factory), api_key=api_key,
+                             base_url=base_url, **options)
+
+    @property
+    def base_url(self) -> str:
+        """Scheme, host and port of the API (never its path or query, which may hold secrets)."""
+        given, _, base_url, _ = self._client_settings
+        if given is not None or "client" in self.__dict__:
+            return origin(str(getattr(self.client, "base_url", "") or ""))
+        return origin(base_url or os.environ.get(self.SDK[3]) or self.SDK[4])

@@ -33,7 +33,6 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from ...client.protocol import origin
 from ...client.result import Attachment
 from ..messages import Message, ToolCall
 from . import _common as common
@@ -44,7 +43,7 @@ __all__ = ["AnthropicProvider"]
 _PLAIN_BLOCKS = ("text", "tool_use")  # answers with only these need no ``raw``
 
 
-class AnthropicProvider(Provider):
+class AnthropicProvider(common.LazySDKClient, Provider):
     """A :class:`Provider` on the Anthropic Messages API.
 
         provider = AnthropicProvider(api_key="sk-ant-...")
@@ -66,11 +65,11 @@ class AnthropicProvider(Provider):
     """
 
     name = "anthropic"
+    SDK = ("AnthropicProvider", "anthropic", "Anthropic", "ANTHROPIC_BASE_URL", "https://api.anthropic.com")
 
     def __init__(self, api_key: str | None = None, base_url: str | None = None, client: Any = None,
                  max_tokens: int = 4096, **client_options: Any):
-        self.client = common.sdk_client("AnthropicProvider", "anthropic", "Anthropic", client, api_key, base_url, client_options)
-        self.base_url = origin(getattr(self.client, "base_url", base_url) or "")  # no path/query secrets
+        self.init_client(client, api_key, base_url, client_options)  # the SDK client is built on first use
         self.max_tokens = max_tokens
 
     def __repr__(self) -> str:

@@ -27,7 +27,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ...client.protocol import origin
 from ...client.result import Attachment
 from ..messages import Message, ToolCall
 from . import _common as common
@@ -39,7 +38,7 @@ _AUDIO_FORMATS = {"audio/wav": "wav", "audio/x-wav": "wav", "audio/wave": "wav",
                   "audio/mp3": "mp3"}
 
 
-class OpenAIProvider(Provider):
+class OpenAIProvider(common.LazySDKClient, Provider):
     """A :class:`Provider` on the OpenAI Chat Completions API.
 
         provider = OpenAIProvider(api_key="sk-...")
@@ -60,11 +59,11 @@ class OpenAIProvider(Provider):
     """
 
     name = "openai"
+    SDK = ("OpenAIProvider", "openai", "OpenAI", "OPENAI_BASE_URL", "https://api.openai.com/v1")
 
     def __init__(self, api_key: str | None = None, base_url: str | None = None, client: Any = None,
                  **client_options: Any):
-        self.client = common.sdk_client("OpenAIProvider", "openai", "OpenAI", client, api_key, base_url, client_options)
-        self.base_url = origin(getattr(self.client, "base_url", base_url) or "")  # no path/query secrets
+        self.init_client(client, api_key, base_url, client_options)  # the SDK client is built on first use
 
     def __repr__(self) -> str:
         return f"<OpenAIProvider base_url={self.base_url!r}>"
