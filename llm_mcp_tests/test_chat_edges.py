@@ -503,3 +503,14 @@ def test_a_handler_that_re_raises_the_servers_error_stops_the_chat(chat_on, raw_
     with pytest.raises(llm_mcp.ConnectionError) as raised:
         chat.ask("go")
     assert raised.value.status == 500
+
+
+def test_agent_mcp_naming_no_method_fails_at_class_creation():
+    """A typo in ``mcp = "servrs"`` is reported where the agent is defined, naming the attribute."""
+    with pytest.raises(TypeError, match=r"Typo\.mcp is the string 'servrs', which names no method"):
+        class Typo(llm_mcp.Agent):
+            model = "m"
+            mcp = "servrs"
+
+            def servers(self):
+                return []

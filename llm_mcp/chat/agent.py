@@ -60,6 +60,10 @@ class Agent:
                                  f"identifier that is not an attribute of {cls.__name__} or llm_mcp.Agent)")
         if not isinstance(cls.model, str):
             raise TypeError(f"{cls.__name__}.model must be a string (the model id), not {type(cls.model).__name__}")
+        servers = inspect.getattr_static(cls, "mcp")
+        if isinstance(servers, str) and not names_method(cls, servers, Agent):
+            raise TypeError(f"{cls.__name__}.mcp is the string {servers!r}, which names no method of "
+                            f"{cls.__name__}: give servers, a callable, or the name of a method returning them")
         tools = inspect.getattr_static(cls, "tools")
         if not isinstance(tools, (list, tuple)) and not names_method(cls, tools, Agent):
             raise TypeError(f"{cls.__name__}.tools must be a list of tools, or the name of a method returning "
