@@ -70,9 +70,18 @@ class DatabaseStore:
     # -- reading --------------------------------------------------------------------------
 
     def messages(self) -> list[Message]:
-        rows = (message_model().objects.filter(chat_id=self.record.pk).order_by("id")
-                .select_related("tool_result").prefetch_related("tool_calls"))
-        return [_from_row(row) for row in rows]
+        """Two queries whatever the length: the messages, then every tool call of the chat
+        (read as values, not model instances: a long chat is read several times a turn)."""
+        rows = message_model().objects.filter(chat_id=self.record.pk).order_by("id").values(*MESSAGE_FIELDS)
+        calls: dict[Any, list[ToolCall]] = {}
+        answers: dict[Any, str] = {}
+        for call in (tool_call_model().objects.filter(message__chat_id=self.record.pk).order_by("id")
+                     .values("message_id", "result_id", *CALL_FIELDS)):
+            calls.setdefault(call.pop("message_id"), []).append(_call(call))
+            result = call.pop("result_id")
+            if result is not None:
+                answers[result] = call["tool_call_id"]
+        return [_message(row, calls.get(row["id"], []), answers.get(row["id"])) for row in rows]
 
     @property
     def cancelled(self) -> bool:
@@ -110,8 +119,9 @@ class DatabaseStore:
                     answered_already = True
                     transaction.set_rollback(True, using=self._db)  # the first result stands
         if answered_already:
-            first = Call.objects.select_related("result").get(pk=latest[0])
-            return _from_row(first.result, tool_call_id=message.tool_call_id)
+            first = Call.objects.get(pk=latest[0])
+            return _message(Row.objects.filter(pk=first.result_id).values(*MESSAGE_FIELDS).get(), [],
+                            message.tool_call_id)
         message.id = row.pk
         return message
 
@@ -390,12 +400,12 @@ class ChatRecord:
         """Run or resume the turn (see :meth:`llm_mcp.Chat.complete`)."""
         chat = self.chat
         if not self.agent_class and not list(chat.mcp) and not chat._tools:
-            _, calls = unanswered(self.store.messages())
-            calls = [call for call in calls if not call.waiting and call.approval != "declined"]
-            if calls:
+            open_calls = (tool_call_model().objects.filter(message__chat_id=self.pk, result__isnull=True)
+                          .exclude(approval__in=("pending", "declined")).count())  # one small query, no history
+            if open_calls:
                 log.warning("chat %s has no agent and no tools in this process: its %d open tool call(s) will be "
                             "answered that the tool does not exist (tools added with with_mcp/with_tools in "
-                            "another process are not here; use an agent with chat_class)", self.pk, len(calls))
+                            "another process are not here; use an agent with chat_class)", self.pk, open_calls)
         return chat.complete(stream=stream)
 
     @property
@@ -524,16 +534,21 @@ def _call_values(call: ToolCall) -> dict[str, Any]:
             "task": call.task, "mcp_result": call.mcp_result}
 
 
-def _from_row(row: Any, *, tool_call_id: str | None = None) -> Message:
-    if tool_call_id is None and row.role == "tool":
-        try:
-            tool_call_id = row.tool_result.tool_call_id
-        except models.ObjectDoesNotExist:
-            tool_call_id = None
-    calls = [ToolCall(id=c.tool_call_id, name=c.name, arguments=c.arguments or {}, approval=c.approval or None,
-                      pending_questions=c.pending_questions or [], request_state=c.request_state, task=c.task,
-                      mcp_result=c.mcp_result)
-             for c in row.tool_calls.all()] if row.role == "assistant" else []
-    return Message(role=row.role, content=row.content, attachments=[attachment_from_dict(a) for a in row.attachments],
-                   tool_calls=calls, tool_call_id=tool_call_id, is_error=row.is_error, model=row.model or None,
-                   input_tokens=row.input_tokens, output_tokens=row.output_tokens, raw=row.raw, id=row.pk)
+MESSAGE_FIELDS = ("id", "role", "content", "attachments", "is_error", "model", "input_tokens", "output_tokens", "raw")
+CALL_FIELDS = ("tool_call_id", "name", "arguments", "approval", "pending_questions", "request_state", "task",
+               "mcp_result")
+
+
+def _call(values: dict[str, Any]) -> ToolCall:
+    return ToolCall(id=values["tool_call_id"], name=values["name"], arguments=values["arguments"] or {},
+                    approval=values["approval"] or None, pending_questions=values["pending_questions"] or [],
+                    request_state=values["request_state"], task=values["task"], mcp_result=values["mcp_result"])
+
+
+def _message(values: dict[str, Any], calls: list[ToolCall], tool_call_id: str | None) -> Message:
+    return Message(role=values["role"], content=values["content"],
+                   attachments=[attachment_from_dict(a) for a in values["attachments"] or ()],
+                   tool_calls=calls if values["role"] == "assistant" else [],
+                   tool_call_id=tool_call_id if values["role"] == "tool" else None, is_error=values["is_error"],
+                   model=values["model"] or None, input_tokens=values["input_tokens"],
+                   output_tokens=values["output_tokens"], raw=values["raw"], id=values["id"])
