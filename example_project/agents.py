@@ -64,7 +64,8 @@ def new_chat(provider: str | None = None, model: str | None = None) -> Any:
         matching = [c for c in choices if c["provider"] == provider and (model is None or c["model"] == model)]
         if not matching:
             known = ", ".join(f"{c['provider']}:{c['model']}" for c in choices)
-            raise ValueError(f"{provider}:{model} is not a configured model (configured: {known})")
+            asked = f"{provider}:{model}" if model else provider
+            raise ValueError(f"{asked!r} is not a configured model (configured: {known})")
         choice = matching[0]
     record = DemoAgent.chat()
     record.model, record.provider = choice["model"], choice["provider"]

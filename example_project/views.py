@@ -21,6 +21,7 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib import messages
+from django.db import transaction
 from django.db.models import Count, Q
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
@@ -29,6 +30,7 @@ from django.views.decorators.http import require_GET, require_POST
 from llm_mcp import tasks
 from llm_mcp.chat import Message as ChatMessage
 from llm_mcp.chat import ToolCall as ChatToolCall
+from llm_mcp.chat.messages import loads_object
 from llm_mcp.models import Chat, ToolCall
 from llm_mcp.records import DatabaseStore
 
@@ -39,6 +41,10 @@ __all__ = ["ask", "call_tool", "cancel", "chat_list", "chat_page", "create_chat"
 log = logging.getLogger("example_project")
 
 MAX_TEXT = 20_000
+
+MANUAL = "(this page)"
+"""The ``model`` of the assistant messages that "Call a tool" records: a value the provider's
+API sets, never the model's own output, so a model cannot pass its calls off as the user's."""
 
 
 def _chat_or_404(pk: int) -> Chat:
@@ -114,7 +120,7 @@ def chat_page(request: HttpRequest, pk: int) -> HttpResponse:
                 waiting = call.approval == "pending" and call.result_id is None
                 pending += waiting
                 calls.append({"row": call, "arguments": json.dumps(call.arguments, indent=2, ensure_ascii=False),
-                              "waiting": waiting, "manual": call.tool_call_id.startswith("manual_")})
+                              "waiting": waiting, "manual": row.model == MANUAL})
         entries.append({"row": row, "calls": calls})
     entries = [e for e in entries if not (e["row"].role == "tool" and e["row"].pk in shown_results)]
     last = rows[-1] if rows else None
@@ -191,21 +197,18 @@ def call_tool(request: HttpRequest, pk: int) -> HttpResponse:
         messages.error(request, f"The demo server has no tool named {name!r}.")
         return _to_chat(record)
     try:
-        arguments = json.loads(request.POST.get("arguments", "").strip() or "{}")
-    except json.JSONDecodeError as exc:
-        messages.error(request, f"The arguments are not valid JSON: {exc}")
-        return _to_chat(record)
-    if not isinstance(arguments, dict):
-        messages.error(request, "The arguments must be a JSON object, such as {\"message\": \"hi\"}.")
+        arguments = loads_object(request.POST.get("arguments", "").strip() or "{}")
+    except ValueError as exc:
+        messages.error(request, f"The arguments must be a JSON object, such as {{\"message\": \"hi\"}}: {exc}")
         return _to_chat(record)
     if _unanswered(record):
         messages.error(request, "Some tool calls of this chat have no result yet: decide them first.")
         return _to_chat(record)
     store = DatabaseStore(record)  # the chat's store, without building its provider (which may lack a key now)
-    with store.lock:  # no turn of this chat runs meanwhile
+    with store.lock, transaction.atomic():  # no turn of this chat runs meanwhile; both rows or neither
         store.add(ChatMessage("user", f"(from the page) Call the tool {name} with "
                                       f"{json.dumps(arguments, ensure_ascii=False)}"))
-        store.add(ChatMessage("assistant", "", tool_calls=[ChatToolCall(
+        store.add(ChatMessage("assistant", "", model=MANUAL, tool_calls=[ChatToolCall(
             id=f"manual_{uuid.uuid4().hex}", name=name, arguments=arguments, approval="pending")]))
     messages.success(request, f"The call of {name} waits for your approval.")
     return _to_chat(record)

@@ -75,6 +75,15 @@ class ChatAdmin(admin.ModelAdmin):
     readonly_fields = ["agent_class", "agent_inputs", "created_at", "updated_at"]
     inlines = [MessageInline]
 
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False  # chats are made by code (an agent, Chat.objects.create), where their tools are
+
+    def get_deleted_objects(self, objs: Any, request: HttpRequest) -> Any:
+        """A chat goes with its tool calls, which cannot be deleted one by one."""
+        deleted, counts, perms_needed, protected = super().get_deleted_objects(objs, request)
+        perms_needed.discard(ToolCall._meta.verbose_name)
+        return deleted, counts, perms_needed, protected
+
 
 class ToolCallAdmin(admin.ModelAdmin):
     """Tool calls: what was called, whether it was approved, and the result."""

@@ -17,6 +17,7 @@ import hashlib
 import importlib
 import json
 import logging
+import math
 import sys
 import threading
 import time
@@ -30,7 +31,7 @@ from django.db import connections, models, router, transaction
 from . import conf
 from .chat import Chat as LiveChat
 from .chat.chat import is_waiting, pending_approvals, unanswered
-from .chat.messages import Message, ToolCall, attachment_from_dict, attachment_to_dict
+from .chat.messages import Message, ToolCall, attachment_from_dict, attachment_to_dict, clean_text
 
 if TYPE_CHECKING:
     from .chat import Agent
@@ -104,6 +105,7 @@ class DatabaseStore:
         one is not stored twice: the first result stands, and is returned."""
         Row, Call = message_model(), tool_call_model()
         answered_already = False
+        message.content = clean_text(message.content or "")  # what is returned is what is stored
         with transaction.atomic(using=self._db):
             key, self.next_key = (self.next_key if message.role == "user" else None), None
             row = Row.objects.create(chat_id=self.record.pk, key=key, **_row_values(message))
@@ -522,16 +524,32 @@ def decode_inputs(data: dict[str, Any]) -> dict[str, Any]:
 # -- rows <-> messages ---------------------------------------------------------------------
 
 def _row_values(message: Message) -> dict[str, Any]:
-    return {"role": message.role, "content": message.content or "",
-            "attachments": [attachment_to_dict(a) for a in message.attachments],
-            "is_error": message.is_error, "model": message.model or "",
-            "input_tokens": message.input_tokens, "output_tokens": message.output_tokens, "raw": message.raw}
+    return {"role": message.role, "content": clean_text(message.content or ""),
+            "attachments": _storable([attachment_to_dict(a) for a in message.attachments]),
+            "is_error": message.is_error, "model": clean_text(message.model or ""),
+            "input_tokens": message.input_tokens, "output_tokens": message.output_tokens,
+            "raw": _storable(message.raw)}
 
 
 def _call_values(call: ToolCall) -> dict[str, Any]:
-    return {"arguments": call.arguments, "approval": call.approval or "",
-            "pending_questions": call.pending_questions, "request_state": call.request_state,
-            "task": call.task, "mcp_result": call.mcp_result}
+    return {"arguments": _storable(call.arguments), "approval": call.approval or "",
+            "pending_questions": _storable(call.pending_questions), "request_state": call.request_state,
+            "task": _storable(call.task), "mcp_result": _storable(call.mcp_result)}
+
+
+def _storable(value: Any) -> Any:
+    """``value`` as every database's JSON column takes it: unpaired surrogates in strings
+    become U+FFFD, and NaN/Infinity (which JSON lacks) become ``None``. What a model or a
+    server sends is kept otherwise as it is."""
+    if isinstance(value, str):
+        return clean_text(value)
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {clean_text(str(key)): _storable(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_storable(item) for item in value]
+    return value
 
 
 MESSAGE_FIELDS = ("id", "role", "content", "attachments", "is_error", "model", "input_tokens", "output_tokens", "raw")

@@ -114,3 +114,19 @@ def test_credential_search_does_not_search_secrets(superuser_client):
     assert listing.status_code == 200 and "demo:user:2" not in listing.content.decode()
     found = superuser_client.get(reverse("admin:llm_mcp_credential_changelist"), {"q": "demo:user"})
     assert "demo:user:2" in found.content.decode()
+
+
+@pytest.mark.django_db
+def test_chats_are_not_added_in_the_admin_but_can_be_deleted_with_their_tool_calls(admin_client):
+    """A chat made in the admin would have no agent and no tools; deleting one takes its
+    messages and tool calls along, though tool calls cannot be deleted one by one."""
+    from llm_mcp.models import Chat, Message, ToolCall
+
+    assert admin_client.get("/admin/llm_mcp/chat/add/").status_code == 403
+    chat = Chat.objects.create(model="m")
+    message = Message.objects.create(chat=chat, role="assistant", content="")
+    ToolCall.objects.create(message=message, tool_call_id="call_1", name="echo")
+    page = admin_client.get(f"/admin/llm_mcp/chat/{chat.pk}/delete/")
+    assert page.status_code == 200 and b"permission to delete" not in page.content
+    assert admin_client.post(f"/admin/llm_mcp/chat/{chat.pk}/delete/", {"post": "yes"}).status_code == 302
+    assert not Chat.objects.exists() and not ToolCall.objects.exists()

@@ -206,9 +206,15 @@ def test_call_a_tool_validates_and_records_a_pending_call(enqueued):
     client = Client()
     url = reverse("call_tool", args=[record.pk])
     assert "no tool named" in page_text(client.post(url, {"tool": "rm_rf", "arguments": "{}"}, follow=True))
-    assert "not valid JSON" in page_text(client.post(url, {"tool": "echo", "arguments": "{nope"}, follow=True))
-    assert "must be a JSON object" in page_text(client.post(url, {"tool": "echo", "arguments": "[1]"}, follow=True))
-    assert ToolCall.objects.count() == 0
+    assert "must be a JSON object" in page_text(client.post(url, {"tool": "echo", "arguments": "{nope"}, follow=True))
+    assert "not list" in page_text(client.post(url, {"tool": "echo", "arguments": "[1]"}, follow=True))
+    assert "NaN is not JSON" in page_text(client.post(url, {"tool": "add", "arguments": '{"a": NaN, "b": 1}'},
+                                                      follow=True))
+    assert "unpaired surrogate" in page_text(client.post(url, {"tool": "echo", "arguments": '{"message": "\\ud800"}'},
+                                                         follow=True))
+    assert "nested too deeply" in page_text(client.post(url, {"tool": "echo", "arguments": "[" * 5000 + "]" * 5000},
+                                                        follow=True))
+    assert ToolCall.objects.count() == 0 and not record.message_records.exists()  # nothing half-stored
     done = client.post(url, {"tool": "add", "arguments": '{"a": 1, "b": 2}'}, follow=True)
     assert done.status_code == 200 and "waits for your approval" in page_text(done)
     call = ToolCall.objects.get()

@@ -180,3 +180,18 @@ def test_admin_never_edits_the_agent_of_a_chat(admin_client):
     assert 'name="agent_class"' not in page and 'name="agent_inputs"' not in page
     assert "Other" in page  # shown, read-only
     assert connection.vendor in ("sqlite", "postgresql")
+
+
+def test_what_json_columns_cannot_hold_is_stored_safely(model):
+    """Unpaired surrogates and NaN, from a model or a server, do not fail the turn: arguments
+    that hold them reach the model as malformed (a tool error), text keeps U+FFFD."""
+    def echo(message: str) -> str:
+        """Echo."""
+        return message
+
+    model.add(tool_call("echo", raw_arguments='{"message": NaN}', id="call_nan"), reply("bad \ud800 text"))
+    record = on(model, ChatRecord.objects.create(model=MODEL)).with_tools(echo)
+    assert record.ask("go").content == "bad \ufffd text"
+    call = ToolCallRow.objects.get(message__chat=record)
+    assert call.arguments == {"_raw_arguments": '{"message": NaN}'}
+    assert call.result.is_error and "not a JSON object" in call.result.content

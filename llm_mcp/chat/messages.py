@@ -7,14 +7,18 @@ anywhere: in memory, or in database tables, field for field.
 from __future__ import annotations
 
 import base64
+import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..client.result import Attachment
 
-__all__ = ["Message", "ToolCall", "attachment_from_dict", "attachment_to_dict"]
+__all__ = ["Message", "ToolCall", "attachment_from_dict", "attachment_to_dict", "clean_text", "loads_object"]
 
 ROLES = ("system", "user", "assistant", "tool")
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 APPROVAL_STATES = (None, "pending", "approved", "declined")
 """``ToolCall.approval``: ``None`` (no approval needed), ``"pending"``, ``"approved"``, ``"declined"``."""
@@ -169,3 +173,38 @@ def attachment_from_dict(data: dict[str, Any]) -> Attachment:
         content = base64.b64decode(content["base64"])
     return Attachment(data["kind"], data.get("mime_type"), content, uri=data.get("uri"), name=data.get("name"),
                       meta=data.get("meta") or {})
+
+
+def loads_object(text: str) -> dict[str, Any]:
+    """Parse ``text`` as a JSON object that any store and any API can keep as it is.
+
+        loads_object('{"a": 1}')          # {"a": 1}
+        loads_object('{"a": NaN}')        # ValueError: NaN is not JSON
+
+    Raises ``ValueError`` naming the problem for anything else: invalid JSON, a value that is
+    not an object, ``NaN``/``Infinity`` (Python's json accepts them; JSON and databases do
+    not), an unpaired surrogate (``"\\ud800"``: not encodable as UTF-8), or nesting too deep
+    to parse."""
+    def refuse(constant: str) -> Any:
+        raise ValueError(f"{constant} is not JSON")
+
+    try:
+        value = json.loads(text, parse_constant=refuse)
+    except RecursionError:
+        raise ValueError("the JSON is nested too deeply") from None
+    if not isinstance(value, dict):
+        raise ValueError(f"a JSON object is needed, not {type(value).__name__}")
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError("the JSON holds an unpaired surrogate (\\ud800-\\udfff), which is not text") from None
+    return value
+
+
+def clean_text(text: str) -> str:
+    """``text`` with unpaired surrogates replaced by U+FFFD, so it can be stored and sent."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return _SURROGATE.sub("\ufffd", text)  # a Python str holds no pairs: any surrogate is unpaired

@@ -13,6 +13,7 @@ from typing import Any
 
 from ...client.protocol import origin
 from ...client.result import Attachment
+from ..messages import clean_text, loads_object
 
 RAW_ARGUMENTS = "_raw_arguments"
 """Key of the arguments dict when the model's arguments were not a JSON object."""
@@ -25,16 +26,16 @@ def parse_arguments(text: str | None) -> dict[str, Any]:
         parse_arguments("")              # {}
         parse_arguments('{"a": ')        # {"_raw_arguments": '{"a": '}
 
-    A string that is not a JSON object comes back as ``{"_raw_arguments": text}`` so the
-    chat can tell the model what went wrong.
+    A string that is not a JSON object (or holds what JSON cannot: ``NaN``, an unpaired
+    surrogate; see :func:`~llm_mcp.chat.messages.loads_object`) comes back as
+    ``{"_raw_arguments": text}`` so the chat can tell the model what went wrong.
     """
     if text is None or not text.strip():
         return {}
     try:
-        value = json.loads(text)
+        return loads_object(text)
     except ValueError:
-        return {RAW_ARGUMENTS: text}
-    return value if isinstance(value, dict) else {RAW_ARGUMENTS: text}
+        return {RAW_ARGUMENTS: clean_text(text)}
 
 
 def arguments_text(arguments: dict[str, Any]) -> str:
