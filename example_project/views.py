@@ -32,7 +32,6 @@ from llm_mcp.chat import Message as ChatMessage
 from llm_mcp.chat import ToolCall as ChatToolCall
 from llm_mcp.chat.messages import loads_object
 from llm_mcp.models import Chat, ToolCall
-from llm_mcp.records import DatabaseStore
 
 from .agents import demo_tools, model_choices, new_chat
 
@@ -204,7 +203,7 @@ def call_tool(request: HttpRequest, pk: int) -> HttpResponse:
     if _unanswered(record):
         messages.error(request, "Some tool calls of this chat have no result yet: decide them first.")
         return _to_chat(record)
-    store = DatabaseStore(record)  # the chat's store, without building its provider (which may lack a key now)
+    store = record.store  # the chat's rows, without building its chat (its agent, its provider)
     with store.lock, transaction.atomic():  # no turn of this chat runs meanwhile; both rows or neither
         store.add(ChatMessage("user", f"(from the page) Call the tool {name} with "
                                       f"{json.dumps(arguments, ensure_ascii=False)}"))
@@ -217,11 +216,7 @@ def call_tool(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 def cancel(request: HttpRequest, pk: int) -> HttpResponse:
     record = _chat_or_404(pk)
-    try:
-        record.cancel()
-    except Exception:
-        log.exception("chat %s: cancel() failed; setting the cancel flag directly", record.pk)
-        DatabaseStore(record).set_cancelled(True)
+    record.cancel()  # sets the persisted flag; builds no chat, needs no provider
     messages.info(request, "Cancelled: a running turn stops at its next step. Calls waiting for "
                            "approval keep waiting.")
     return _to_chat(record)

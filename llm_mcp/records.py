@@ -30,8 +30,14 @@ from django.db import connections, models, router, transaction
 
 from . import conf
 from .chat import Chat as LiveChat
-from .chat.chat import is_waiting, pending_approvals, unanswered
-from .chat.messages import Message, ToolCall, attachment_from_dict, attachment_to_dict, clean_text
+from .chat.chat import is_waiting, pending_approvals
+from .chat.messages import (
+    Message,
+    ToolCall,
+    attachment_from_dict,
+    attachment_to_dict,
+    clean_text,
+)
 
 if TYPE_CHECKING:
     from .chat import Agent
@@ -64,6 +70,7 @@ class DatabaseStore:
     def __init__(self, record: models.Model):
         self.record = record
         self.lock = TurnLock(record)
+        self.lock.on_acquire = self.repair  # each turn starts on clean rows
         self._owner_thread = threading.get_ident()
         self._cancelled = bool(getattr(record, "cancelled", False))
         self.next_key: str | None = None  # the idempotency key of the next user message added
@@ -121,9 +128,7 @@ class DatabaseStore:
                     answered_already = True
                     transaction.set_rollback(True, using=self._db)  # the first result stands
         if answered_already:
-            first = Call.objects.get(pk=latest[0])
-            return _message(Row.objects.filter(pk=first.result_id).values(*MESSAGE_FIELDS).get(), [],
-                            message.tool_call_id)
+            return _message(Row.objects.filter(pk=latest[1]).values(*MESSAGE_FIELDS).get(), [], message.tool_call_id)
         message.id = row.pk
         return message
 
@@ -160,7 +165,7 @@ class DatabaseStore:
 
     @property
     def _db(self) -> str:
-        return self.record._state.db or "default"
+        return _alias(self.record)
 
 
 class TurnLock:
@@ -200,7 +205,7 @@ class TurnLock:
             release()
 
     def _acquire(self) -> Callable[[], None]:
-        db = self.record._state.db or "default"
+        db = _alias(self.record)
         connection = connections[db]
         name = f"{self.record._meta.db_table}:{self.record.pk}"
         deadline = time.monotonic() + float(conf.get("TURN_LOCK_TIMEOUT"))
@@ -234,6 +239,11 @@ class TurnLock:
             return lock.release if lock.acquire(blocking=False) else None
 
         return _wait(try_local, deadline, name)
+
+
+def _alias(record: models.Model) -> str:
+    """The database alias a record was loaded from (or will be saved to)."""
+    return record._state.db or "default"
 
 
 def _wait(attempt: Callable[[], Callable[[], None] | None], deadline: float, name: str) -> Callable[[], None]:
@@ -301,7 +311,6 @@ class ChatRecord:
             if self.pk is None:
                 raise ValueError(f"save the {type(self).__name__} first: its messages are rows that point at it")
             store = self.__dict__["_store"] = DatabaseStore(self)  # type: ignore[arg-type]
-            store.lock.on_acquire = store.repair
         return store
 
     @property
@@ -524,7 +533,7 @@ def decode_inputs(data: dict[str, Any]) -> dict[str, Any]:
 # -- rows <-> messages ---------------------------------------------------------------------
 
 def _row_values(message: Message) -> dict[str, Any]:
-    return {"role": message.role, "content": clean_text(message.content or ""),
+    return {"role": message.role, "content": message.content,  # cleaned by add()
             "attachments": _storable([attachment_to_dict(a) for a in message.attachments]),
             "is_error": message.is_error, "model": clean_text(message.model or ""),
             "input_tokens": message.input_tokens, "output_tokens": message.output_tokens,

@@ -25,6 +25,7 @@ from django.apps import apps
 
 from . import conf
 from .chat.chat import unanswered
+from .chat.messages import ToolCall
 
 __all__ = ["ask_chat", "next_check", "resume_chat"]
 
@@ -36,12 +37,12 @@ def load_chat(chat_id: Any) -> Any:
     return apps.get_model(conf.chat_model_name())._default_manager.get(pk=chat_id)
 
 
-def next_check(record: Any) -> float | None:
-    """Seconds until the chat's server tasks should be checked again, or ``None`` when it waits
-    on no task: the smallest ``pollInterval`` (milliseconds, as the server sends it) among the
-    unanswered calls with a task, else ``LLM_MCP["TASK_POLL_INTERVAL"]``."""
+def next_check(calls: list[ToolCall]) -> float | None:
+    """Seconds until the server tasks of ``calls`` (a chat's unanswered calls) should be checked
+    again, or ``None`` when none waits on a task: the smallest ``pollInterval`` (milliseconds,
+    as the server sends it) among them, else ``LLM_MCP["TASK_POLL_INTERVAL"]``."""
     intervals = []
-    for call in unanswered(record.store.messages())[1]:
+    for call in calls:
         if call.task is None:
             continue
         poll = call.task.get("pollInterval") if isinstance(call.task, dict) else None
@@ -78,9 +79,10 @@ def ask_chat(self: Any, chat_id: Any, text: str, key: str | None = None) -> str:
 
 
 def _after_turn(task: Any, record: Any) -> str:
-    delay = next_check(record)
+    calls = unanswered(record.store.messages())[1]  # one read serves both questions
+    delay = next_check(calls)
     if delay is None:
-        return "waiting" if record.waiting else "done"
+        return "waiting" if any(call.waiting for call in calls) else "done"
     if task.request.is_eager:  # run in-process (CELERY_TASK_ALWAYS_EAGER): a countdown would not wait
         log.info("chat %s waits on server tasks; jobs run eagerly, so resume_chat is not re-enqueued", record.pk)
         return "waiting"

@@ -227,7 +227,7 @@ class Chat:
         if not isinstance(text, str):
             raise TypeError(f"ask() takes the user's text as a string, not {type(text).__name__}")
         with self._turn_lock:
-            assistant, open_calls = self._unanswered()
+            _, open_calls = unanswered(self.messages)
             if any(call.waiting or call.approval == "approved" for call in open_calls):
                 raise ValueError("the chat has tool calls waiting for a decision or approved but not run yet: "
                                  "decide each of chat.pending_approvals, then complete()")
@@ -257,7 +257,7 @@ class Chat:
                 messages = self.messages  # one read per step (a database store reads fresh)
                 if not messages:
                     raise ValueError("the chat has no messages yet: ask() something first")
-                assistant, open_calls = self._unanswered(messages)
+                assistant, open_calls = unanswered(messages)
                 if open_calls:
                     if not self._run_calls(assistant, open_calls):
                         return assistant
@@ -295,9 +295,6 @@ class Chat:
             self._scope.cancel("cancelled by the user")
         if self._scope.cancelled:
             raise CancelledError("the chat was cancelled")
-
-    def _unanswered(self, messages: list[Message] | None = None) -> tuple[Message | None, list[ToolCall]]:
-        return unanswered(self.messages if messages is None else messages)
 
     # -- asking the model ---------------------------------------------------------------------
 
