@@ -8,6 +8,7 @@ did its part; the suite decides whether the scenario passed.
 
 from __future__ import annotations
 
+import importlib
 import json
 import logging
 import os
@@ -32,8 +33,24 @@ def call_every_tool(server: llm_mcp.MCP) -> None:
             logging.info("tool %s failed: %s", tool.server_name, exc)
 
 
+# Scenario families with their own module (each exposes ``run(scenario, url, context)``).
+FAMILIES = {
+    "auth/client-credentials-": "llm_mcp_tests.conformance_machine",
+    "auth/enterprise-managed-authorization": "llm_mcp_tests.conformance_machine",
+    "auth/dpop": "llm_mcp_tests.conformance_machine",
+    "auth/wif-": "llm_mcp_tests.conformance_machine",
+    "auth/": "llm_mcp_tests.conformance_auth",
+    "sep-2322-": "llm_mcp_tests.conformance_questions",
+    "elicitation-": "llm_mcp_tests.conformance_questions",
+}
+
+
 def run(scenario: str, url: str) -> None:
     context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
+    family = next((module for prefix, module in FAMILIES.items() if scenario.startswith(prefix)), None)
+    if family is not None:
+        importlib.import_module(family).run(scenario, url, context)
+        return
     with llm_mcp.mcp(url=url, name="conformance") as server:
         if scenario == "tools_call":
             server.call("add_numbers", a=5, b=3)
