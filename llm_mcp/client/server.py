@@ -301,14 +301,14 @@ class MCP:
         timeout = float(self.setting("timeout") or DEFAULT_TIMEOUT)
         if self._option("transport") is not None:
             transport: Transport = self.setting("transport")
-            return Client(transport, name=self.name, timeout=timeout)
+            return Client(transport, name=self.name, timeout=timeout, declared=self.declared_capabilities)
         if self._option("url") is not None:
             from .transports.http import HTTPTransport
             from .transports.sse import SSETransport
 
             url = check_url(self.setting("url"), allow_http=bool(self._option("allow_http")))
             http = HTTPTransport(url, name=self.name, headers=self.http_headers, timeout=timeout)
-            return Client(http, name=self.name, timeout=timeout, era_key=url,
+            return Client(http, name=self.name, timeout=timeout, era_key=url, declared=self.declared_capabilities,
                           legacy_transport=lambda: SSETransport(url, name=self.name, headers=self.http_headers,
                                                                 timeout=timeout))
         from .transports.stdio import StdioTransport
@@ -318,7 +318,13 @@ class MCP:
             raise ValueError(f"{self.name}: directory {str(directory)!r} does not exist")
         stdio = StdioTransport(self.process_spec, name=self.name, directory=str(directory) if directory else None,
                                timeout=timeout)
-        return Client(stdio, name=self.name, timeout=timeout)
+        return Client(stdio, name=self.name, timeout=timeout, declared=self.declared_capabilities)
+
+    def declared_capabilities(self, era: str) -> dict[str, Any]:
+        """The client capabilities this server is told we have, for an era (``"modern"``:
+        2026-07-28 ``_meta``; ``"handshake"``: the ``initialize`` request). Empty by default:
+        features that need a capability (questions, extensions) add theirs here."""
+        return {}
 
     def connect(self) -> MCP:
         """Contact the server now (it is otherwise contacted on first use); returns ``self``."""

@@ -70,6 +70,9 @@ class Client:
         era_key: where the detected era is remembered for the process (an endpoint URL),
             or ``None`` to remember it on this object only.
         legacy_transport: a callable building the 2024-11-05 HTTP+SSE transport, for HTTP.
+        declared: a callable taking the era (``"modern"`` or ``"handshake"``) and returning the
+            client capabilities to declare (``{"elicitation": {...}, "extensions": {...}}``);
+            ``None`` declares none.
         protocol_version: the revision in use once connected, e.g. ``"2026-07-28"``.
         server_info: the server's ``{"name", "version", ...}``, once connected.
         capabilities: the server's capabilities dict, once connected.
@@ -77,8 +80,10 @@ class Client:
     """
 
     def __init__(self, transport: Transport, *, name: str = "server", timeout: float | None = None,
-                 era_key: str | None = None, legacy_transport: Callable[[], Transport] | None = None):
+                 era_key: str | None = None, legacy_transport: Callable[[], Transport] | None = None,
+                 declared: Callable[[str], dict[str, Any]] | None = None):
         self.transport = transport
+        self.declared = declared
         self.name = name
         self.timeout = timeout
         self.era_key = era_key
@@ -99,7 +104,7 @@ class Client:
     def meta(self) -> dict[str, Any]:
         """The ``_meta`` every 2026-07-28 request carries; computed, nothing is sent.
 
-        Declares no capabilities, so servers send no questions or extension features.
+        Declares the capabilities ``declared`` gives for the modern era (none without it).
         """
         return copy.deepcopy(self._meta_for(protocol.LATEST))
 
@@ -180,7 +185,7 @@ class Client:
     def _handshake(self, *, legacy_tried: bool = False) -> None:
         message = protocol.request("initialize", {
             "protocolVersion": protocol.HANDSHAKE_REVISIONS[0],
-            "capabilities": {},
+            "capabilities": self._capabilities(HANDSHAKE),
             "clientInfo": dict(protocol.CLIENT_INFO),
         })
         try:
@@ -230,9 +235,16 @@ class Client:
             return None
         return next((v for v in protocol.SUPPORTED_REVISIONS if v in supported), None)
 
+    def _capabilities(self, era: str) -> dict[str, Any]:
+        """The client capabilities declared to a server of this era (``{}`` when none)."""
+        return self.declared(era) if self.declared is not None else {}
+
     def _meta_for(self, version: str, extra: dict[str, Any] | None = None) -> dict[str, Any]:
         # Shallow on purpose (it is built per request): the nested values are constants, serialized at once.
-        return {**(extra or {}), **_BASE_META, protocol.META_PROTOCOL_VERSION: version}
+        meta = {**(extra or {}), **_BASE_META, protocol.META_PROTOCOL_VERSION: version}
+        if self.declared is not None:
+            meta[protocol.META_CLIENT_CAPABILITIES] = self._capabilities(MODERN)
+        return meta
 
     # -- requests -----------------------------------------------------------------------------
 
