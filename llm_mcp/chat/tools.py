@@ -16,11 +16,12 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..client.declared import snake_case
+from ..client.progress import Progress, tool_listener
 
 if TYPE_CHECKING:
     from .chat import Chat
 
-__all__ = ["ChatTool", "FunctionTool", "ToolSearch", "as_tool", "schema_from_signature"]
+__all__ = ["ChatTool", "FunctionTool", "ToolSearch", "as_tool", "report_progress", "schema_from_signature"]
 
 _JSON_TYPES = {str: "string", int: "integer", float: "number", bool: "boolean", list: "array", dict: "object"}
 
@@ -44,6 +45,20 @@ def schema_from_signature(function: Callable[..., Any]) -> dict[str, Any]:
         if parameter.default is parameter.empty:
             required.append(parameter.name)
     return {"type": "object", "properties": properties, "required": required}
+
+
+def report_progress(value: float, total: float | None = None, message: str | None = None) -> None:
+    """Report the progress of the Python tool running now to the chat's ``after_tool_progress``.
+
+        def copy_files(paths: list) -> str:
+            for done, path in enumerate(paths, 1): ...; report_progress(done, len(paths), path)
+
+    Does nothing outside a chat's tool call, or when no callback listens. A value not
+    above the last one reported for the call is dropped.
+    """
+    listener = tool_listener()
+    if listener is not None:
+        listener(Progress(value=value, total=total, message=message))
 
 
 def _short(text: str, limit: int = 300) -> str:
@@ -105,6 +120,10 @@ class ChatTool:
                 if isinstance(exc, kind):
                     return handler
         return None
+
+    def report_progress(self, value: float, total: float | None = None, message: str | None = None) -> None:
+        """Report progress from :meth:`execute` to the chat's ``after_tool_progress`` (see :func:`report_progress`)."""
+        report_progress(value, total, message)
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} name={self.name!r}>"

@@ -18,6 +18,7 @@ from .errors import (
     UnauthorizedError,
 )
 from .cancel import CancelScope
+from .progress import Progress
 from .result import Attachment, Result
 from .server import MCP, Servers, mcp
 from .session import Client
@@ -37,6 +38,7 @@ __all__ = [
     "InsufficientScopeError",
     "InvalidToolChoiceError",
     "MCPError",
+    "Progress",
     "Result",
     "Servers",
     "Tool",

@@ -9,6 +9,10 @@ checks it before each request and lets transports register how to interrupt one:
 stdio stops waiting and sends ``notifications/cancelled``; Streamable HTTP shuts the
 response stream's socket, which is the cancellation on 2026-07-28 servers, and sends
 ``notifications/cancelled`` to older ones (MCP 2026-07-28, "Cancellation").
+
+A cancellation made where this process cannot see it (a flag in a database row, set by
+another process) is noticed through :meth:`CancelScope.watch`: the client polls the
+watched checks at each event a server streams, so no thread is needed to wait for it.
 """
 
 from __future__ import annotations
@@ -45,6 +49,7 @@ class CancelScope:
         self._callbacks: dict[int, Callable[[], None]] = {}
         self._next = 0
         self._local = threading.local()  # per thread: the tokens to restore on exit
+        self._watches: list[tuple[Callable[[], bool], str]] = []
         self.reason: str | None = None
 
     @property
@@ -83,6 +88,30 @@ class CancelScope:
         """Raise :class:`~llm_mcp.CancelledError` when cancelled."""
         if self._event.is_set():
             raise CancelledError(f"cancelled: {self.reason}")
+
+    def watch(self, check: Callable[[], bool], reason: str = "cancelled") -> None:
+        """Also cancel when ``check()`` returns true, looked at by :meth:`poll`.
+
+            scope.watch(lambda: Chat.objects.filter(pk=pk, cancelled=True).exists())
+        """
+        self._watches.append((check, reason))
+
+    def poll(self) -> None:
+        """Run the watched checks (see :meth:`watch`), cancel when one is true, then :meth:`check`.
+
+        Called at each event a server streams. Raises :class:`~llm_mcp.CancelledError`
+        when cancelled. A check that raises is logged and counts as false."""
+        if not self._event.is_set():
+            for check, reason in list(self._watches):
+                try:
+                    stop = check()
+                except Exception as exc:  # noqa: BLE001 - a failing check must not end the call
+                    log.debug("cancel check failed: %s", type(exc).__name__)
+                    continue
+                if stop:
+                    self.cancel(reason)
+                    break
+        self.check()
 
     def wait(self, seconds: float) -> bool:
         """Sleep up to ``seconds``; ``True`` as soon as the scope is cancelled."""
