@@ -488,3 +488,80 @@ def test_the_persisted_flag_stops_concurrent_calls_in_worker_threads(model, tmp_
             assert final[-1] == "cancelled" and steps_done(path) < 200, path
     assert set(heard) == {"call_0", "call_1"}  # progress (the events) flowed in both worker threads
     assert [m.content for m in record.messages][-2:] == [CANCELLED, CANCELLED]
+
+
+# -- the npm reference server (server-everything speaks the handshake era only) -------------------
+
+
+def _everything(kind: str, request: pytest.FixtureRequest, **options: Any) -> llm_mcp.MCP:
+    if kind == "stdio":
+        return llm_mcp.mcp(command=request.getfixturevalue("everything_stdio_command"), name="everything", **options)
+    return llm_mcp.mcp(url=request.getfixturevalue("everything_http_url"), name="everything", **options)
+
+
+@pytest.mark.parametrize("kind", ["stdio", "http"])
+def test_reference_server_progress(request, kind):
+    """MCP-PROG-01, MCP-PROG-02, MCP-PROG-05: server-everything's long-running operation reports progress
+    to after_progress, step by step of the total."""
+    got: list[llm_mcp.Progress] = []
+    with _everything(kind, request, after_progress=got.append) as server:
+        text = server.call("trigger-long-running-operation", duration=0.4, steps=4).text
+        assert server.protocol_version == "2025-11-25"
+    assert "Steps: 4" in text
+    assert [(p.value, p.total, p.fraction) for p in got] == [(1, 4, 0.25), (2, 4, 0.5), (3, 4, 0.75), (4, 4, 1.0)]
+
+
+def test_reference_server_without_a_listener_reports_no_progress(request):
+    """MCP-PROG-05: with no listener no progressToken is sent, so server-everything (which reports progress
+    only for a token) sends no notifications/progress; with a chat's listener it does."""
+    from llm_mcp.client.progress import listening
+
+    heard: list[llm_mcp.Progress] = []
+    with _everything("stdio", request) as server:
+        notifications: list[dict[str, Any]] = []
+        server.client.on_notification.append(notifications.append)
+        server.call("trigger-long-running-operation", duration=0.2, steps=2)
+        assert [n for n in notifications if n.get("method") == "notifications/progress"] == []
+        with listening(heard.append):
+            server.call("trigger-long-running-operation", duration=0.2, steps=2)
+        assert len([n for n in notifications if n.get("method") == "notifications/progress"]) == 2
+    assert [p.value for p in heard] == [1, 2]
+
+
+LEVEL_OF_TEXT = {"Debug-level": "debug", "Info-level": "info", "Notice-level": "notice", "Warning-level": "warning",
+                 "Error-level": "error", "Critical-level": "critical", "Alert level": "alert",
+                 "Emergency-level": "emergency"}
+
+
+def test_reference_server_logs(request, caplog):
+    """MCP-PROG-06, MCP-PROG-07, MCP-PROG-08: server-everything's simulated logging (one message of a random
+    level at once, over stdio) is written under llm_mcp.server.everything at the mapped Python level when
+    log_level asks for it, and not at all without log_level."""
+    caplog.set_level(logging.DEBUG, logger="llm_mcp.server.everything")
+    with _everything("stdio", request, log_level="debug") as server:
+        server.call("toggle-simulated-logging")
+        server.call("toggle-simulated-logging")  # off again
+    written = [r for r in caplog.records if r.name == "llm_mcp.server.everything" and "message" in r.getMessage()]
+    assert written
+    for record in written:
+        level = next(v for k, v in LEVEL_OF_TEXT.items() if record.getMessage().startswith(k))
+        assert record.levelno == PYTHON_LEVELS[level]
+    caplog.clear()
+    with _everything("stdio", request) as server:
+        server.call("toggle-simulated-logging")
+        server.call("toggle-simulated-logging")
+    assert not [r for r in caplog.records if "message" in r.getMessage() and "level" in r.getMessage()]
+
+
+@pytest.mark.parametrize("kind", ["stdio", "http"])
+def test_reference_server_call_is_cancelled_at_a_progress_event(chat_on, request, kind):
+    """MCP-PROG-09, MCP-PROG-13: chat.cancel() at a progress event of server-everything's 60-second operation
+    ends the call at once (well within a generous bound), and the server goes on serving."""
+    with _everything(kind, request) as server:
+        chat = chat_on([tool_call("trigger-long-running-operation", {"duration": 60, "steps": 120}), reply("x")])
+        chat.with_mcp(server).after_tool_progress(lambda call, p: chat.cancel() if p.value >= 2 else None)
+        started = time.monotonic()
+        with pytest.raises(llm_mcp.CancelledError):
+            chat.ask("run it")
+        assert time.monotonic() - started < 30
+        assert server.call("echo", message="still here").text == "Echo: still here"
