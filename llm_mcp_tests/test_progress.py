@@ -565,3 +565,46 @@ def test_reference_server_call_is_cancelled_at_a_progress_event(chat_on, request
             chat.ask("run it")
         assert time.monotonic() - started < 30
         assert server.call("echo", message="still here").text == "Echo: still here"
+
+
+# -- 2024-11-05 HTTP+SSE -------------------------------------------------------------------------
+
+
+@pytest.fixture
+def legacy_sse(tmp_path: Path) -> Iterator[tuple[str, Path]]:
+    """The progress kit server over 2024-11-05 HTTP+SSE: its URL and its record file."""
+    from .conftest import PYTHON, start_http_server
+
+    record = tmp_path / "received.jsonl"
+    process = start_http_server(lambda port: [PYTHON, "-m", "llm_mcp_tests.servers.progress_sse", str(port),
+                                              str(record)])
+    try:
+        yield f"http://127.0.0.1:{process.port}/mcp", record
+    finally:
+        process.stop()
+
+
+def test_legacy_sse_progress_logs_and_cancel(chat_on, legacy_sse, tmp_path, caplog):
+    """MCP-PROG-01, MCP-PROG-06, MCP-PROG-09, MCP-PROG-13 over 2024-11-05 HTTP+SSE: progress and logs arrive,
+    and chat.cancel() at a progress event stops the call and sends notifications/cancelled with its id."""
+    url, record = legacy_sse
+    caplog.set_level(logging.DEBUG, logger="llm_mcp.server.legacy")
+    got: list[llm_mcp.Progress] = []
+    work = tmp_path / "work.txt"
+    with llm_mcp.mcp(url=url, name="legacy", after_progress=got.append, log_level="error") as server:
+        assert server.call("report_progress").text == "reported"
+        assert server.client.era == "sse"  # the 2024-11-05 transport (the SDK still negotiates 2025-11-25 on it)
+        assert server.call("log_levels").text == "logged"
+        chat = chat_on([tool_call("steps", {"count": 200, "interval": 0.1, "path": str(work)}), reply("never")])
+        chat.with_mcp(server).after_tool_progress(lambda call, p: chat.cancel() if p.value >= 3 else None)
+        with pytest.raises(llm_mcp.CancelledError):
+            chat.ask("work")
+        final = settled(work)
+        assert final[-1] == "cancelled" and steps_done(work) < 200
+    assert [(p.value, p.total, p.message) for p in got[:4]] == DELIVERED
+    written = [r.getMessage() for r in caplog.records if r.name == "llm_mcp.server.legacy"
+               and r.getMessage().endswith(" message")]
+    assert written == ["error message", "critical message", "alert message", "emergency message"]
+    assert [e["level"] for e in received(record, "logging/setLevel")] == ["error"]
+    steps_call = [e for e in received(record, "tools/call") if e["tool"] == "steps"][0]
+    assert [c["requestId"] for c in received(record, "notifications/cancelled")] == [steps_call["id"]]
