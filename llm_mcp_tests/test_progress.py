@@ -21,11 +21,11 @@ import pytest
 
 import llm_mcp
 from llm_mcp.chat.chat import CANCELLED
-from llm_mcp.client.logs import LOG_LEVELS, LOG_LEVEL_META
+from llm_mcp.client.logs import LOG_LEVEL_META, LOG_LEVELS
 from llm_mcp.testing import running_server
 from llm_mcp.testing.scripted_model import reply, tool_call, turn
 
-from .servers.progress_tools import PROGRESS_REPORTS, records
+from .servers.progress_tools import records
 
 SERVER_MODULE = "llm_mcp_tests.servers.progress_tools"
 

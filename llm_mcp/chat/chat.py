@@ -24,7 +24,6 @@ from typing import Any
 
 from ..client import outages
 from ..client.cancel import CancelScope
-from ..client.progress import Progress, listening
 from ..client.errors import (
     CancelledError,
     ConfigurationError,
@@ -33,6 +32,7 @@ from ..client.errors import (
     MCPError,
     TurnLimitError,
 )
+from ..client.progress import Progress, listening
 from ..client.result import Attachment, Result, sniff_mime_type
 from ..client.server import MCP, Servers
 from ..client.shaping import is_refusal
