@@ -38,6 +38,7 @@ from .chat.messages import (
     attachment_to_dict,
     clean_text,
 )
+from .client.prompt import Prompt
 
 if TYPE_CHECKING:
     from .chat import Agent
@@ -387,13 +388,16 @@ class ChatRecord:
         """The conversation as :class:`llm_mcp.chat.Message` objects, read fresh."""
         return self.store.messages()
 
-    def ask(self, text: str, *, with_: Any = None, stream: Callable[[str], None] | None = None,
+    def ask(self, text: str | Prompt, *, with_: Any = None, stream: Callable[[str], None] | None = None,
             key: str | None = None) -> Message:
         """Add a user message and run the turn (see :meth:`llm_mcp.Chat.ask`).
 
+        ``text`` may be an MCP :class:`~llm_mcp.Prompt`: each of its turns is stored as a
+        message row (assistant turns included), then the model answers.
         ``key`` (at most 255 characters) makes it idempotent: when a user message with this
         key is stored already (a job that runs twice), it is not added again and the turn is
-        completed instead. The same key with another text raises ``ValueError``."""
+        completed instead. The same key with another text raises ``ValueError`` (for a
+        prompt, the key goes on its first user turn and is compared with that turn's text)."""
         if key is not None and (not isinstance(key, str) or not 0 < len(key) <= 255):
             raise ValueError(f"key must be a string of 1 to 255 characters, not {str(key)[:40]!r}...")
         chat = self.chat
@@ -401,6 +405,8 @@ class ChatRecord:
             if key is not None:
                 stored = self.message_records.filter(key=key).values_list("content", flat=True).first()  # type: ignore[attr-defined]
                 if stored is not None:
+                    if isinstance(text, Prompt):
+                        text = next((t.content for t in text.messages if t.role == "user"), "")
                     if stored != text:
                         raise ValueError(f"chat {self.pk} already has a message with key {key!r}, with another text")
                     return chat.complete(stream=stream)

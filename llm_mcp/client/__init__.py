@@ -18,6 +18,8 @@ from .errors import (
     UnauthorizedError,
 )
 from .cancel import CancelScope
+from .prompt import Prompt, PromptArgument, PromptMessage
+from .resource import Resource, ResourceTemplate
 from .result import Attachment, Result
 from .server import MCP, Servers, mcp
 from .session import Client
@@ -37,6 +39,11 @@ __all__ = [
     "InsufficientScopeError",
     "InvalidToolChoiceError",
     "MCPError",
+    "Prompt",
+    "PromptArgument",
+    "PromptMessage",
+    "Resource",
+    "ResourceTemplate",
     "Result",
     "Servers",
     "Tool",
