@@ -69,7 +69,7 @@ def test_prompt_refusals(server: llm_mcp.MCP) -> None:
     with pytest.raises(TypeError, match="'code' must be a string"):
         server.prompt("code_review", code=42, language="python")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="needs code, language"):
-        server.refresh_prompts()[0].messages
+        _ = server.refresh_prompts()[0].messages
 
 
 def test_messages_are_the_turns_in_order(server: llm_mcp.MCP) -> None:

@@ -196,7 +196,7 @@ def test_unknown_resource_raises_mcp_error_with_the_servers_code(lib: Library) -
     assert "library://nothing/here" in str(caught.value)
     missing = llm_mcp.Resource(lib.server, {"uri": "library://gone", "name": "gone"})
     with pytest.raises(llm_mcp.MCPError) as caught:
-        missing.content
+        _ = missing.content
     assert caught.value.code == expected and not missing.loaded
 
 

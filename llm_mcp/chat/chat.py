@@ -570,7 +570,7 @@ def _output_message(call: ToolCall, output: Any) -> Message:
 
 def _attachments(value: Any) -> list[Attachment]:
     """What ``ask(with_=...)`` takes, as attachments: paths, bytes, ``Attachment`` objects,
-    objects with ``as_attachment()``, or a list of them."""
+    objects with ``as_attachment()`` (an MCP ``Resource``, read now), or a list of them."""
     if value is None:
         return []
     items: Iterable[Any] = value if isinstance(value, (list, tuple)) else [value]

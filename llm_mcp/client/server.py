@@ -496,10 +496,13 @@ class MCP:
 
         Raises :class:`MCPError` when the server refuses (``.code`` ``-32602`` from a
         2026-07-28 server, ``-32002`` from an older one, for a resource it does not have),
-        ``ValueError`` for template variables the template lacks or needs.
+        ``ValueError`` for template variables the template lacks or needs (or an empty URI),
+        ``TypeError`` for a URI that is not a string.
         """
-        if not isinstance(uri, str) or not uri:
-            raise ValueError(f"resource() takes a URI string, not {uri!r}")
+        if not isinstance(uri, str):
+            raise TypeError(f"resource() takes a URI string, not {type(uri).__name__}")
+        if not uri:
+            raise ValueError("resource() needs a URI, not an empty string")
         if variables or "{" in uri:
             uri = expand_template(uri, variables)
         result = self.client.request("resources/read", {"uri": uri})
@@ -526,12 +529,14 @@ class MCP:
 
             chat.ask(github.prompt("code_review", code=diff, language="Ruby"))
 
-        Raises ``TypeError`` for an argument that is not a string (MCP prompt arguments are
-        strings), :class:`MCPError` when the server refuses (``-32602`` for an unknown
+        Raises ``TypeError`` for a name or an argument that is not a string (MCP prompt
+        arguments are strings), ``ValueError`` for an empty name, :class:`MCPError` when the server refuses (``-32602`` for an unknown
         prompt or a missing required argument).
         """
-        if not isinstance(name, str) or not name:
-            raise ValueError(f"prompt() takes the prompt's name as a string, not {name!r}")
+        if not isinstance(name, str):
+            raise TypeError(f"prompt() takes the prompt's name as a string, not {type(name).__name__}")
+        if not name:
+            raise ValueError("prompt() needs a prompt name, not an empty string")
         values = check_arguments(arguments)
         result = self.client.request("prompts/get", {"name": name, "arguments": values})
         listed = next((p.raw for p in self._prompts or () if p.name == name), None)
