@@ -115,7 +115,9 @@ class DatabaseStore:
         answered_already = False
         message.content = clean_text(message.content or "")  # what is returned is what is stored
         with transaction.atomic(using=self._db):
-            key, self.next_key = (self.next_key if message.role == "user" else None), None
+            key = None
+            if message.role == "user":  # the key waits for the user turn (a prompt may start with the assistant's)
+                key, self.next_key = self.next_key, None
             row = Row.objects.create(chat_id=self.record.pk, key=key, **_row_values(message))
             if message.tool_calls:
                 Call.objects.bulk_create([Call(message=row, tool_call_id=call.id, name=call.name,
@@ -411,7 +413,10 @@ class ChatRecord:
                         raise ValueError(f"chat {self.pk} already has a message with key {key!r}, with another text")
                     return chat.complete(stream=stream)
                 self.store.next_key = key
-            return chat.ask(text, with_=with_, stream=stream)
+            try:
+                return chat.ask(text, with_=with_, stream=stream)
+            finally:
+                self.store.next_key = None  # used by the user turn, or dropped when ask() refused
 
     def complete(self, *, stream: Callable[[str], None] | None = None) -> Message:
         """Run or resume the turn (see :meth:`llm_mcp.Chat.complete`)."""

@@ -35,7 +35,7 @@ def test_prompts_have_names_and_argument_names(server: llm_mcp.MCP) -> None:
     prompts = server.refresh_prompts()
     assert all(isinstance(p, llm_mcp.Prompt) for p in prompts)
     assert [(p.name, p.arguments) for p in prompts] == [
-        ("code_review", ["code", "language"]), ("show_and_tell", []), ("greeting", [])]
+        ("code_review", ["code", "language"]), ("show_and_tell", []), ("greeting", []), ("story", [])]
     review = prompts[0]
     assert (review.title, review.description) == ("Code review", "Review a piece of code.")
     assert review.argument_definitions == [

@@ -71,3 +71,13 @@ def test_a_resource_attachment_is_stored_and_read_back(server, model) -> None:
     loaded = ChatRecord.objects.get(pk=record.pk).messages[0].attachments[0]
     assert (loaded.kind, loaded.mime_type, loaded.uri, loaded.content) == (
         "image", "image/png", "file:///library/logo.png", library.PNG_BYTES)
+
+
+def test_the_key_goes_on_the_first_user_turn_even_after_an_assistant_turn(server, model) -> None:
+    """MCP-PROMPT-04: a prompt that opens with the assistant's turn still keys its user turn."""
+    record = record_on(model, reply("The dragon read every book."))
+    record.ask(server.prompt("story"), key="story-1")
+    assert list(MessageRow.objects.filter(chat=record).order_by("id").values_list("role", "key")) == [
+        ("assistant", None), ("user", "story-1"), ("assistant", None)]
+    assert record.ask(server.prompt("story"), key="story-1").content == "The dragon read every book."
+    assert len(model.requests) == 1

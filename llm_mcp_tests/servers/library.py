@@ -16,7 +16,7 @@ Templates: ``file:///{+path}`` (any path, answered by the server, never the disk
 ``library://books/{genre}/{title}`` (completions; the titles depend on the genre).
 Prompts: ``code_review`` (code, language; four turns, two of them the assistant's),
 ``show_and_tell`` (an image, an embedded resource and a resource link), ``greeting``
-(no arguments, one turn).
+(no arguments, one turn), ``story`` (the assistant's turn first).
 Tool ``read_log``: the URIs every ``resources/read`` of this process asked for, in order,
 so a test sees what reached the server.
 """
@@ -205,6 +205,14 @@ class Greeting(Prompt):
         return [self.user_message("Hello, library!")]
 
 
+class Story(Prompt):
+    name = "story"
+    description = "The assistant starts, the user asks for more."
+
+    def messages(self) -> list[dict[str, Any]]:
+        return [self.assistant_message("Once upon a time, a library lent a dragon."), self.user_message("Go on.")]
+
+
 class ReadLog(Tool):
     name = "read_log"
     description = "The URIs resources/read asked for so far, in order (JSON list)."
@@ -219,7 +227,7 @@ SERVER = Server(
     tools=[ReadLog],
     resources=[Guide, Logo, Report, Archive, Recording, WebPage],
     resource_templates=[AnyFile, Book],
-    prompts=[CodeReview, ShowAndTell, Greeting],
+    prompts=[CodeReview, ShowAndTell, Greeting, Story],
     page_size=2,
 )
 SERVER.resource_not_found_code = None  # -32602 on 2026-07-28, -32002 before
