@@ -19,6 +19,8 @@ from .errors import (
 )
 from .cancel import CancelScope
 from .progress import Progress
+from .prompt import Prompt, PromptArgument, PromptMessage
+from .resource import Resource, ResourceTemplate
 from .result import Attachment, Result
 from .server import MCP, Servers, mcp
 from .session import Client
@@ -39,6 +41,11 @@ __all__ = [
     "InvalidToolChoiceError",
     "MCPError",
     "Progress",
+    "Prompt",
+    "PromptArgument",
+    "PromptMessage",
+    "Resource",
+    "ResourceTemplate",
     "Result",
     "Servers",
     "Tool",

@@ -24,6 +24,8 @@ from .errors import MCPError
 from .logs import check_log_level
 from .param_headers import HEADER_TOKEN, param_headers
 from .progress import Progress, ProgressFilter, tool_listener
+from .prompt import Prompt, check_arguments
+from .resource import Resource, ResourceTemplate, expand_template
 from .result import Result
 from .session import Client
 from .shaping import SHAPING, check_shaping, model_tools, shape
@@ -114,8 +116,8 @@ class MCP:
         headers: extra HTTP headers; values (or the whole dict) may be callables.
         inputs: names of the keyword arguments the constructor takes (``["user"]``).
         after_progress: a callable or method name run on the server with an
-            :class:`~llm_mcp.Progress` for each progress report of a request (see ``docs/progress.md``);
-            while it is set, every request asks the server for progress.
+            :class:`~llm_mcp.Progress` for each progress report of a tool call (see ``docs/progress.md``);
+            while it is set, every tool call asks the server for progress.
         log_level: ``"debug"``, ``"info"``, ``"notice"``, ``"warning"``, ``"error"``,
             ``"critical"``, ``"alert"`` or ``"emergency"``: the server's log messages at that
             level and above are asked for and written under the logger ``llm_mcp.server.<name>``
@@ -178,6 +180,9 @@ class MCP:
         self._client: Client | None = None
         self._tools: list[Tool] | None = None
         self._tool_index: dict[str, Tool] | None = None
+        self._resources: list[Resource] | None = None
+        self._resource_templates: list[ResourceTemplate] | None = None
+        self._prompts: list[Prompt] | None = None
         self._lock = threading.RLock()
         self._check_settings()
         self.name = self._default_name()
@@ -489,6 +494,106 @@ class MCP:
         if chat_listener is not None:
             listeners.append(chat_listener)
         return ProgressFilter(listeners) if listeners else None
+
+    # -- resources and prompts ------------------------------------------------------------------
+
+    @property
+    def resources(self) -> list[Resource]:
+        """Every resource the server lists (all pages of ``resources/list``), listed once and
+        kept; no content is read until a resource's ``content`` is needed. See
+        :meth:`refresh_resources`."""
+        with self._lock:
+            if self._resources is None:
+                self._resources = self._listed("resources/list", "resources", Resource, "uri")
+            return list(self._resources)
+
+    def refresh_resources(self) -> list[Resource]:
+        """List the resources (and resource templates) again; their contents are read afresh."""
+        with self._lock:
+            self._resources = self._resource_templates = None
+        return self.resources
+
+    @property
+    def resource_templates(self) -> list[ResourceTemplate]:
+        """Every resource template the server lists (``resources/templates/list``), kept."""
+        with self._lock:
+            if self._resource_templates is None:
+                self._resource_templates = self._listed("resources/templates/list", "resourceTemplates",
+                                                        ResourceTemplate, "uriTemplate")
+            return list(self._resource_templates)
+
+    def resource(self, uri: str, /, **variables: Any) -> Resource:
+        """Read one resource now (``resources/read``) and return it, content included.
+
+            files.resource("file:///project/README.md").content
+            files.resource("file:///{+path}", path="app/models/user.rb")   # RFC 6570, "/" kept
+
+        With keywords, ``uri`` is a URI template filled with them first. The URI goes to
+        the server whatever its scheme: the client never fetches it itself.
+
+        Raises :class:`MCPError` when the server refuses (``.code`` ``-32602`` from a
+        2026-07-28 server, ``-32002`` from an older one, for a resource it does not have),
+        ``ValueError`` for template variables the template lacks or needs (or an empty URI),
+        ``TypeError`` for a URI that is not a string.
+        """
+        if not isinstance(uri, str):
+            raise TypeError(f"resource() takes a URI string, not {type(uri).__name__}")
+        if not uri:
+            raise ValueError("resource() needs a URI, not an empty string")
+        if variables or "{" in uri:
+            uri = expand_template(uri, variables)
+        result = self.client.request("resources/read", {"uri": uri})
+        listed = next((r.raw for r in self._resources or () if r.uri == uri), None)
+        return Resource.read_from(self, uri, result, listed)
+
+    @property
+    def prompts(self) -> list[Prompt]:
+        """Every prompt the server lists (all pages of ``prompts/list``), listed once and kept."""
+        with self._lock:
+            if self._prompts is None:
+                self._prompts = self._listed("prompts/list", "prompts", Prompt, "name")
+            return list(self._prompts)
+
+    def refresh_prompts(self) -> list[Prompt]:
+        """List the prompts again."""
+        with self._lock:
+            self._prompts = None
+        return self.prompts
+
+    def prompt(self, name: str, /, **arguments: str) -> Prompt:
+        """Fill in a prompt: sends ``prompts/get`` with ``arguments`` and returns the prompt
+        with its ``messages``.
+
+            chat.ask(github.prompt("code_review", code=diff, language="Ruby"))
+
+        Raises ``TypeError`` for a name or an argument that is not a string (MCP prompt
+        arguments are strings), ``ValueError`` for an empty name, :class:`MCPError` when the server refuses (``-32602`` for an unknown
+        prompt or a missing required argument).
+        """
+        if not isinstance(name, str):
+            raise TypeError(f"prompt() takes the prompt's name as a string, not {type(name).__name__}")
+        if not name:
+            raise ValueError("prompt() needs a prompt name, not an empty string")
+        values = check_arguments(arguments)
+        result = self.client.request("prompts/get", {"name": name, "arguments": values})
+        listed = next((p.raw for p in self._prompts or () if p.name == name), None)
+        return Prompt(self, listed or {"name": name}, values=values, result=result)
+
+    def _listed(self, method: str, key: str, kind: Any, field: str) -> list[Any]:
+        """Every entry of a list, built as ``kind``; entries without ``field`` or seen twice are skipped."""
+        items: list[Any] = []
+        seen: set[str] = set()
+        for entry in self.client.list(method, key):
+            identity = entry.get(field)
+            if not isinstance(identity, str) or not identity:
+                log.warning("MCP server %s listed an entry of %s without a %s; skipped", self.name, key, field)
+                continue
+            if identity in seen:
+                log.warning("MCP server %s listed %s %s twice; kept the first", self.name, key, identity)
+                continue
+            seen.add(identity)
+            items.append(kind(self, entry))
+        return items
 
     def __getattr__(self, attribute: str) -> Callable[..., Result]:
         # Only names the class does not have are tools: a property that raised AttributeError
