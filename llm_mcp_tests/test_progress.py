@@ -608,3 +608,38 @@ def test_legacy_sse_progress_logs_and_cancel(chat_on, legacy_sse, tmp_path, capl
     assert [e["level"] for e in received(record, "logging/setLevel")] == ["error"]
     steps_call = [e for e in received(record, "tools/call") if e["tool"] == "steps"][0]
     assert [c["requestId"] for c in received(record, "notifications/cancelled")] == [steps_call["id"]]
+
+
+def test_cancel_scope_watch_and_poll(monkeypatch):
+    """MCP-PROG-11 (the mechanism): a watched check cancels the scope when poll() finds it true; a check
+    that raises counts as false; checks run at most every POLL_INTERVAL seconds."""
+    from llm_mcp.client import cancel
+
+    flag = {"set": False, "calls": 0}
+
+    def check() -> bool:
+        flag["calls"] += 1
+        if flag["set"] is None:
+            raise RuntimeError("database away")
+        return bool(flag["set"])
+
+    monkeypatch.setattr(cancel, "POLL_INTERVAL", 0.0)
+    scope = llm_mcp.CancelScope()
+    scope.watch(check, "flag set")
+    scope.poll()
+    flag["set"] = None
+    scope.poll()  # a failing check: not cancelled
+    assert not scope.cancelled and flag["calls"] == 2
+    flag["set"] = True
+    with pytest.raises(llm_mcp.CancelledError, match="flag set"):
+        scope.poll()
+    assert scope.cancelled and scope.reason == "flag set"
+
+    monkeypatch.setattr(cancel, "POLL_INTERVAL", 3600.0)
+    slow = llm_mcp.CancelScope()
+    slow.watch(check)
+    flag.update(set=False, calls=0)
+    slow.poll()
+    flag["set"] = True
+    slow.poll()  # within the interval: the check is not run again
+    assert flag["calls"] == 1 and not slow.cancelled

@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextvars
 import logging
 import threading
+import time
 from typing import Any, Callable
 
 from .errors import CancelledError
@@ -27,6 +28,9 @@ from .errors import CancelledError
 __all__ = ["CancelScope", "current_scope"]
 
 log = logging.getLogger("llm_mcp.client")
+
+POLL_INTERVAL = 0.05
+"""Seconds: the watched checks of a scope run at most this often, however fast a server streams events."""
 
 _current: contextvars.ContextVar[CancelScope | None] = contextvars.ContextVar("llm_mcp_cancel_scope", default=None)
 
@@ -50,6 +54,7 @@ class CancelScope:
         self._next = 0
         self._local = threading.local()  # per thread: the tokens to restore on exit
         self._watches: list[tuple[Callable[[], bool], str]] = []
+        self._polled = float("-inf")  # when the watched checks last ran (time.monotonic)
         self.reason: str | None = None
 
     @property
@@ -99,9 +104,13 @@ class CancelScope:
     def poll(self) -> None:
         """Run the watched checks (see :meth:`watch`), cancel when one is true, then :meth:`check`.
 
-        Called at each event a server streams. Raises :class:`~llm_mcp.CancelledError`
-        when cancelled. A check that raises is logged and counts as false."""
-        if not self._event.is_set():
+        Called at each event a server streams; the checks run at most every
+        :data:`POLL_INTERVAL` seconds for the scope (a database read each, for a saved chat).
+        Raises :class:`~llm_mcp.CancelledError` when cancelled. A check that raises is logged
+        and counts as false."""
+        now = time.monotonic()
+        if not self._event.is_set() and self._watches and now - self._polled >= POLL_INTERVAL:
+            self._polled = now
             for check, reason in list(self._watches):
                 try:
                     stop = check()
