@@ -129,7 +129,7 @@ def test_private_key_jwt_signs_a_new_short_lived_assertion_each_time(auth_server
                      for r in auth_server.requests)
     assert first["jti"] != second["jti"]
     assert auth_server.requests[0].form["client_assertion"] != auth_server.requests[1].form["client_assertion"]
-    assert "client_secret" not in auth_server.requests[0].form
+    assert "client_secret" not in auth_server.requests[0].form and "client_id" not in auth_server.requests[0].form
 
 
 def test_private_key_jwt_honours_the_servers_algorithms(auth_server, http):

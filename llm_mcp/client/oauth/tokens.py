@@ -209,7 +209,7 @@ def _authenticate(form: dict[str, str], headers: dict[str, str], client: ClientA
     elif auth_method == "private_key_jwt":
         if client.private_key is None:
             raise ValueError("private_key_jwt needs a private_key")
-        form["client_id"] = client.client_id
+        form.pop("client_id", None)  # the assertion's sub names the client (RFC 7523 §3; oauth-client-credentials)
         form["client_assertion_type"] = CLIENT_ASSERTION_TYPE
         form["client_assertion"] = client_assertion(client, audience, algorithms=algorithms)
     else:
