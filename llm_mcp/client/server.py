@@ -324,7 +324,22 @@ class MCP:
         """The client capabilities this server is told we have, for an era (``"modern"``:
         2026-07-28 ``_meta``; ``"handshake"``: the ``initialize`` request). Empty by default:
         features that need a capability (questions, extensions) add theirs here."""
-        return {}
+        capabilities: dict[str, Any] = {}
+        extensions = self._oauth_extensions()
+        if extensions:
+            capabilities["extensions"] = extensions
+        return capabilities
+
+    def _oauth_extensions(self) -> dict[str, dict[str, Any]]:
+        """The authorization extensions the ``oauth`` setting uses (declared on every request):
+        ``io.modelcontextprotocol/oauth-client-credentials`` for ``grant="client_credentials"``,
+        ``io.modelcontextprotocol/enterprise-managed-authorization`` for ``identity_provider``."""
+        oauth = self._option("oauth") if "oauth" in SETTINGS else inspect.getattr_static(type(self), "oauth", None)
+        if not oauth:
+            return {}
+        from .oauth.grants import extensions_for
+
+        return extensions_for(oauth, lambda key, value: self._evaluate(f"oauth[{key!r}]", value))
 
     def connect(self) -> MCP:
         """Contact the server now (it is otherwise contacted on first use); returns ``self``."""

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import httpx
@@ -70,14 +70,21 @@ _idp_metadata: dict[str, tuple[float, dict[str, Any]]] = {}
 _idp_lock = threading.Lock()
 
 
-def extensions_for(oauth: Mapping[str, Any] | None) -> dict[str, dict[str, Any]]:
-    """The MCP extensions a server's ``oauth`` setting (the declaration, not evaluated) uses, as
-    the ``extensions`` capability map: ``grant="client_credentials"`` -> the OAuth client
-    credentials extension, ``identity_provider`` -> enterprise-managed authorization."""
+def extensions_for(oauth: Mapping[str, Any] | None,
+                   evaluate: Callable[[str, Any], Any] | None = None) -> dict[str, dict[str, Any]]:
+    """The MCP extensions a server's ``oauth`` setting uses, as the ``extensions`` capability map
+    (MCP ``ClientCapabilities.extensions``): ``grant="client_credentials"`` -> the OAuth client
+    credentials extension, ``identity_provider`` -> enterprise-managed authorization. Only a
+    ``grant`` given as a callable or method name is evaluated (with ``evaluate(key, value)``)."""
     if not isinstance(oauth, Mapping):
         return {}
     declared: dict[str, dict[str, Any]] = {}
-    if oauth.get("grant") == "client_credentials":
+    grant = oauth.get("grant")
+    if grant is not None and not isinstance(grant, str) and evaluate is not None:
+        grant = evaluate("grant", grant)
+    elif isinstance(grant, str) and grant != "client_credentials" and evaluate is not None:
+        grant = evaluate("grant", grant)  # the name of a method returning the grant
+    if grant == "client_credentials":
         declared[CLIENT_CREDENTIALS_EXTENSION] = {}
     if oauth.get("identity_provider") is not None:
         declared[ENTERPRISE_EXTENSION] = {}
