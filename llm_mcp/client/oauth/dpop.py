@@ -156,26 +156,45 @@ def nonce_challenge(response: Any) -> str | None:
 
 def required(*, challenge: str | None = None, resource_metadata: Mapping[str, Any] | None = None,
              server_metadata: Mapping[str, Any] | None = None) -> bool:
-    """Whether tokens for this server must be DPoP-bound: a ``WWW-Authenticate`` challenge with the
-    ``DPoP`` scheme, protected resource metadata with ``dpop_bound_access_tokens_required`` (RFC 9728
-    §2), or authorization server metadata advertising ``dpop_signing_alg_values_supported`` with
-    ``ES256`` (RFC 9449 §5.1)."""
-    if challenge and any(part.strip().lower().startswith("dpop") for part in _schemes(challenge)):
+    """Whether tokens for this server must be DPoP-bound: its ``WWW-Authenticate`` challenge uses
+    the ``DPoP`` scheme (RFC 9449 §7.1), or its protected resource metadata sets
+    ``dpop_bound_access_tokens_required`` (RFC 9728 §2).
+
+    ``server_metadata`` (the authorization server's) is accepted but does not decide: its
+    ``dpop_signing_alg_values_supported`` says the authorization server *can* bind tokens
+    (RFC 9449 §5.1), and a resource server that only knows ``Bearer`` would refuse them.
+    """
+    if challenge and any(scheme.lower() == "dpop" for scheme in _schemes(challenge)):
         return True
-    if resource_metadata and resource_metadata.get("dpop_bound_access_tokens_required") is True:
-        return True
-    if server_metadata:
-        algorithms = server_metadata.get("dpop_signing_alg_values_supported")
-        if isinstance(algorithms, list) and ALGORITHM in algorithms:
-            return True
-    return False
+    return bool(resource_metadata and resource_metadata.get("dpop_bound_access_tokens_required") is True)
 
 
 def _schemes(challenge: str) -> list[str]:
-    """The auth-scheme tokens of a ``WWW-Authenticate`` value (``Bearer x=1, DPoP y=2`` -> both)."""
+    """The auth-scheme names of a ``WWW-Authenticate`` value (``Bearer x=1, DPoP y="a, b"`` ->
+    ``["Bearer", "DPoP"]``): a name starts the value or follows a comma, outside quoted strings,
+    and is not followed by ``=`` (RFC 9110 §11.6.1)."""
+    pieces, current, quoted, escaped = [], [], False, False
+    for char in challenge:
+        if quoted:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                quoted = False
+            current.append(char)
+        elif char == '"':
+            quoted = True
+            current.append(char)
+        elif char == ",":
+            pieces.append("".join(current))
+            current = []
+        else:
+            current.append(char)
+    pieces.append("".join(current))
     schemes = []
-    for part in challenge.split(","):
-        word = part.strip().split(" ", 1)[0]
-        if word and "=" not in word:
+    for piece in pieces:
+        word = piece.strip().split(" ", 1)[0]
+        if word and "=" not in word and '"' not in word:
             schemes.append(word)
     return schemes
