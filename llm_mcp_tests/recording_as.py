@@ -26,7 +26,7 @@ __all__ = ["Recorded", "RecordingAS"]
 @dataclass
 class Recorded:
     """One request the server received: ``method``, ``path``, ``headers`` (lower-cased names),
-    ``form`` (the urlencoded body, one value per name)."""
+    ``form`` (the urlencoded body, or the query of a GET; one value per name)."""
 
     method: str
     path: str
@@ -40,12 +40,14 @@ Answer = tuple[int, Any, dict[str, str]]
 class RecordingAS:
     """The server. ``answers``: scripted answers (status, JSON body or ``bytes``, headers), used
     first-in first-out by POST requests; ``handler``: optional ``callable(Recorded) -> Answer | None``
-    consulted before the default token; ``metadata``: what GET of a ``/.well-known/...`` path returns."""
+    consulted before the default token; ``get_handler``: the same for GET requests other than
+    metadata; ``metadata``: what GET of a ``/.well-known/...`` path returns."""
 
     def __init__(self, token_type: str = "Bearer") -> None:
         self.requests: list[Recorded] = []
         self.answers: list[Answer] = []
         self.handler: Callable[[Recorded], Answer | None] | None = None
+        self.get_handler: Callable[[Recorded], Answer | None] | None = None
         self.token_type = token_type
         self.metadata: dict[str, Any] = {}
         self._count = 0
@@ -60,7 +62,10 @@ class RecordingAS:
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length).decode("utf-8") if length else ""
                 form = {key: values[0] for key, values in parse_qs(raw, keep_blank_values=True).items()}
-                recorded = Recorded(self.command, urlsplit(self.path).path,
+                parts = urlsplit(self.path)
+                if parts.query and not form:
+                    form = {key: values[0] for key, values in parse_qs(parts.query, keep_blank_values=True).items()}
+                recorded = Recorded(self.command, parts.path,
                                     {key.lower(): value for key, value in self.headers.items()}, form)
                 with outer._lock:
                     outer.requests.append(recorded)
@@ -79,10 +84,12 @@ class RecordingAS:
 
             def do_GET(self) -> None:
                 recorded = self._record()
+                answer = None
                 if recorded.path.startswith("/.well-known/") and outer.metadata:
-                    self._send((200, outer.metadata, {}))
-                else:
-                    self._send((404, {"error": "not_found"}, {}))
+                    answer = (200, outer.metadata, {})
+                elif outer.get_handler is not None:
+                    answer = outer.get_handler(recorded)
+                self._send(answer or (404, {"error": "not_found"}, {}))
 
             def do_POST(self) -> None:
                 recorded = self._record()
