@@ -25,6 +25,7 @@ from django.test import Client
 from llm_mcp.models import Credential
 
 from .conftest import REPO_ROOT
+from .test_example_site import Site, browser_page  # noqa: F401 - a fixture, used by name
 from .oauth_servers import OAuthServers, oauth_servers
 from .oauth_steps import MCP_URL_ENV, ProtectedServer, connect_through_views
 
@@ -217,3 +218,53 @@ def test_two_processes_share_one_rotating_refresh_token(shared_db, tmp_path):
         assert [(r["user"], r["tool"], r["refused"]) for r in calls] == [("user-1", "add", False)] * 2
         after = _step(env, "state", "bob")
         assert after["access_token"] != before["access_token"] and after["refresh_token"] != before["refresh_token"]
+
+
+# -- the example site in a browser ---------------------------------------------------------------
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+@pytest.mark.timeout(180)
+def test_example_site_connect_button_in_a_browser(browser_page, tmp_path):
+    """MCP-AUTH-10 on the real example site in headless Chromium: log in, Connect sends the
+    browser through the authorization server and back; the Connections page then lists the
+    protected server's tools (read with the user's token); Disconnect forgets the credentials."""
+    from playwright.sync_api import expect
+
+    with oauth_servers() as servers:
+        env = {k: v for k, v in os.environ.items()
+               if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY", "CELERY_BROKER_URL",
+                            "DJANGO_DB_ENGINE") and not k.startswith("PYTEST_")}
+        env.update(DJANGO_DB_PATH=str(tmp_path / "site.sqlite3"), PYTHONUNBUFFERED="1",
+                   EXAMPLE_OAUTH_MCP_URL=servers.mcp_url, DJANGO_SUPERUSER_PASSWORD="pw-for-tests")
+        site = Site(env, tmp_path)
+        try:
+            subprocess.run([sys.executable, "manage.py", "createsuperuser", "--no-input", "--username", "carol",
+                            "--email", "carol@example.com"], cwd=REPO_ROOT, env=env, check=True,
+                           capture_output=True, timeout=STEP_TIMEOUT)
+            page = browser_page
+            page.goto(site.url + "/connections/")
+            row = page.locator('tr[data-server="protected"]')
+            expect(row).to_contain_text("not connected")
+            expect(row.get_by_role("button", name="Connect")).to_have_count(0)  # not signed in
+            page.get_by_role("link", name="Log in").first.click()
+            page.get_by_label("Username").fill("carol")
+            page.get_by_label("Password").fill("pw-for-tests")
+            page.get_by_role("button", name="Log in").click()
+            expect(page).to_have_url(site.url + "/connections/")
+
+            row.get_by_role("button", name="Connect").click()  # to the authorization server and back
+            expect(page).to_have_url(site.url + "/connections/")
+            expect(row.locator(".badge.approved")).to_have_text("connected")
+            expect(row).to_contain_text("tools: add, admin_report")
+            assert [r["status"] for r in servers.token_requests("authorization_code")] == [200]
+            assert [r["redirect_uri"] for r in servers.authorizations()] == [site.url + "/mcp/oauth/callback/"]
+            assert ("user-1", "tools/list") in [(r["user"], r["method"]) for r in servers.mcp_requests()]
+
+            row.get_by_role("button", name="Disconnect").click()
+            expect(row).to_contain_text("not connected")
+            expect(row.get_by_role("button", name="Connect")).to_be_visible()
+            assert "Traceback" not in site.output()
+        finally:
+            site.stop()
