@@ -429,7 +429,7 @@ class MCP:
         """The authorization extensions the ``oauth`` setting uses (declared on every request):
         ``io.modelcontextprotocol/oauth-client-credentials`` for ``grant="client_credentials"``,
         ``io.modelcontextprotocol/enterprise-managed-authorization`` for ``identity_provider``."""
-        oauth = self._option("oauth") if "oauth" in SETTINGS else inspect.getattr_static(type(self), "oauth", None)
+        oauth = self._option("oauth")
         if not oauth:
             return {}
         from .oauth.grants import extensions_for
