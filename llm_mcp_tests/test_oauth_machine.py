@@ -327,3 +327,23 @@ def test_every_request_declares_the_enterprise_extension(authority, idp, era):
                            if isinstance(r["body"], dict) and r["body"].get("method") == "initialize"]
             assert initializes and all(b["params"]["capabilities"]["extensions"] == {ENTERPRISE_EXTENSION: {}}
                                        for b in initializes)
+
+
+def test_client_credentials_against_the_authlib_authorization_server():
+    """MCP-CC-01, MCP-CC-03 against authlib's server side (llm_mcp_tests.oauth_servers): the secret it
+    checks is accepted, a wrong one is refused with its reason."""
+    from llm_mcp_tests.oauth_servers import oauth_servers
+
+    with oauth_servers() as servers:
+        servers.register_client("reports", secret=SECRET)
+        reports = _reports(servers.mcp_url)()
+        assert reports.call("add", a=2, b=3).text == "5"
+        (request,) = servers.token_requests(grant_type="client_credentials")
+        assert request["client_id"] == "reports" and request["status"] == 200
+        assert request["resource"] == servers.mcp_url
+        assert {r["client_id"] for r in servers.mcp_requests()} == {"reports"}
+        wrong = _reports(servers.mcp_url, client_id="reports", client_secret="not-the-secret")
+        configure(credential_store=MemoryStore())  # no token stored yet (the fixture restores the store)
+        with pytest.raises(llm_mcp.UnauthorizedError, match="invalid_client") as caught:
+            wrong().tools
+        assert "not-the-secret" not in str(caught.value)
