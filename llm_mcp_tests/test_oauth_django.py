@@ -291,6 +291,25 @@ def test_a_mixed_up_issuer_is_refused_and_the_code_is_not_shown(servers, oauth_s
 
 
 @pytest.mark.django_db(transaction=True)
+def test_a_refused_code_exchange_is_a_page_and_the_next_connect_registers_again(servers, oauth_settings, alice):
+    """MCP-REG-05 through the views: the authorization server forgot the app's registration, so
+    the code exchange is refused (``invalid_client``): a 400 page that shows neither the code
+    nor the client secret; the next Connect registers again and succeeds."""
+    client = _browser(alice)
+    callback = _approve(_start(client))
+    [registered] = [c for c in servers.state.clients.values() if c.metadata.get("_dynamic")]
+    servers.forget_clients()
+    page = client.get(callback)
+    html = page.content.decode()
+    assert page.status_code == 400 and "protected was not connected" in html and "invalid_client" in html
+    code = parse_qs(urlsplit(callback).query)["code"][0]
+    assert code not in html and (registered.client_secret or "-") not in html
+    assert not ProtectedServer(user=alice).authorized
+    assert client.get(_approve(_start(client)))["Location"] == "/back/"
+    assert len(servers.registrations()) == 2 and ProtectedServer(user=alice).authorized
+
+
+@pytest.mark.django_db(transaction=True)
 def test_an_unreachable_server_is_a_page_not_a_500(oauth_settings, alice, monkeypatch):
     monkeypatch.setenv(MCP_URL_ENV, "http://127.0.0.1:9/mcp")  # nothing listens on port 9
     page = _browser(alice).post(reverse("llm_mcp:oauth_connect", args=["protected"]), {"next": "/x/"})
@@ -357,3 +376,27 @@ def test_stored_tokens_are_encrypted_with_keys_from_secret_key_and_salt_key(serv
         _fernet(settings.SECRET_KEY, settings.SALT_KEY + "-other").decrypt(raw.encode())
     with pytest.raises(InvalidToken):
         _fernet(settings.SECRET_KEY + "-other", settings.SALT_KEY).decrypt(raw.encode())
+
+
+# -- the example site's Connections page -------------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_connections_page_without_servers_or_login(client, settings, alice):
+    settings.LLM_MCP = {**settings.LLM_MCP, "OAUTH_SERVERS": {}}
+    assert "No server needs authorization here" in client.get("/connections/").content.decode()
+    settings.LLM_MCP = {**settings.LLM_MCP, "OAUTH_SERVERS": SERVERS}
+    html = client.get("/connections/").content.decode()
+    assert 'data-server="protected"' in html and "Log in</a> to connect" in html
+    assert "/mcp/oauth/protected/connect/" not in html
+    html = _browser(alice).get("/connections/").content.decode()
+    assert 'action="/mcp/oauth/protected/connect/"' in html and "not connected" in html
+
+
+@pytest.mark.django_db(transaction=True)
+def test_connections_page_lists_a_connected_servers_tools(servers, settings, alice):
+    settings.LLM_MCP = {**settings.LLM_MCP, "OAUTH_SERVERS": SERVERS}
+    client = _browser(alice)
+    client.get(_approve(_start(client)))
+    html = client.get("/connections/").content.decode()
+    assert "tools: add, admin_report" in html and 'action="/mcp/oauth/protected/disconnect/"' in html

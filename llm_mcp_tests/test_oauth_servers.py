@@ -10,13 +10,17 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import json
 import secrets
+import subprocess
+import sys
 from collections.abc import Iterator
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 import httpx
 import pytest
 
+from .conftest import REPO_ROOT
 from .oauth_servers import OAuthServers, oauth_servers
 
 REDIRECT = "http://127.0.0.1:9/callback"
@@ -184,3 +188,26 @@ def test_client_credentials_and_dynamic_registration(servers):
         "grant_type": "authorization_code", "code": code, "redirect_uri": REDIRECT, "client_id": client_id,
         "code_verifier": verifier})
     assert forgotten.status_code in (400, 401) and forgotten.json()["error"] == "invalid_client"
+
+
+@pytest.mark.slow
+def test_servers_run_in_a_process_of_their_own():
+    """``python -m llm_mcp_tests.oauth_servers`` prints the URLs; the logs and the expiry are
+    reachable over HTTP (``/_test/log``, ``/_test/expire``)."""
+    process = subprocess.Popen([sys.executable, "-m", "llm_mcp_tests.oauth_servers", "--lifetime", "120"],
+                               cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        urls = json.loads(process.stdout.readline())
+        metadata = httpx.get(f"{urls['issuer']}/.well-known/oauth-authorization-server", timeout=10).json()
+        assert metadata["issuer"] == urls["issuer"]
+        assert httpx.post(urls["mcp_url"], json={"jsonrpc": "2.0", "id": 1, "method": "ping"}).status_code == 401
+        refused = httpx.post(metadata["token_endpoint"], data={"grant_type": "client_credentials"},
+                             auth=("nobody", "x"))
+        assert refused.status_code == 401
+        log = httpx.get(f"{urls['issuer']}/_test/log").json()
+        assert [(r["grant_type"], r["client_id"], r["status"]) for r in log["token_requests"]] == [
+            ("client_credentials", "nobody", 401)]
+        assert httpx.post(f"{urls['issuer']}/_test/expire").json() == {"expired": 0}
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
