@@ -52,8 +52,36 @@ class Config:
         with self._lock:
             self._store = store
 
+    def client_metadata_document(self, redirect_uris: list[str]) -> dict[str, Any]:
+        """The client ID metadata document to serve at :attr:`client_id` (JSON).
+
+            return JsonResponse(config.client_metadata_document([request.build_absolute_uri("/oauth/callback")]))
+
+        ``client_id`` is exactly the document's URL and ``redirect_uris`` must list every
+        callback the app uses (draft-ietf-oauth-client-id-metadata-document, MCP 2026-07-28
+        "Client ID Metadata Documents"). Raises ``ValueError`` when no ``client_id`` is configured.
+        """
+        if not self.client_id:
+            raise ValueError("no client_id is configured: configure(client_id=<the document's https URL>) first")
+        return {"client_id": self.client_id, "client_name": self.client_name, "redirect_uris": list(redirect_uris),
+                "grant_types": ["authorization_code", "refresh_token"], "response_types": ["code"],
+                "token_endpoint_auth_method": "none"}
+
     def __repr__(self) -> str:
         return f"<Config store={type(self._store).__name__} client_id={self.client_id!r}>"
+
+
+def _loopback(host: str | None) -> bool:
+    import ipaddress
+
+    if not host:
+        return False
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
 
 
 config = Config()
@@ -76,7 +104,7 @@ def configure(*, credential_store: Any = _UNSET, client_id: Any = _UNSET, client
         client_name: the app's name for registrations.
 
     Raises ``ValueError`` for a store without the methods, or a ``client_id`` that is not an
-    HTTPS URL with a path.
+    HTTPS URL with a path (plain http is accepted for loopback hosts, for development).
     """
     if credential_store is not _UNSET:
         if credential_store is None:
@@ -87,7 +115,8 @@ def configure(*, credential_store: Any = _UNSET, client_id: Any = _UNSET, client
     if client_id is not _UNSET:
         if client_id is not None:
             parts = urlsplit(str(client_id))
-            if parts.scheme != "https" or not parts.hostname or parts.path in ("", "/"):
+            secure = parts.scheme == "https" or (parts.scheme == "http" and _loopback(parts.hostname))
+            if not secure or not parts.hostname or parts.path in ("", "/") or parts.fragment:
                 raise ValueError(f"client_id must be the https URL (with a path) of a client ID metadata document, "
                                  f"not {client_id!r}")
             client_id = str(client_id)
