@@ -691,3 +691,34 @@ def test_secrets_stay_out_of_logs_reprs_and_messages(store, servers, caplog):
     with pytest.raises(llm_mcp.MCPError) as info:
         server.authorize({"code": "x", "state": "nope"})
     assert all(secret not in str(info.value) for secret in secrets)
+
+
+@pytest.mark.slow
+def test_processes_refreshing_one_grant_take_turns_through_synchronize(tmp_path):
+    """MCP-CRED-07, MCP-CRED-05: two worker processes sharing a file store whose synchronize(key) takes a
+    file lock need a refresh at once: exactly one refresh request reaches the authorization server (which
+    rotates refresh tokens and refuses a spent one), and both workers succeed."""
+    import os
+    import subprocess
+    import sys
+
+    from llm_mcp_tests.oauth_file_store import FileStore
+
+    shared = FileStore(str(tmp_path / "credentials.json"))
+    previous = config.credential_store
+    configure(credential_store=shared)
+    try:
+        with oauth_servers(token_delay=0.5) as servers:
+            server = llm_mcp.mcp(url=servers.mcp_url, name="main", oauth={"owner": "shared-owner"})
+            connect(server, servers)
+            expire(shared, credential_key(servers.mcp_url, "shared-owner"))
+            env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+            workers = [subprocess.Popen([sys.executable, "-m", "llm_mcp_tests.oauth_file_store", shared.path,
+                                         servers.mcp_url, "shared-owner"], stdout=subprocess.PIPE,
+                                        stderr=subprocess.PIPE, text=True, env=env) for _ in range(2)]
+            outputs = [worker.communicate(timeout=120) for worker in workers]
+            assert [w.returncode for w in workers] == [0, 0], [err[-2000:] for _, err in outputs]
+            assert [out.strip() for out, _ in outputs] == ["42", "42"]
+            assert [r["status"] for r in servers.token_requests("refresh_token")] == [200]
+    finally:
+        configure(credential_store=previous)

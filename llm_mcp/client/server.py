@@ -212,11 +212,10 @@ class MCP:
             if self._option("bearer_token") is not None:
                 raise ValueError(f"{where}: oauth and bearer_token both set the Authorization header; use one")
             owner = oauth.get("owner")
-            if isinstance(owner, str) and not owner.isidentifier():
-                raise ValueError(f"{where}: oauth owner {owner!r} is neither an input's name nor a method name")
-            if isinstance(owner, str) and owner not in _input_names(self.inputs) and not self._names_method(owner) \
-                    and type(self) is not _Inline:
-                raise ValueError(f"{where}: oauth owner {owner!r} is not one of the inputs {_input_names(self.inputs)}")
+            if isinstance(owner, str) and type(self) is not _Inline and owner not in _input_names(self.inputs) \
+                    and not self._names_method(owner):
+                raise ValueError(f"{where}: oauth owner {owner!r} is not one of the inputs {_input_names(self.inputs)} "
+                                 "(nor a method name)")
 
     # -- settings -----------------------------------------------------------------------------
 
