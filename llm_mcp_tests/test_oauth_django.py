@@ -32,6 +32,8 @@ from llm_mcp.models import Credential
 from .oauth_servers import OAuthServers, oauth_servers
 from .oauth_steps import MCP_URL_ENV, ProtectedServer
 
+pytestmark = [pytest.mark.db]  # credentials and sessions in the database: run on PostgreSQL too
+
 SERVERS = {"protected": "llm_mcp_tests.oauth_steps.ProtectedServer"}
 CALLBACK = "http://127.0.0.1/mcp/oauth/callback/"
 

@@ -29,8 +29,6 @@ from .test_example_site import Site, browser_page  # noqa: F401 - a fixture, use
 from .oauth_servers import OAuthServers, oauth_servers
 from .oauth_steps import MCP_URL_ENV, ProtectedServer, connect_through_views
 
-pytestmark = [pytest.mark.db]
-
 STEP_TIMEOUT = 90
 SERVERS = {"protected": "llm_mcp_tests.oauth_steps.ProtectedServer"}
 
@@ -66,6 +64,7 @@ def _raw_secrets() -> list[str]:
         return [row[0] or "" for row in cursor.fetchall()]
 
 
+@pytest.mark.db
 @pytest.mark.django_db(transaction=True)
 def test_authorize_through_the_views_call_a_tool_expire_and_refresh(servers, oauth_settings, browser, user, caplog):
     """MCP-AUTH-10, MCP-AUTH-05, MCP-AUTH-07, MCP-CRED-01: the connect view sends the browser to
@@ -122,6 +121,7 @@ def test_authorize_through_the_views_call_a_tool_expire_and_refresh(servers, oau
     assert [(r.name, r.getMessage()[:200]) for r in app_records if any(s in r.getMessage() for s in secrets)] == []
 
 
+@pytest.mark.db
 @pytest.mark.django_db(transaction=True)
 def test_no_secret_in_the_admin_after_a_real_authorization(servers, oauth_settings, browser, user):
     """MCP-CRED-01: after a real authorization, the credential's admin pages show its key and
@@ -180,6 +180,7 @@ def _step(env: dict[str, str], *args: str) -> dict:
     return json.loads([line for line in done.stdout.splitlines() if line.startswith("{")][-1])
 
 
+@pytest.mark.db
 @pytest.mark.slow
 def test_two_processes_share_one_rotating_refresh_token(shared_db, tmp_path):
     """MCP-CRED-06 (and MCP-CRED-07 through the Django store's ``synchronize``): a user
