@@ -44,7 +44,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from authlib.oauth2 import AuthorizationServer as _AuthorizationServer
 from authlib.oauth2.rfc6749 import JsonPayload, JsonRequest, OAuth2Request, grants
-from authlib.oauth2.rfc6749.errors import InvalidRequestError, OAuth2Error
+from authlib.oauth2.rfc6749.errors import OAuth2Error
 from authlib.oauth2.rfc6749.requests import BasicOAuth2Payload
 from authlib.oauth2.rfc6750 import BearerTokenGenerator
 from authlib.oauth2.rfc7591 import ClientRegistrationEndpoint
@@ -302,6 +302,12 @@ class _Issuer(IssuerParameter):
         return self.issuer
 
 
+class InvalidTargetError(OAuth2Error):
+    """RFC 8707 section 2: the requested resource is not the one the grant was for."""
+
+    error = "invalid_target"
+
+
 class _AuthorizationCodeGrant(grants.AuthorizationCodeGrant):
     TOKEN_ENDPOINT_AUTH_METHODS: ClassVar[list[str]] = ["client_secret_basic", "client_secret_post", "none"]
 
@@ -319,7 +325,7 @@ class _AuthorizationCodeGrant(grants.AuthorizationCodeGrant):
             return None
         resource = self.request.payload.data.get("resource")
         if found.resource is not None and resource is not None and resource != found.resource:
-            raise InvalidRequestError("'resource' differs from the authorization request's")
+            raise InvalidTargetError("'resource' differs from the authorization request's")
         return found
 
     def delete_authorization_code(self, authorization_code: AuthorizationCode) -> None:

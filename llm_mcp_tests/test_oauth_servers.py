@@ -109,6 +109,17 @@ def test_wrong_code_verifier_is_refused(servers):
     assert refused.status_code == 400 and refused.json()["error"] == "invalid_grant"
 
 
+def test_code_for_another_resource_is_refused(servers):
+    """RFC 8707: the token request's ``resource`` must be the one the code was issued for."""
+    servers.register_client("app", redirect_uris=[REDIRECT])
+    verifier, challenge = _pkce()
+    code = _authorize(servers, "app", challenge)["code"]
+    refused = httpx.post(f"{servers.issuer}/token", data={
+        "grant_type": "authorization_code", "code": code, "redirect_uri": REDIRECT, "client_id": "app",
+        "code_verifier": verifier, "resource": "http://127.0.0.1:9/other"})
+    assert refused.status_code == 400 and refused.json()["error"] == "invalid_target"
+
+
 def test_authorization_without_pkce_or_resource_is_refused(servers):
     servers.register_client("app", redirect_uris=[REDIRECT])
     base = {"response_type": "code", "client_id": "app", "redirect_uri": REDIRECT, "state": "x"}
