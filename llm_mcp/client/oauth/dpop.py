@@ -32,7 +32,10 @@ ALGORITHM = "ES256"
 
 
 def htu(url: str) -> str:
-    """The ``htu`` claim for a request URL: the URL without its query and fragment (RFC 9449 §4.2)."""
+    """The ``htu`` claim for a request URL: the URL without its query and fragment (RFC 9449 §4.2).
+
+        htu("https://mcp.example.com/mcp?x=1#f")   # "https://mcp.example.com/mcp"
+    """
     parts = urlsplit(str(url))
     return urlunsplit((parts.scheme, parts.netloc, parts.path, "", ""))
 
@@ -44,7 +47,10 @@ def origin(url: str) -> str:
 
 
 def access_token_hash(access_token: str) -> str:
-    """The ``ath`` claim: base64url (no padding) of the SHA-256 of the ASCII access token (RFC 9449 §4.2)."""
+    """The ``ath`` claim: base64url (no padding) of the SHA-256 of the ASCII access token (RFC 9449 §4.2).
+
+        claims["ath"] == access_token_hash(token)
+    """
     digest = hashlib.sha256(access_token.encode("ascii")).digest()
     return base64.urlsafe_b64encode(digest).rstrip(b"=").decode("ascii")
 
@@ -136,7 +142,12 @@ class DPoPKey:
 
 
 def nonce_challenge(response: Any) -> str | None:
-    """The new nonce when ``response`` (an ``httpx.Response``) asks to retry with one: a 400/401
+    """The nonce to retry with, when a server answered ``use_dpop_nonce``; else ``None``.
+
+        nonce = nonce_challenge(response)
+        if nonce is not None: key.remember_nonce(url, nonce)   # and send the request again
+
+    ``response`` (an ``httpx.Response``) asks to retry with one when it is a 400/401
     carrying ``DPoP-Nonce`` whose error is ``use_dpop_nonce`` (JSON body at an authorization
     server, ``WWW-Authenticate`` at a resource server). RFC 9449 §8, §9."""
     nonce = response.headers.get("DPoP-Nonce")
@@ -156,7 +167,12 @@ def nonce_challenge(response: Any) -> str | None:
 
 def required(*, challenge: str | None = None, resource_metadata: Mapping[str, Any] | None = None,
              server_metadata: Mapping[str, Any] | None = None) -> bool:
-    """Whether tokens for this server must be DPoP-bound: its ``WWW-Authenticate`` challenge uses
+    """Whether tokens for this server must be DPoP-bound.
+
+        required(challenge='DPoP resource_metadata="https://mcp.example.com/.well-known/..."')  # True
+        required(resource_metadata={"dpop_bound_access_tokens_required": True})               # True
+
+    True when its ``WWW-Authenticate`` challenge uses
     the ``DPoP`` scheme (RFC 9449 §7.1), or its protected resource metadata sets
     ``dpop_bound_access_tokens_required`` (RFC 9728 §2).
 

@@ -72,7 +72,12 @@ _idp_lock = threading.Lock()
 
 def extensions_for(oauth: Mapping[str, Any] | None,
                    evaluate: Callable[[str, Any], Any] | None = None) -> dict[str, dict[str, Any]]:
-    """The MCP extensions a server's ``oauth`` setting uses, as the ``extensions`` capability map
+    """The MCP extensions a server's ``oauth`` setting uses.
+
+        extensions_for({"grant": "client_credentials", "client_id": "reports"})
+        # {"io.modelcontextprotocol/oauth-client-credentials": {}}
+
+    The result is the ``extensions`` capability map
     (MCP ``ClientCapabilities.extensions``): ``grant="client_credentials"`` -> the OAuth client
     credentials extension, ``identity_provider`` -> enterprise-managed authorization. Only a
     ``grant`` given as a callable or method name is evaluated (with ``evaluate(key, value)``)."""
@@ -129,7 +134,11 @@ def _token_endpoint(metadata: Mapping[str, Any], server_name: str | None) -> str
 
 def identity_provider_metadata(http: httpx.Client | None, issuer: str, *, server_name: str | None = None) -> dict[str, Any]:
     """An identity provider's metadata (RFC 8414 / OpenID Connect Discovery, from its issuer,
-    with the issuer checked), reused for :data:`IDP_METADATA_TTL` seconds."""
+    with the issuer checked), reused for :data:`IDP_METADATA_TTL` seconds.
+
+        identity_provider_metadata(http, "https://acme.okta.com")["token_endpoint"]
+
+    Raises ``llm_mcp.MCPError`` when no metadata is found or it names another issuer."""
     with _idp_lock:
         cached = _idp_metadata.get(issuer)
         if cached is not None and cached[0] > time.monotonic():

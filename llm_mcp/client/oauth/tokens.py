@@ -94,6 +94,10 @@ class ClientAuth:
 class TokenRequestError(UnauthorizedError):
     """An authorization server refused a token request (RFC 6749 §5.2).
 
+        try: request_token(http, endpoint, form, client=client, auth_method="client_secret_basic")
+        except TokenRequestError as refusal:
+            refusal.error, refusal.error_description   # ("invalid_client", "client is disabled")
+
     Attributes:
         error: the server's ``error`` code, e.g. ``"invalid_client"`` (``str``).
         error_description: the server's ``error_description``, or ``None``.
@@ -109,9 +113,13 @@ class TokenRequestError(UnauthorizedError):
 
 
 def choose_auth_method(client: ClientAuth | None, supported: Iterable[str] | None) -> str:
-    """The token endpoint authentication method to use with ``client`` at a server advertising
-    ``supported`` (its ``token_endpoint_auth_methods_supported``; ``None`` means the RFC 8414
-    default, ``client_secret_basic``): ``private_key_jwt`` with a key, basic or post with a secret
+    """The token endpoint authentication method for ``client`` at a server.
+
+        choose_auth_method(ClientAuth(client_id="c", client_secret="s"), ["client_secret_post"])
+        # -> "client_secret_post"; None (no metadata) -> "client_secret_basic"
+
+    ``supported`` is the server's ``token_endpoint_auth_methods_supported`` (``None`` means the
+    RFC 8414 default, ``client_secret_basic``): ``private_key_jwt`` with a key, basic or post with a secret
     (basic preferred), ``none`` without either. Raises ``ValueError`` when the server supports no
     method the client can use."""
     if client is None:
@@ -131,6 +139,10 @@ def choose_auth_method(client: ClientAuth | None, supported: Iterable[str] | Non
 
 def load_private_key(private_key: Any) -> RSAKey | ECKey | OKPKey:
     """``private_key`` (PEM ``str``/``bytes`` or a ``cryptography`` private key) as a JOSE key.
+
+        key = load_private_key(Path("client-key.pem").read_text())   # an ECKey, RSAKey or OKPKey
+        key = load_private_key(ec.generate_private_key(ec.SECP256R1()))
+
     Raises ``ValueError`` naming the problem (never the key)."""
     key = private_key
     if isinstance(key, str):
@@ -168,7 +180,13 @@ def _algorithm(key: RSAKey | ECKey | OKPKey, allowed: Iterable[str] | None) -> s
 
 def client_assertion(client: ClientAuth, audience: str, *, algorithms: Iterable[str] | None = None,
                      lifetime: int = ASSERTION_LIFETIME) -> str:
-    """A newly signed client assertion JWT for ``client`` (RFC 7523 §3): ``iss`` = ``sub`` = the
+    """A newly signed client assertion JWT for ``client`` (RFC 7523 §3).
+
+        assertion = client_assertion(ClientAuth(client_id="reports", private_key=pem),
+                                     "https://auth.example.com")
+        form["client_assertion"] = assertion
+
+    Claims: ``iss`` = ``sub`` = the
     client ID, ``aud`` = ``audience`` (the authorization server's issuer), ``iat``, ``exp``
     (``lifetime`` seconds later) and a unique ``jti``. The algorithm follows the key (RS256,
     ES256/384/512, EdDSA), or the first the server allows (``algorithms``)."""
