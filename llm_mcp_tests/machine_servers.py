@@ -16,7 +16,8 @@
 * :class:`ProtectedMCP`: the ``llm_mcp.testing`` kit over Streamable HTTP (uvicorn, a thread)
   behind the authority's tokens: protected resource metadata (RFC 9728), ``401`` with a
   ``Bearer`` or ``DPoP`` challenge, DPoP-bound tokens accepted only with a valid proof (``htm``,
-  ``htu``, ``ath``, key thumbprint = the token's, fresh ``jti``; optionally a server nonce, §9).
+  ``htu``, ``ath``, ``content_digest`` of a POST body, key thumbprint = the token's, fresh ``jti``;
+  optionally a server nonce, §9).
 """
 
 from __future__ import annotations
@@ -50,9 +51,11 @@ def _b64_sha256(text: str) -> str:
     return base64.urlsafe_b64encode(hashlib.sha256(text.encode("ascii")).digest()).rstrip(b"=").decode()
 
 
-def verify_proof(proof: str | None, *, method: str, url: str, access_token: str | None = None) -> dict[str, Any]:
-    """A DPoP proof checked as RFC 9449 §4.3 asks; returns ``{"claims", "jkt"}``. Raises
-    ``ValueError`` naming the failed check."""
+def verify_proof(proof: str | None, *, method: str, url: str, access_token: str | None = None,
+                 body: bytes | None = None) -> dict[str, Any]:
+    """A DPoP proof checked as RFC 9449 §4.3 asks (and, given ``body``, its ``content_digest`` as
+    the MCP DPoP profile draft asks); returns ``{"claims", "jkt"}``. Raises ``ValueError`` naming
+    the failed check."""
     if not proof or "," in proof:
         raise ValueError("missing or repeated DPoP header")
     # the header first, unverified, to find the key; then the signature with that key
@@ -80,6 +83,10 @@ def verify_proof(proof: str | None, *, method: str, url: str, access_token: str 
         raise ValueError("iat")
     if access_token is not None and claims.get("ath") != _b64_sha256(access_token):
         raise ValueError("ath")
+    if body is not None:
+        expected = "sha-256=:" + base64.b64encode(hashlib.sha256(body).digest()).decode() + ":"
+        if claims.get("content_digest") != expected:
+            raise ValueError("content_digest")
     return {"claims": claims, "jkt": key.thumbprint()}
 
 
@@ -258,7 +265,7 @@ class ProtectedMCP:
         with contextlib.suppress(ValueError):
             parsed = json.loads(body) if body else None
         entry = {"authorization": headers.get("authorization"), "dpop": headers.get("dpop"), "body": parsed,
-                 "status": None, "jkt": None, "method": scope["method"]}
+                 "status": None, "jkt": None, "method": scope["method"], "raw": body}
         self.requests.append(entry)
         scheme, _, token = (headers.get("authorization") or "").partition(" ")
         record = self.authority.tokens.get(token.strip())
@@ -270,7 +277,8 @@ class ProtectedMCP:
             try:
                 if scheme != "DPoP" or record["jkt"] is None:
                     raise ValueError(f"scheme {scheme} for a {'bound' if record['jkt'] else 'bearer'} token")
-                checked = verify_proof(headers.get("dpop"), method=scope["method"], url=self.url, access_token=token)
+                checked = verify_proof(headers.get("dpop"), method=scope["method"], url=self.url, access_token=token,
+                                       body=body if scope["method"] == "POST" else None)
                 if checked["jkt"] != record["jkt"]:
                     raise ValueError("the proof's key is not the token's")
                 if checked["claims"]["jti"] in self._jtis:

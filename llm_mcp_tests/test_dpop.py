@@ -111,6 +111,8 @@ def test_a_server_requiring_dpop_gets_bound_tokens_and_signed_requests(authority
         assert all(r["authorization"] == f"DPoP {token}" and r["jkt"] == issued["jkt"] for r in served)
         claims = [_claims(r["dpop"]) for r in served]
         assert all(c["ath"] == _ath(token) and c["htu"] == mcp.url and c["htm"] == "POST" for c in claims)
+        digests = ["sha-256=:" + base64.b64encode(hashlib.sha256(r["raw"]).digest()).decode() + ":" for r in served]
+        assert [c["content_digest"] for c in claims] == digests  # each proof names its own message
         assert len({c["jti"] for c in claims}) == len(claims)
         assert abs(claims[0]["iat"] - time.time()) < 120
 

@@ -25,7 +25,7 @@ from urllib.parse import urlsplit, urlunsplit
 from joserfc import jwt
 from joserfc.jwk import ECKey
 
-__all__ = ["DPoPKey", "access_token_hash", "htu", "nonce_challenge", "required"]
+__all__ = ["DPoPKey", "access_token_hash", "content_digest", "htu", "nonce_challenge", "required"]
 
 ALGORITHM = "ES256"
 """The signing algorithm of the keys we create (P-256, the one every DPoP server supports)."""
@@ -53,6 +53,15 @@ def access_token_hash(access_token: str) -> str:
     """
     digest = hashlib.sha256(access_token.encode("ascii")).digest()
     return base64.urlsafe_b64encode(digest).rstrip(b"=").decode("ascii")
+
+
+def content_digest(body: bytes) -> str:
+    """The ``content_digest`` claim of an MCP request's proof: ``sha-256=:<base64 SHA-256>:`` of
+    the raw body (RFC 9530 §2 syntax; MCP DPoP profile draft, SEP-1932).
+
+        content_digest(b'{"jsonrpc":"2.0","method":"tools/list","id":1}')
+    """
+    return "sha-256=:" + base64.b64encode(hashlib.sha256(body).digest()).decode("ascii") + ":"
 
 
 class DPoPKey:
@@ -119,10 +128,13 @@ class DPoPKey:
             self.nonces[origin(url)] = nonce
             return fresh
 
-    def proof(self, method: str, url: str, *, access_token: str | None = None, nonce: str | None = None) -> str:
+    def proof(self, method: str, url: str, *, access_token: str | None = None, nonce: str | None = None,
+              body: bytes | None = None) -> str:
         """A new DPoP proof JWT for one request: ``htm``, ``htu`` (no query or fragment), ``iat``,
         a unique ``jti``, ``ath`` when ``access_token`` is given, ``nonce`` when given (else the
-        origin's remembered nonce, if any). RFC 9449 §4.2."""
+        origin's remembered nonce, if any). RFC 9449 §4.2. With ``body`` (the bytes of an MCP
+        request), also ``content_digest`` (:func:`content_digest`), which the MCP DPoP profile
+        draft asks for so a proof cannot be replayed with another JSON-RPC message."""
         claims: dict[str, Any] = {
             "jti": uuid.uuid4().hex,
             "htm": method.upper(),
@@ -134,6 +146,8 @@ class DPoPKey:
         nonce = nonce if nonce is not None else self.nonce_for(url)
         if nonce:
             claims["nonce"] = nonce
+        if body is not None:
+            claims["content_digest"] = content_digest(body)
         header = {"typ": "dpop+jwt", "alg": ALGORITHM, "jwk": self.public_jwk}
         return jwt.encode(header, claims, self._key, algorithms=[ALGORITHM])
 

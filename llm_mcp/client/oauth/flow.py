@@ -505,7 +505,12 @@ class OAuth(httpx.Auth):
         if key is not None:
             request.headers["Authorization"] = f"DPoP {token}"
             url = str(request.url)
-            request.headers["DPoP"] = key.proof(request.method, url, access_token=token, nonce=key.nonce_for(url))
+            try:
+                body = request.content or None  # bound into the proof (content_digest) when we have it
+            except httpx.RequestNotRead:
+                body = None
+            request.headers["DPoP"] = key.proof(request.method, url, access_token=token, nonce=key.nonce_for(url),
+                                                body=body)
         else:
             request.headers["Authorization"] = f"Bearer {token}"
         return token
