@@ -241,3 +241,22 @@ def test_extensions_follow_the_declaration():
     assert grants.extensions_for({"owner": "user"}) == {}
     assert grants.extensions_for(None) == {}
     assert json.dumps(grants.extensions_for({"grant": "client_credentials"}))
+
+
+def test_enterprise_sso_without_a_registration_names_the_client_metadata_document(auth_server, idp, http):
+    """Enterprise-managed authorization, extension §5: without an outer client_id, the app's client ID
+    metadata document URL identifies it at an authorization server that supports those documents."""
+    from llm_mcp.client.config import config, configure
+
+    idp.handler = _id_jag_handler(idp, [])
+    auth_server.metadata["client_id_metadata_document_supported"] = True
+    before = config.client_id
+    configure(client_id="https://app.example.com/oauth/client.json")
+    try:
+        settings = OAuthSettings(identity_provider={"issuer": idp.base, "client_id": "okta-app", "id_token": "t"})
+        fetch_token(settings, auth_server.metadata, resource=RESOURCE, scopes=None, http=http)
+    finally:
+        configure(client_id=before)
+    form = auth_server.requests[-1].form
+    assert form["grant_type"] == JWT_BEARER and form["client_id"] == "https://app.example.com/oauth/client.json"
+    assert "authorization" not in auth_server.requests[-1].headers

@@ -113,8 +113,16 @@ def _scope_and_resource(form: dict[str, str], resource: str | None, scopes: list
 def _outer_request(settings: OAuthSettings, metadata: Mapping[str, Any], form: dict[str, str], *,
                    http: httpx.Client | None, dpop: DPoPKey | None, server_name: str | None) -> dict[str, Any]:
     """A token request at the MCP server's authorization server, authenticated as the settings'
-    client (when there is one) the way its metadata allows."""
+    client (when there is one) the way its metadata allows. Enterprise-managed authorization
+    without a pre-registered client identifies the app by its client ID metadata document when
+    one is configured and the authorization server supports them (the extension's §5)."""
     client = _client(settings.client_id, settings.client_secret, settings.private_key)
+    if client is None and settings.identity_provider is not None \
+            and metadata.get("client_id_metadata_document_supported") is True:
+        from llm_mcp.client.config import config
+
+        if config.client_id:
+            client = ClientAuth(client_id=config.client_id)
     try:
         method = choose_auth_method(client, metadata.get("token_endpoint_auth_methods_supported"))
     except ValueError as error:
