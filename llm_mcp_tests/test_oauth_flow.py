@@ -722,3 +722,46 @@ def test_processes_refreshing_one_grant_take_turns_through_synchronize(tmp_path)
             assert [r["status"] for r in servers.token_requests("refresh_token")] == [200]
     finally:
         configure(credential_store=previous)
+
+
+def test_users_starting_at_once_share_one_registration(store):
+    """MCP-REG-04: owners starting their first authorization at the same moment cause one registration."""
+    with oauth_servers() as servers:
+        Protected = make_class(servers)
+        barrier = threading.Barrier(4)
+        urls, errors = [], []
+
+        def start(number: int) -> None:
+            server = Protected(user=User(number, f"u{number}"))
+            barrier.wait()
+            try:
+                urls.append(server.authorization_url(redirect_uri=REDIRECT))
+            except Exception as exc:  # noqa: BLE001 - collected for the assertion
+                errors.append(exc)
+
+        threads = [threading.Thread(target=start, args=(n,)) for n in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(60)
+        assert errors == [] and len(urls) == 4
+        assert len(servers.registrations()) == 1
+        assert len({dict(parse_qsl(urlsplit(u).query))["client_id"] for u in urls}) == 1
+
+
+def test_memory_store_keeps_copies_and_refuses_non_dicts():
+    """MCP-CRED-03: the in-memory store hands out copies (a caller's edits do not leak in), refuses data that
+    is not a dict, and shows no data in its repr."""
+    memory = MemoryStore()
+    data = {"access_token": "secret-token", "nested": {"a": 1}}
+    memory.write("k", data, owner="someone")
+    data["nested"]["a"] = 2
+    copy = memory.read("k")
+    copy["access_token"] = "changed"
+    assert memory.read("k") == {"access_token": "secret-token", "nested": {"a": 1}}
+    assert memory.owners["k"] == "someone" and "secret-token" not in repr(memory)
+    with pytest.raises(TypeError):
+        memory.write("k", ["not", "a", "dict"])
+    memory.delete("k")
+    memory.delete("k")
+    assert memory.read("k") is None and len(memory) == 0

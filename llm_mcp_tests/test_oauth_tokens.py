@@ -299,3 +299,13 @@ def test_dpop_key_round_trips_through_a_dict_and_hides_its_private_part():
     assert claims["ath"] == expected
     with pytest.raises(ValueError):
         DPoPKey.from_dict({"kty": "EC"})
+
+
+def test_a_refusal_reason_is_printable_and_bounded(auth_server, http):
+    auth_server.answers.append((400, {"error": "invalid_grant", "error_description": "line\nbreak " + "x" * 1000}, {}))
+    with pytest.raises(TokenRequestError) as caught:
+        request_token(http, auth_server.url("/token"), {"grant_type": "client_credentials"},
+                      client=None, auth_method="none")
+    message = str(caught.value)
+    assert "\n" not in message and "line break" in message
+    assert len(caught.value.error_description) == 303 and caught.value.error_description.endswith("...")

@@ -445,6 +445,8 @@ class MCP:
         with self._lock:
             if self._client is not None:
                 self._client.close()
+            if self._oauth is not None:
+                self._oauth.close()
 
     def __enter__(self) -> MCP:
         return self

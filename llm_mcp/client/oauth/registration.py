@@ -28,6 +28,7 @@ from ..config import config
 from ..errors import ConnectionError, MCPError, UnauthorizedError
 from .discovery import Discovery
 from .settings import OAuthSettings
+from .store import synchronized
 
 __all__ = ["ClientInfo", "check_pin", "client_for", "forget_registration", "pin_key", "registration_key"]
 
@@ -166,12 +167,13 @@ def client_for(settings: OAuthSettings, found: Discovery, *, redirect_uri: str |
                        "metadata documents (configure client_id) nor dynamic registration; configure the oauth "
                        "client_id and client_secret of an app registered with it", server=server_name)
     key = registration_key(found.issuer, redirect_uri)
-    stored = store.read(key)
-    if stored and stored.get("client_id"):
-        return ClientInfo(client_id=stored["client_id"], client_secret=stored.get("client_secret"),
-                          auth_method=stored.get("auth_method") or "none", kind="dynamic", registration_key=key)
-    return register(found, redirect_uri=redirect_uri, http=http, store=store, server_name=server_name,
-                    grant_types=grant_types)
+    with synchronized(store, key):  # users starting at once share one registration
+        stored = store.read(key)
+        if stored and stored.get("client_id"):
+            return ClientInfo(client_id=stored["client_id"], client_secret=stored.get("client_secret"),
+                              auth_method=stored.get("auth_method") or "none", kind="dynamic", registration_key=key)
+        return register(found, redirect_uri=redirect_uri, http=http, store=store, server_name=server_name,
+                        grant_types=grant_types)
 
 
 def register(found: Discovery, *, redirect_uri: str, http: httpx.Client, store: Any, server_name: str,

@@ -238,12 +238,18 @@ def _host(url: str) -> str:
     return urlsplit(url).hostname or url
 
 
+MAX_REASON = 300
+"""Characters of a server's ``error``/``error_description`` kept in messages."""
+
+
 def _scrub(text: str, secrets: Iterable[str | None]) -> str:
-    """``text`` with every secret sent in the request replaced (a server may echo one back)."""
+    """``text`` with every secret sent in the request replaced (a server may echo one back),
+    control characters turned into spaces, and cut to :data:`MAX_REASON` characters."""
     for secret in secrets:
         if secret and len(secret) >= 4:
             text = text.replace(secret, "[redacted]")
-    return text
+    text = "".join(char if char.isprintable() else " " for char in text)
+    return text if len(text) <= MAX_REASON else text[:MAX_REASON] + "..."
 
 
 _SECRET_FIELDS = ("client_secret", "client_assertion", "assertion", "subject_token", "actor_token", "code",
