@@ -765,3 +765,20 @@ def test_memory_store_keeps_copies_and_refuses_non_dicts():
     memory.delete("k")
     memory.delete("k")
     assert memory.read("k") is None and len(memory) == 0
+
+
+@pytest.mark.parametrize("era", ["modern", "handshake"])
+def test_both_protocol_eras_carry_the_token(store, era):
+    """MCP-AUTH-07: a 2026-07-28 server and a server reached through the initialize handshake both get the
+    owner's token on every request (the handshake, the initialized notification, tools/list, tools/call)."""
+    with oauth_servers(era=era) as servers:
+        server = make_class(servers)(user=User(1, "a"))
+        with pytest.raises(llm_mcp.UnauthorizedError):
+            server.tools
+        connect(server, servers, user="erin")
+        assert server.call("add", a=5, b=6).text == "11"
+        expected = "2026-07-28" if era == "modern" else server.protocol_version
+        assert server.protocol_version == expected and (era == "modern") == (expected == "2026-07-28")
+        methods = [r["method"] for r in servers.mcp_requests()]
+        assert "tools/call" in methods and ("initialize" in methods) == (era == "handshake")
+        assert {r["user"] for r in servers.mcp_requests()} == {"erin"}
