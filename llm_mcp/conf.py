@@ -89,7 +89,21 @@ def _https_url_or_none(value: Any) -> bool:
     if not isinstance(value, str):
         return False
     parts = urlsplit(value)
-    return parts.scheme == "https" and bool(parts.hostname) and parts.path not in ("", "/") and not parts.fragment
+    secure = parts.scheme == "https" or (parts.scheme == "http" and _loopback(parts.hostname))
+    return secure and bool(parts.hostname) and parts.path not in ("", "/") and not parts.fragment
+
+
+def _loopback(host: str | None) -> bool:
+    import ipaddress
+
+    if not host:
+        return False
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
 
 
 def _oauth_servers(value: Any) -> bool:
@@ -110,7 +124,8 @@ CHECKS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "PROVIDER_OPTIONS": (_provider_options, 'a dict of dicts by provider name, like {"openai": {"base_url": ...}}'),
     "CREDENTIAL_STORE": (_dotted_path_or_none, ('the dotted path of a credential store, like '
                                                '"llm_mcp.models.Credential.objects", or None (in memory)')),
-    "CLIENT_ID": (_https_url_or_none, "the https URL (with a path) of a client ID metadata document, or None"),
+    "CLIENT_ID": (_https_url_or_none, ("the https URL (with a path) of a client ID metadata document (http only "
+                                       "on loopback, for development), or None")),
     "CLIENT_NAME": (lambda v: v is None or (isinstance(v, str) and bool(v.strip())), "a non-empty string, or None"),
     "OAUTH_SERVERS": (_oauth_servers, ('a dict of server classes by URL name (letters, digits, "-", "_"), like '
                                       '{"linear": "myapp.mcp.Linear"}')),

@@ -201,19 +201,16 @@ def client_metadata(request: HttpRequest) -> HttpResponse:
 
     ``client_id`` is ``CLIENT_ID`` exactly, and ``redirect_uris`` lists this site's callback
     on ``CLIENT_ID``'s origin (MCP-REG-03). Spec: draft-ietf-oauth-client-id-metadata-document."""
+    from .client.config import config
+
     client_id = conf.get("CLIENT_ID")
     if client_id is None:
         raise Http404("No client ID metadata document is configured")
     parts = urlsplit(client_id)
-    document = {
-        "client_id": client_id,
-        "client_name": conf.get("CLIENT_NAME") or "llm_mcp",
-        "client_uri": f"{parts.scheme}://{parts.netloc}/",
-        "redirect_uris": [f"{parts.scheme}://{parts.netloc}{reverse('llm_mcp:oauth_callback')}"],
-        "grant_types": ["authorization_code", "refresh_token"],
-        "response_types": ["code"],
-        "token_endpoint_auth_method": "none",
-    }
+    callback_url = f"{parts.scheme}://{parts.netloc}{reverse('llm_mcp:oauth_callback')}"
+    document = config.client_metadata_document([callback_url])
+    document["client_id"] = client_id  # the setting, even if a test swapped the client's config
+    document["client_uri"] = f"{parts.scheme}://{parts.netloc}/"
     return JsonResponse(document)
 
 

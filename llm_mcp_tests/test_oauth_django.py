@@ -124,6 +124,8 @@ def test_settings_configure_the_client(settings):
                         "CLIENT_ID": "https://app.example.com/mcp/oauth/client.json", "CLIENT_NAME": "Example"}
     assert isinstance(config.credential_store, RecordingStore)
     assert (config.client_id, config.client_name) == ("https://app.example.com/mcp/oauth/client.json", "Example")
+    settings.LLM_MCP = {"CLIENT_ID": "http://127.0.0.1:8000/mcp/oauth/client.json"}  # loopback: development
+    assert config.client_id == "http://127.0.0.1:8000/mcp/oauth/client.json"
     settings.LLM_MCP = {"CREDENTIAL_STORE": None}
     assert isinstance(config.credential_store, MemoryStore) and config.client_id is None
     settings.LLM_MCP = {"CREDENTIAL_STORE": "nothing.here"}  # reported by the checks; the client keeps its store
@@ -349,6 +351,32 @@ def test_client_metadata_document(client, settings):
     assert document["redirect_uris"] == ["https://app.example.com/mcp/oauth/callback/"]
     assert document["client_name"] == "Example" and document["token_endpoint_auth_method"] == "none"
     assert reverse("llm_mcp:oauth_client_metadata") == urlsplit(document["client_id"]).path
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_site_identifies_itself_by_its_metadata_document(live_server, settings, monkeypatch, alice):
+    """MCP-REG-02, MCP-REG-03 through the views: with ``CLIENT_ID`` pointing at the site's own
+    ``llm_mcp:oauth_client_metadata`` and an authorization server that supports metadata
+    documents, the authorization URL's ``client_id`` is that URL, nothing is registered, the
+    authorization server fetches the document from the site (its ``redirect_uris`` must list
+    the callback), and the user ends up connected."""
+    host = urlsplit(live_server.url).netloc
+    client_id = f"http://{host}{reverse('llm_mcp:oauth_client_metadata')}"
+    with oauth_servers(client_id_metadata_documents=True) as servers:
+        monkeypatch.setenv(MCP_URL_ENV, servers.mcp_url)
+        settings.LLM_MCP = {**settings.LLM_MCP, "OAUTH_SERVERS": SERVERS, "CLIENT_ID": client_id}
+        client = Client(HTTP_HOST=host)
+        client.force_login(alice)
+        url = _start(client)
+        assert parse_qs(urlsplit(url).query)["client_id"] == [client_id]
+        answer = httpx.get(url, follow_redirects=False, timeout=30)
+        assert answer.status_code == 302, answer.text
+        callback = urlsplit(answer.headers["location"])
+        assert f"{callback.scheme}://{callback.netloc}{callback.path}" == f"http://{host}/mcp/oauth/callback/"
+        assert client.get(f"{callback.path}?{callback.query}")["Location"] == "/back/"
+        assert servers.registrations() == []
+        assert [(r["client_id"], r["status"]) for r in servers.token_requests()] == [(client_id, 200)]
+        assert ProtectedServer(user=alice).call("add", a=20, b=22).text == "42"
 
 
 # -- stored credentials --------------------------------------------------------------------------
