@@ -22,6 +22,7 @@ from django.contrib.auth import get_user_model
 from django.db import connection
 from django.test import Client
 
+import llm_mcp
 from llm_mcp.models import Credential
 
 from .conftest import REPO_ROOT
@@ -110,6 +111,14 @@ def test_authorize_through_the_views_call_a_tool_expire_and_refresh(servers, oau
     assert fresh["access_token"] != record["access_token"] and fresh["refresh_token"] != record["refresh_token"]
     assert server.call("add", a=3, b=4).text == "7"
     assert len(servers.token_requests("refresh_token")) == 1
+
+    # MCP-SCOPE-02, MCP-SCOPE-03: a tool needing a scope the user did not grant is refused with
+    # the server's reason and scopes; nothing asks for wider access on its own
+    with pytest.raises(llm_mcp.InsufficientScopeError) as refused:
+        server.call("admin_report")
+    assert refused.value.scopes == ["admin"]
+    assert str(refused.value) == "127.0.0.1 refused the request: Additional scopes required: admin"
+    assert len(servers.token_requests()) == 2 and len(servers.authorizations()) == 1
     server.close()
 
     # what the app's side logged, at every level (the test authorization server's authlib logs
