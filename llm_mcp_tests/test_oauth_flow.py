@@ -782,3 +782,47 @@ def test_both_protocol_eras_carry_the_token(store, era):
         methods = [r["method"] for r in servers.mcp_requests()]
         assert "tools/call" in methods and ("initialize" in methods) == (era == "handshake")
         assert {r["user"] for r in servers.mcp_requests()} == {"erin"}
+
+
+def fake_authorization_server(site: FakeServer, **metadata: Any) -> None:
+    """An MCP server and its authorization server on one scripted site (token endpoint answers any code)."""
+    site.route("/mcp", method="POST", status=401, headers={"WWW-Authenticate": "Bearer"})
+    site.route("/.well-known/oauth-protected-resource/mcp",
+               json={"resource": f"{site.url}/mcp", "authorization_servers": [site.url]})
+    site.route("/.well-known/oauth-authorization-server", json={
+        "issuer": site.url, "authorization_endpoint": f"{site.url}/authorize", "token_endpoint": f"{site.url}/token",
+        "code_challenge_methods_supported": ["S256"], **metadata})
+    site.route("/token", method="POST", json={"access_token": "at-1", "token_type": "Bearer", "expires_in": 3600})
+
+
+@pytest.mark.parametrize(("iss", "accepted"), [(None, True), ("same", True), ("https://evil.example.com", False)])
+def test_iss_when_the_server_does_not_advertise_it(store, iss, accepted):
+    """MCP-AUTH-06 (MCP 2026-07-28 "Authorization Response Validation"): without
+    authorization_response_iss_parameter_supported, an absent iss proceeds, and a present one is still
+    compared exactly (a mismatch is refused before the code is sent)."""
+    with FakeServer() as site:
+        fake_authorization_server(site)
+        server = llm_mcp.mcp(url=f"{site.url}/mcp", name="quiet", oauth={"client_id": "app"})
+        state = dict(parse_qsl(urlsplit(server.authorization_url(redirect_uri=REDIRECT)).query))["state"]
+        params = {"code": "c", "state": state}
+        if iss is not None:
+            params["iss"] = site.url if iss == "same" else iss
+        if accepted:
+            server.authorize(params)
+            assert server.authorized
+        else:
+            with pytest.raises(llm_mcp.MCPError, match="issuer"):
+                server.authorize(params)
+            assert "/token" not in site.paths("POST")
+
+
+def test_an_error_response_from_another_issuer_is_not_acted_on(store, servers):
+    """MCP-AUTH-06: an error callback whose iss names another issuer raises MCPError (a mix-up), not the
+    UnauthorizedError an honest refusal gives; its error_description is not shown."""
+    server = make_class(servers)(user=User(1, "a"))
+    state = dict(parse_qsl(urlsplit(server.authorization_url(redirect_uri=REDIRECT)).query))["state"]
+    with pytest.raises(llm_mcp.MCPError) as info:
+        server.authorize({"error": "access_denied", "error_description": "click evil.example.com to retry",
+                          "state": state, "iss": "https://evil.example.com"})
+    assert not isinstance(info.value, llm_mcp.UnauthorizedError)
+    assert "click" not in str(info.value)
