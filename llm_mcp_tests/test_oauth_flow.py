@@ -826,3 +826,21 @@ def test_an_error_response_from_another_issuer_is_not_acted_on(store, servers):
                           "state": state, "iss": "https://evil.example.com"})
     assert not isinstance(info.value, llm_mcp.UnauthorizedError)
     assert "click" not in str(info.value)
+
+
+def test_short_lived_tokens_are_used_for_most_of_their_life(store, servers):
+    """MCP-AUTH-07: the refresh margin is 60 s, or a quarter of a shorter token's lifetime: a 20-second token
+    with 15 s left is used as it is; one with 4 s of its 20 left is refreshed first."""
+    import time
+
+    server = make_class(servers)(user=User(1, "a"))
+    connect(server, servers)
+    key = credential_key(servers.mcp_url, User(1, "a"))
+    now = time.time()
+    before = len(servers.token_requests("refresh_token"))
+    store.write(key, {**store.read(key), "obtained_at": now - 5, "expires_at": now + 15})
+    server.call("add", a=1, b=1)
+    assert len(servers.token_requests("refresh_token")) == before
+    store.write(key, {**store.read(key), "obtained_at": now - 16, "expires_at": now + 4})
+    server.call("add", a=1, b=1)
+    assert len(servers.token_requests("refresh_token")) == before + 1

@@ -48,7 +48,8 @@ __all__ = ["OAuth", "credential_key", "owner_identity"]
 log = logging.getLogger("llm_mcp.client.oauth")
 
 REFRESH_MARGIN = 60.0
-"""Seconds before ``expires_at`` at which a token counts as expired and is refreshed."""
+"""Seconds before ``expires_at`` at which a token counts as expired and is refreshed (at most a
+quarter of the token's lifetime)."""
 
 MAX_PENDING = 5
 """Authorizations one owner may have started and not finished (older ones are forgotten)."""
@@ -387,9 +388,18 @@ class OAuth(httpx.Auth):
                 forget_registration(self.store, client)
             raise
 
-    def _expiring(self, record: dict[str, Any]) -> bool:
+    @staticmethod
+    def _expiring(record: dict[str, Any]) -> bool:
+        """Whether the record's token expires within the margin: :data:`REFRESH_MARGIN`, or a
+        quarter of the token's lifetime when that is shorter (a 20-second token is used for 15)."""
         expires_at = record.get("expires_at")
-        return isinstance(expires_at, (int, float)) and time.time() >= expires_at - REFRESH_MARGIN
+        if not isinstance(expires_at, (int, float)):
+            return False
+        margin = REFRESH_MARGIN
+        obtained_at = record.get("obtained_at")
+        if isinstance(obtained_at, (int, float)) and expires_at > obtained_at:
+            margin = min(margin, (expires_at - obtained_at) / 4)
+        return time.time() >= expires_at - margin
 
     def refresh(self, record: dict[str, Any], *, force: bool = False) -> dict[str, Any] | None:
         """Refresh the owner's token, once per key at a time; returns the record with the new
