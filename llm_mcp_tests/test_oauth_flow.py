@@ -838,9 +838,9 @@ def test_short_lived_tokens_are_used_for_most_of_their_life(store, servers):
     key = credential_key(servers.mcp_url, User(1, "a"))
     now = time.time()
     before = len(servers.token_requests("refresh_token"))
-    store.write(key, {**store.read(key), "obtained_at": now - 5, "expires_at": now + 15})
+    store.write(key, {**store.read(key), "lifetime": 20, "expires_at": now + 15})
     server.call("add", a=1, b=1)
     assert len(servers.token_requests("refresh_token")) == before
-    store.write(key, {**store.read(key), "obtained_at": now - 16, "expires_at": now + 4})
+    store.write(key, {**store.read(key), "lifetime": 20, "expires_at": now + 4})
     server.call("add", a=1, b=1)
     assert len(servers.token_requests("refresh_token")) == before + 1

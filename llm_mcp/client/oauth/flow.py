@@ -364,8 +364,11 @@ class OAuth(httpx.Auth):
 
     @staticmethod
     def _token_fields(token: dict[str, Any], *, requested: list[str] | None = None) -> dict[str, Any]:
+        now = time.time()
+        expires_at = token.get("expires_at")
         fields = {"access_token": token["access_token"], "token_type": token.get("token_type") or "Bearer",
-                  "expires_at": token.get("expires_at"), "obtained_at": time.time()}
+                  "expires_at": expires_at, "obtained_at": now,
+                  "lifetime": expires_at - now if isinstance(expires_at, (int, float)) else None}
         if token.get("refresh_token"):
             fields["refresh_token"] = token["refresh_token"]
         scope = token.get("scope")
@@ -396,9 +399,9 @@ class OAuth(httpx.Auth):
         if not isinstance(expires_at, (int, float)):
             return False
         margin = REFRESH_MARGIN
-        obtained_at = record.get("obtained_at")
-        if isinstance(obtained_at, (int, float)) and expires_at > obtained_at:
-            margin = min(margin, (expires_at - obtained_at) / 4)
+        lifetime = record.get("lifetime")
+        if isinstance(lifetime, (int, float)) and lifetime > 0:
+            margin = min(margin, lifetime / 4)
         return time.time() >= expires_at - margin
 
     def refresh(self, record: dict[str, Any], *, force: bool = False) -> dict[str, Any] | None:
@@ -439,7 +442,7 @@ class OAuth(httpx.Auth):
 
     @staticmethod
     def _forget_tokens(record: dict[str, Any]) -> None:
-        for field_name in ("access_token", "refresh_token", "expires_at", "token_type", "obtained_at"):
+        for field_name in ("access_token", "refresh_token", "expires_at", "token_type", "obtained_at", "lifetime"):
             record.pop(field_name, None)
 
     def _drop(self, stale: str | None) -> None:
