@@ -844,3 +844,17 @@ def test_short_lived_tokens_are_used_for_most_of_their_life(store, servers):
     store.write(key, {**store.read(key), "lifetime": 20, "expires_at": now + 4})
     server.call("add", a=1, b=1)
     assert len(servers.token_requests("refresh_token")) == before + 1
+
+
+def test_legacy_http_sse_requests_carry_the_token(store, raw_http):
+    """MCP-AUTH-07: on a 2024-11-05 HTTP+SSE server the owner's token goes on every request: the probes,
+    the event stream's GET and every POST to the announced endpoint."""
+    url = raw_http.url("c22_rel")
+    server = llm_mcp.mcp(url=url, name="legacy", oauth={"owner": "olga"})
+    store.write(credential_key(url, "olga"), {"access_token": "stored-token-1", "token_type": "Bearer"})
+    with server:
+        assert server.echo(message="hi").text == "hi"
+    log = raw_http.log()
+    assert {e["method"] for e in log} >= {"GET", "POST"}
+    for entry in log:
+        assert ["authorization", "Bearer stored-token-1"] in entry["headers"], (entry["method"], entry["path"])
