@@ -858,3 +858,26 @@ def test_legacy_http_sse_requests_carry_the_token(store, raw_http):
     assert {e["method"] for e in log} >= {"GET", "POST"}
     for entry in log:
         assert ["authorization", "Bearer stored-token-1"] in entry["headers"], (entry["method"], entry["path"])
+
+
+@pytest.mark.parametrize(("supported", "expected"), [(None, "basic"), (["client_secret_post"], "post"),
+                                                     (["client_secret_basic", "client_secret_post"], "basic")])
+def test_pre_registered_secret_goes_as_the_server_allows(store, supported, expected):
+    """MCP-AUTHAPP-01: the app's secret is sent with client_secret_basic (preferred, and the default when the
+    metadata lists nothing) or client_secret_post when that is all the server takes."""
+    with FakeServer() as site:
+        extra = {"token_endpoint_auth_methods_supported": supported} if supported else {}
+        fake_authorization_server(site, **extra)
+        server = llm_mcp.mcp(url=f"{site.url}/mcp", name="app", oauth={"client_id": "app-1", "client_secret": "pw-1"})
+        state = dict(parse_qsl(urlsplit(server.authorization_url(redirect_uri=REDIRECT)).query))["state"]
+        server.authorize({"code": "c", "state": state})
+        sent = next(r for r in site.requests if r.path == "/token")
+        if expected == "basic":
+            import base64
+
+            assert sent.headers["authorization"] == "Basic " + base64.b64encode(b"app-1:pw-1").decode()
+            assert "client_secret" not in sent.form
+        else:
+            assert "authorization" not in sent.headers
+            assert (sent.form["client_id"], sent.form["client_secret"]) == ("app-1", "pw-1")
+        assert "/register" not in site.paths("POST")
