@@ -1,5 +1,8 @@
 """Server classes of the example project.
 
+``ProtectedServer`` is an HTTP server that needs each user's authorization (OAuth), at
+``settings.EXAMPLE_OAUTH_MCP_URL``; the Connections page connects it through llm_mcp's views.
+
 ``DemoServer`` starts the small stdio server in ``example_project/demo_server.py``
 with the same Python interpreter that runs Django, so it works in any virtualenv:
 
@@ -9,6 +12,8 @@ with the same Python interpreter that runs Django, so it works in any virtualenv
 
 import sys
 from pathlib import Path
+
+from django.conf import settings
 
 import llm_mcp
 
@@ -22,3 +27,19 @@ class DemoServer(llm_mcp.MCP):
     # whatever the current directory is.
     directory = str(PROJECT_ROOT)
     timeout = 30
+
+
+class ProtectedServer(llm_mcp.MCP):
+    """A server each user authorizes (OAuth) before use; its credentials are theirs.
+
+        ProtectedServer(user=request.user).authorized      # connected?
+    """
+
+    name = "protected"
+    url = "configured_url"
+    inputs = ["user"]
+    oauth = {"owner": "user"}
+    timeout = 30
+
+    def configured_url(self) -> str:
+        return settings.EXAMPLE_OAUTH_MCP_URL

@@ -105,6 +105,19 @@ if os.environ.get("ANTHROPIC_API_KEY"):
                            "model": os.environ.get("LLM_MCP_EXAMPLE_ANTHROPIC_MODEL", "claude-sonnet-4-5")})
 EXAMPLE_MODELS.append({"provider": "offline", "model": "offline"})
 
+# A server that needs the user's authorization (OAuth): EXAMPLE_OAUTH_MCP_URL names its
+# Streamable HTTP endpoint (for a try, the test servers: python -m llm_mcp_tests.oauth_servers).
+# The Connections page then offers Connect/Disconnect for it, through llm_mcp's views.
+EXAMPLE_OAUTH_MCP_URL = os.environ.get("EXAMPLE_OAUTH_MCP_URL", "")
+if EXAMPLE_OAUTH_MCP_URL:
+    LLM_MCP["OAUTH_SERVERS"] = {"protected": "example_project.demo.ProtectedServer"}
+LLM_MCP["CLIENT_NAME"] = "llm_mcp example site"
+
+# Connecting a server is done by a signed-in user (their credentials): Django's login view.
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "chat_list"
+LOGOUT_REDIRECT_URL = "chat_list"
+
 # Credentials of MCP servers are encrypted with keys derived from SECRET_KEY and SALT_KEY
 # (django-fernet-encrypted-fields). Set both from the environment in production.
 SALT_KEY = os.environ.get("DJANGO_SALT_KEY", "llm-mcp-example-salt-change-me")

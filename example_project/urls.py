@@ -1,7 +1,9 @@
-"""URL configuration of the llm_mcp example project: the example site and the admin."""
+"""URL configuration of the llm_mcp example project: the example site, its login, llm_mcp's OAuth
+views (connect, callback, disconnect) under ``mcp/``, and the admin."""
 
 from django.contrib import admin
-from django.urls import path
+from django.contrib.auth import views as auth_views
+from django.urls import include, path
 
 from . import views
 
@@ -14,5 +16,9 @@ urlpatterns = [
     path("chats/<int:pk>/call-tool/", views.call_tool, name="call_tool"),
     path("chats/<int:pk>/cancel/", views.cancel, name="cancel"),
     path("chats/<int:pk>/resume/", views.resume, name="resume"),
+    path("connections/", views.connections, name="connections"),
+    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("mcp/", include("llm_mcp.urls")),
     path("admin/", admin.site.urls),
 ]

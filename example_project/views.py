@@ -7,6 +7,8 @@
     /chats/<pk>/call-tool/              POST: record a demo tool call by hand (no model needed)
     /chats/<pk>/cancel/                 POST: cancel the running turn
     /chats/<pk>/resume/                 POST: run a turn that did not finish again -> resume_chat
+    /connections/                       servers that need the user's authorization: Connect/Disconnect
+                                        (llm_mcp's views under /mcp/oauth/), and their tools once connected
 
 Turns run as Celery jobs: in this process when ``CELERY_BROKER_URL`` is unset (the settings
 make jobs eager), else in a worker, while the chat page refreshes itself until the turn ends.
@@ -27,15 +29,17 @@ from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
+from llm_mcp import conf as llm_mcp_conf
 from llm_mcp import tasks
 from llm_mcp.chat import Message as ChatMessage
 from llm_mcp.chat import ToolCall as ChatToolCall
 from llm_mcp.chat.messages import loads_object
 from llm_mcp.models import Chat, ToolCall
+from llm_mcp.views import build_server
 
 from .agents import demo_tools, model_choices, new_chat
 
-__all__ = ["ask", "call_tool", "cancel", "chat_list", "chat_page", "create_chat", "decide", "resume"]
+__all__ = ["ask", "call_tool", "cancel", "chat_list", "chat_page", "connections", "create_chat", "decide", "resume"]
 
 log = logging.getLogger("example_project")
 
@@ -247,3 +251,27 @@ def _undecided(record: Chat) -> bool:
     return ToolCall.objects.filter(message__chat_id=record.pk, result__isnull=True, approval="pending").exists()
 
 
+
+
+# -- connections (OAuth) ---------------------------------------------------------------------
+
+@require_GET
+def connections(request: HttpRequest) -> HttpResponse:
+    """The servers of ``LLM_MCP["OAUTH_SERVERS"]``: for a signed-in user, whether each is
+    connected (``authorized``), a Connect or Disconnect button, and a connected server's tools."""
+    rows = []
+    for name in llm_mcp_conf.get("OAUTH_SERVERS"):
+        row: dict[str, Any] = {"name": name, "authorized": False, "tools": [], "error": ""}
+        if request.user.is_authenticated:
+            server = build_server(name, request)
+            try:
+                row["authorized"] = server.authorized
+                if row["authorized"]:
+                    row["tools"] = [tool.name for tool in server.tools]
+            except Exception as exc:  # the server is down, or the grant was revoked there
+                log.warning("listing the tools of %s failed: %s", name, type(exc).__name__)
+                row["error"] = _describe(exc)
+            finally:
+                server.close()
+        rows.append(row)
+    return render(request, "example_project/connections.html", {"rows": rows})

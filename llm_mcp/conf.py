@@ -13,14 +13,21 @@ migrations read them there; everything else lives in the ``LLM_MCP`` dict.
 
 from __future__ import annotations
 
+import importlib
+import re
 from collections.abc import Callable
 from pathlib import PurePath
 from typing import Any
+from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
-__all__ = ["DEFAULTS", "chat_model_name", "get", "message_model_name"]
+__all__ = ["DEFAULTS", "chat_model_name", "credential_store", "get", "import_object", "message_model_name",
+           "oauth_server"]
+
+DOTTED = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+$")
+SERVER_NAME = re.compile(r"^[A-Za-z0-9_-]{1,100}$")
 
 DEFAULTS: dict[str, Any] = {
     # Seconds a Celery job waits before checking a paused chat's tasks again, when none of
@@ -37,6 +44,22 @@ DEFAULTS: dict[str, Any] = {
     "PROVIDER_OPTIONS": {},
     # ``startmcp`` names classes ``LinearMCP`` instead of ``LinearMcp``.
     "GENERATOR_ACRONYM": False,
+    # Where OAuth credentials of MCP servers are kept: the dotted path of an object with
+    # read/write/delete (and synchronize, when several processes share it), or of a class
+    # built without arguments. Default: the encrypted Credential model. None: in memory.
+    "CREDENTIAL_STORE": "llm_mcp.models.Credential.objects",
+    # The https URL of the app's client ID metadata document, used as client_id with
+    # authorization servers that support them (llm_mcp.views.client_metadata serves one).
+    "CLIENT_ID": None,
+    # The app's name in client registrations and its metadata document (None: "llm_mcp").
+    "CLIENT_NAME": None,
+    # The servers the connect view may authorize, by the name its URL uses:
+    # {"linear": "myapp.mcp.Linear"}: an llm_mcp.MCP subclass whose oauth owner is an
+    # input (the view passes the signed-in user), or a function(request) -> server.
+    "OAUTH_SERVERS": {},
+    # Where the callback sends the user when the connect view got no (safe) ``next``: a
+    # path, a URL, or a URL pattern name.
+    "OAUTH_REDIRECT_URL": "/",
 }
 
 
@@ -56,6 +79,39 @@ def _positive_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0
 
 
+def _dotted_path_or_none(value: Any) -> bool:
+    return value is None or (isinstance(value, str) and bool(DOTTED.match(value)))
+
+
+def _https_url_or_none(value: Any) -> bool:
+    if value is None:
+        return True
+    if not isinstance(value, str):
+        return False
+    parts = urlsplit(value)
+    secure = parts.scheme == "https" or (parts.scheme == "http" and _loopback(parts.hostname))
+    return secure and bool(parts.hostname) and parts.path not in ("", "/") and not parts.fragment
+
+
+def _loopback(host: str | None) -> bool:
+    import ipaddress
+
+    if not host:
+        return False
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def _oauth_servers(value: Any) -> bool:
+    return isinstance(value, dict) and all(
+        isinstance(k, str) and SERVER_NAME.match(k) and isinstance(v, str) and DOTTED.match(v)
+        for k, v in value.items())
+
+
 def _provider_options(value: Any) -> bool:
     return isinstance(value, dict) and all(isinstance(k, str) and isinstance(v, dict) for k, v in value.items())
 
@@ -66,6 +122,14 @@ CHECKS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "LOCK_DIR": (lambda v: v is None or isinstance(v, (str, PurePath)), "a directory path, or None"),
     "GENERATOR_ACRONYM": (lambda v: isinstance(v, bool), "True or False"),
     "PROVIDER_OPTIONS": (_provider_options, 'a dict of dicts by provider name, like {"openai": {"base_url": ...}}'),
+    "CREDENTIAL_STORE": (_dotted_path_or_none, ('the dotted path of a credential store, like '
+                                               '"llm_mcp.models.Credential.objects", or None (in memory)')),
+    "CLIENT_ID": (_https_url_or_none, ("the https URL (with a path) of a client ID metadata document (http only "
+                                       "on loopback, for development), or None")),
+    "CLIENT_NAME": (lambda v: v is None or (isinstance(v, str) and bool(v.strip())), "a non-empty string, or None"),
+    "OAUTH_SERVERS": (_oauth_servers, ('a dict of server classes by URL name (letters, digits, "-", "_"), like '
+                                      '{"linear": "myapp.mcp.Linear"}')),
+    "OAUTH_REDIRECT_URL": (lambda v: isinstance(v, str) and bool(v), "a path, URL or URL pattern name"),
 }
 """What each setting must be, and how to say so."""
 
@@ -124,3 +188,64 @@ def unknown_keys() -> list[str]:
         return sorted(set(_settings_dict()) - set(DEFAULTS))
     except ImproperlyConfigured:
         return []  # reported by problems()
+
+
+def import_object(path: str, *, setting: str) -> Any:
+    """The object a dotted path names: a module attribute, or an attribute of one
+    (``"llm_mcp.models.Credential.objects"``).
+
+    Raises ``ImproperlyConfigured`` naming ``setting`` when nothing by that path can be
+    imported (an error raised while importing the module itself propagates)."""
+    parts = path.split(".")
+    for split in range(len(parts) - 1, 0, -1):
+        module_name = ".".join(parts[:split])
+        try:
+            found: Any = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            if exc.name is not None and (module_name == exc.name or module_name.startswith(exc.name + ".")):
+                continue  # that prefix is not a module: try a shorter one
+            raise
+        for attribute in parts[split:]:
+            try:
+                found = getattr(found, attribute)
+            except AttributeError:
+                raise ImproperlyConfigured(f"{setting}: {path!r} names nothing ({module_name!r} has no "
+                                           f"{'.'.join(parts[split:])!r})") from None
+        return found
+    raise ImproperlyConfigured(f"{setting}: {path!r} names nothing (no module {parts[0]!r})")
+
+
+def credential_store() -> Any:
+    """The credential store ``CREDENTIAL_STORE`` names (a class is built without arguments),
+    or ``None`` for the client's in-memory default.
+
+    Raises ``ImproperlyConfigured`` when the path names nothing or an object without
+    ``read``, ``write`` and ``delete``."""
+    path = get("CREDENTIAL_STORE")
+    if path is None:
+        return None
+    store = import_object(path, setting="settings.LLM_MCP['CREDENTIAL_STORE']")
+    if isinstance(store, type):
+        store = store()
+    missing = [name for name in ("read", "write", "delete") if not callable(getattr(store, name, None))]
+    if missing:
+        raise ImproperlyConfigured(f"settings.LLM_MCP['CREDENTIAL_STORE']: {path!r} is not a credential store "
+                                   f"(it lacks {', '.join(missing)})")
+    return store
+
+
+def oauth_server(name: str) -> Any:
+    """What ``OAUTH_SERVERS[name]`` names: an ``llm_mcp.MCP`` subclass or a function of the
+    request. Raises ``KeyError`` for a name the setting does not list (the connect view
+    answers 404), ``ImproperlyConfigured`` for a path that names nothing."""
+    servers = get("OAUTH_SERVERS")
+    if name not in servers:
+        raise KeyError(name)
+    target = import_object(servers[name], setting=f"settings.LLM_MCP['OAUTH_SERVERS'][{name!r}]")
+    from .client.server import MCP
+
+    if not (isinstance(target, type) and issubclass(target, MCP)) and (isinstance(target, type) or
+                                                                       not callable(target)):
+        raise ImproperlyConfigured(f"settings.LLM_MCP['OAUTH_SERVERS'][{name!r}]: {servers[name]!r} is neither an "
+                                   "llm_mcp.MCP subclass nor a function(request) returning a server")
+    return target

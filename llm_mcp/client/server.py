@@ -22,6 +22,8 @@ from urllib.parse import urlsplit
 from .declared import evaluate, names_method, snake_case
 from .errors import MCPError
 from .logs import check_log_level
+from .oauth.flow import OAuth
+from .oauth.settings import OAuthSettings, check_oauth, evaluate_settings
 from .param_headers import HEADER_TOKEN, param_headers
 from .progress import Progress, ProgressFilter, tool_listener
 from .prompt import Prompt, check_arguments
@@ -40,7 +42,7 @@ DEFAULT_TIMEOUT = 60.0
 """Seconds a request may take when a server sets no ``timeout``."""
 
 SETTINGS = ("url", "allow_http", "command", "directory", "env", "transport", "name", "timeout", "bearer_token",
-            "headers", "inputs", "after_progress", "log_level", *SHAPING)
+            "headers", "inputs", "after_progress", "log_level", "oauth", *SHAPING)
 
 
 def check_url(url: str, *, allow_http: bool = False) -> str:
@@ -122,6 +124,10 @@ class MCP:
             ``"critical"``, ``"alert"`` or ``"emergency"``: the server's log messages at that
             level and above are asked for and written under the logger ``llm_mcp.server.<name>``
             (``None``, the default: none).
+        oauth: OAuth for this server (see ``docs/authorization.md``): a dict with ``owner`` (an
+            input's name, or an object), ``client_id``, ``client_secret``, ``private_key``,
+            ``scopes``, ``authorization_params``, ``grant``, ``assertion``,
+            ``identity_provider``, ``redirect_uri``; values may be callables or method names.
 
     Shaping what chats offer the model (see ``docs/shaping.md``):
         prefix: put ``<prefix>_`` before every tool's model-facing name.
@@ -149,6 +155,7 @@ class MCP:
     inputs: Any = ()
     after_progress: Any = None
     log_level: str | None = None
+    oauth: Any = None
     prefix: str | None = None
     only: Any = None
     exclude: Any = None
@@ -184,6 +191,7 @@ class MCP:
         self._resource_templates: list[ResourceTemplate] | None = None
         self._prompts: list[Prompt] | None = None
         self._lock = threading.RLock()
+        self._oauth: OAuth | None = None
         self._check_settings()
         self.name = self._default_name()
 
@@ -217,6 +225,20 @@ class MCP:
                     and not isinstance(value, dict):
                 raise ValueError(f"{where}: {key} must be a dict (or a callable returning one)")
         check_shaping(self, where)
+        oauth = self._option("oauth")
+        if oauth is not None:
+            if callable(oauth) or self._names_method(oauth):
+                raise ValueError(f"{where}: oauth must be a dict (its values may be callables or method names)")
+            check_oauth(oauth, where)
+            if self._option("url") is None:
+                raise ValueError(f"{where}: oauth needs a url (stdio and custom transports carry no HTTP authorization)")
+            if self._option("bearer_token") is not None:
+                raise ValueError(f"{where}: oauth and bearer_token both set the Authorization header; use one")
+            owner = oauth.get("owner")
+            if isinstance(owner, str) and type(self) is not _Inline and owner not in _input_names(self.inputs) \
+                    and not self._names_method(owner):
+                raise ValueError(f"{where}: oauth owner {owner!r} is not one of the inputs {_input_names(self.inputs)} "
+                                 "(nor a method name)")
 
     # -- settings -----------------------------------------------------------------------------
 
@@ -270,6 +292,77 @@ class MCP:
         if isinstance(command, str) and command.strip():
             return os.path.basename(command.split()[0])
         raise ValueError("an inline server with a transport or a computed url/command needs a name=")
+
+    # -- OAuth --------------------------------------------------------------------------------
+
+    def oauth_settings(self) -> OAuthSettings:
+        """The ``oauth`` setting evaluated now (each value; the owner resolved).
+
+        Raises ``ValueError`` when the server has no ``oauth`` setting or a value is refused."""
+        oauth = self._option("oauth")
+        if oauth is None:
+            raise ValueError(f"MCP server {self.name!r} has no oauth setting")
+        settings = evaluate_settings(oauth, self._evaluate, f"MCP server {self.name!r}")
+        settings.owner = self.oauth_owner()
+        return settings
+
+    def oauth_owner(self) -> Any:
+        """Whose credentials these are: the value of the input ``oauth["owner"]`` names, or the
+        owner object (or what its callable or method returns); ``None`` without one."""
+        oauth = self._option("oauth") or {}
+        owner = oauth.get("owner")
+        if isinstance(owner, str) and owner in _input_names(self.inputs):
+            return getattr(self, owner)
+        return self._evaluate("oauth['owner']", owner) if owner is not None else None
+
+    @property
+    def oauth_flow(self) -> OAuth | None:
+        """The server's :class:`~llm_mcp.client.oauth.OAuth` (``None`` without ``oauth``)."""
+        if self._option("oauth") is None:
+            return None
+        with self._lock:
+            if self._oauth is None:
+                url = check_url(self.setting("url"), allow_http=bool(self._option("allow_http")))
+                timeout = float(self.setting("timeout") or DEFAULT_TIMEOUT)
+                self._oauth = OAuth(server_name=self.name, url=url, settings=self.oauth_settings,
+                                    owner=self.oauth_owner, timeout=min(timeout, 30.0))
+            return self._oauth
+
+    def _oauth_or_fail(self) -> OAuth:
+        flow = self.oauth_flow
+        if flow is None:
+            raise ValueError(f"MCP server {self.name!r} has no oauth setting")
+        return flow
+
+    def authorization_url(self, redirect_uri: str | None = None, *, scopes: list[str] | str | None = None) -> str:
+        """The URL to send the owner to so they authorize this app (authorization code + PKCE).
+
+            return redirect(Linear(user=request.user).authorization_url(redirect_uri=callback_url))
+
+        ``scopes`` asks for these scopes this time (stepping up after an
+        ``InsufficientScopeError``); otherwise the ``scopes`` setting, else the server's.
+        Raises ``ValueError`` (no oauth, bad redirect URI), ``MCPError`` (a discovery or
+        pinning refusal), ``UnauthorizedError`` (registration refused).
+        """
+        return self._oauth_or_fail().authorization_url(redirect_uri=redirect_uri, scopes=scopes)
+
+    def authorize(self, params: Any) -> None:
+        """Finish the authorization in the callback: ``server.authorize(request.GET)``.
+
+        Raises ``MCPError`` when the callback does not belong to an authorization started
+        here (``state``, or an ``iss`` naming another issuer), ``UnauthorizedError`` when the
+        authorization server refused.
+        """
+        self._oauth_or_fail().authorize(params)
+
+    @property
+    def authorized(self) -> bool:
+        """Whether the owner has stored credentials for this server."""
+        return self._oauth_or_fail().authorized
+
+    def deauthorize(self) -> None:
+        """Forget the owner's credentials for this server; ``authorized`` is ``False`` after."""
+        self._oauth_or_fail().deauthorize()
 
     def http_headers(self) -> dict[str, str]:
         """The headers sent with every HTTP request: ``headers`` then ``Authorization``.
@@ -331,10 +424,12 @@ class MCP:
             from .transports.sse import SSETransport
 
             url = check_url(self.setting("url"), allow_http=bool(self._option("allow_http")))
-            http = HTTPTransport(url, name=self.name, headers=self.http_headers, timeout=timeout)
+            auth = self.oauth_flow
+            http = HTTPTransport(url, name=self.name, headers=self.http_headers, timeout=timeout, auth=auth)
             return Client(http, name=self.name, timeout=timeout, era_key=url, declared=self.declared_capabilities,
-                          log_level=self._option("log_level"), legacy_transport=lambda: SSETransport(url, name=self.name, headers=self.http_headers,
-                                                                timeout=timeout))
+                          log_level=self._option("log_level"),
+                          legacy_transport=lambda: SSETransport(url, name=self.name, headers=self.http_headers,
+                                                                timeout=timeout, auth=auth))
         from .transports.stdio import StdioTransport
 
         directory = self.setting("directory")
@@ -349,7 +444,22 @@ class MCP:
         """The client capabilities this server is told we have, for an era (``"modern"``:
         2026-07-28 ``_meta``; ``"handshake"``: the ``initialize`` request). Empty by default:
         features that need a capability (questions, extensions) add theirs here."""
-        return {}
+        capabilities: dict[str, Any] = {}
+        extensions = self._oauth_extensions()
+        if extensions:
+            capabilities["extensions"] = extensions
+        return capabilities
+
+    def _oauth_extensions(self) -> dict[str, dict[str, Any]]:
+        """The authorization extensions the ``oauth`` setting uses (declared on every request):
+        ``io.modelcontextprotocol/oauth-client-credentials`` for ``grant="client_credentials"``,
+        ``io.modelcontextprotocol/enterprise-managed-authorization`` for ``identity_provider``."""
+        oauth = self._option("oauth")
+        if not oauth:
+            return {}
+        from .oauth.grants import extensions_for
+
+        return extensions_for(oauth, lambda key, value: self._evaluate(f"oauth[{key!r}]", value))
 
     def connect(self) -> MCP:
         """Contact the server now (it is otherwise contacted on first use); returns ``self``."""
@@ -361,6 +471,8 @@ class MCP:
         with self._lock:
             if self._client is not None:
                 self._client.close()
+            if self._oauth is not None:
+                self._oauth.close()
 
     def __enter__(self) -> MCP:
         return self
@@ -621,7 +733,7 @@ def mcp(**options: Any) -> MCP:
     """Build a server without writing a class: ``llm_mcp.mcp(url="https://...")``.
 
     Takes the class settings as keywords (``url``, ``command``, ``allow_http``,
-    ``transport``, ``bearer_token``, ``headers``, ``env``, ``directory``, ``timeout``,
+    ``transport``, ``bearer_token``, ``oauth``, ``headers``, ``env``, ``directory``, ``timeout``,
     ``name``, ``after_progress``, ``log_level``, and the shaping settings ``prefix``, ``only``, ``exclude``, ``tool_options``,
     ``extra_tools``, ``requires_approval``, ``defer``, ``rescue_from``). Callables are called with the server. Raises ``ValueError`` for an
     unknown keyword, a refused URL, or a ``transport`` without ``name``.

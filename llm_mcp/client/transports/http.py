@@ -20,6 +20,7 @@ import ssl
 import threading
 import time
 from typing import Any, Callable, Iterator
+from urllib.parse import urlsplit
 
 import httpx
 from httpx_sse import EventSource
@@ -140,6 +141,18 @@ def parse_challenge(value: str) -> dict[str, str]:
     return params
 
 
+def insufficient_scope(url: str, name: str, challenge: dict[str, str]) -> InsufficientScopeError:
+    """The error for a 403 ``insufficient_scope`` challenge (RFC 6750 §3.1): the message is
+    ``"<host> refused the request: <reason>"`` (the server's ``error_description``, else the
+    scopes it asks for); ``.scopes`` lists the challenged scopes. Nothing is re-authorized."""
+    scopes = challenge.get("scope", "").split()
+    reason = challenge.get("error_description") or (f"Additional scopes required: {' '.join(scopes)}" if scopes
+                                                     else "insufficient scope")
+    host = urlsplit(url).hostname or name
+    return InsufficientScopeError(f"{host} refused the request: {reason[:300]}", server=name, scopes=scopes,
+                                  reason=challenge.get("error_description"))
+
+
 class HTTPTransport:
     """Streamable HTTP to one endpoint, over one pooled ``httpx.Client``.
 
@@ -152,6 +165,7 @@ class HTTPTransport:
         name: the server name, for logs and errors.
         headers: a callable returning the extra headers (authorization, custom) for each request.
         timeout: seconds to wait for a response when the caller gives no deadline.
+        auth: an ``httpx.Auth`` every request goes through (OAuth: ``llm_mcp.client.oauth.OAuth``), or ``None``.
         session_id: the handshake-era ``Mcp-Session-Id``, or ``None``.
     """
 
@@ -159,9 +173,10 @@ class HTTPTransport:
     """On 2026-07-28, closing a request's response stream is its cancellation."""
 
     def __init__(self, url: str, *, name: str, headers: Callable[[], dict[str, str]] | None = None,
-                 timeout: float = 60.0, client: httpx.Client | None = None):
+                 timeout: float = 60.0, client: httpx.Client | None = None, auth: httpx.Auth | None = None):
         hide_in_logs(url)
         self.url = url
+        self.auth = auth
         self.name = name
         self.headers = headers or dict
         self.timeout = timeout
@@ -230,7 +245,8 @@ class HTTPTransport:
                 headers = {**self.headers(), "Mcp-Session-Id": session}
                 if self._version:
                     headers["MCP-Protocol-Version"] = self._version
-                response = client.delete(self.url, headers=headers, timeout=min(self.timeout, 5.0))
+                response = client.delete(self.url, headers=headers, timeout=min(self.timeout, 5.0),
+                                         auth=self.auth or httpx.USE_CLIENT_DEFAULT)
                 if response.status_code not in (200, 202, 204, 404, 405):
                     log.debug("MCP server %s answered DELETE with %s", self.name, response.status_code)
             except Exception as exc:  # noqa: BLE001 - closing must not fail; the session times out anyway
@@ -263,7 +279,7 @@ class HTTPTransport:
             request = self.client.build_request("POST", self.url, content=body, headers=headers,
                                                 timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)),
                                                 extensions={"trace": trace} if trace is not None else None)
-            response = self.client.send(request, stream=True)
+            response = self.client.send(request, stream=True, auth=self.auth or httpx.USE_CLIENT_DEFAULT)
         except httpx.TimeoutException:
             raise ConnectionError(f"MCP server {self.name!r} did not answer {message.get('method')} within "
                                   f"{timeout:g} s", server=self.name, timed_out=True) from None
@@ -298,10 +314,7 @@ class HTTPTransport:
         if status == 403:
             challenge = parse_challenge(response.headers.get("www-authenticate", ""))
             if challenge.get("error") == "insufficient_scope":
-                raise InsufficientScopeError(
-                    f"MCP server {self.name!r} needs more scopes: {challenge.get('scope', '')}".rstrip(": "),
-                    server=self.name, scopes=challenge.get("scope", "").split(),
-                    reason=challenge.get("error_description"))
+                raise insufficient_scope(self.url, self.name, challenge)
             raise ForbiddenError(f"MCP server {self.name!r} refused {method} (HTTP 403)", server=self.name)
         if status == 429 or status >= 500:
             raise ConnectionError(f"MCP server {self.name!r} answered {method} with HTTP {status}", server=self.name,
@@ -398,7 +411,7 @@ class HTTPTransport:
         headers.pop("Content-Type", None)
         try:
             request = self.client.build_request("GET", self.url, headers=headers, timeout=timeout)
-            response = self.client.send(request, stream=True)
+            response = self.client.send(request, stream=True, auth=self.auth or httpx.USE_CLIENT_DEFAULT)
         except httpx.HTTPError as exc:
             raise ConnectionError(f"MCP server {self.name!r} could not be reached to resume a stream at "
                                   f"{describe(exc, self.url)}", server=self.name) from None

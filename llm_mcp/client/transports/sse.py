@@ -24,13 +24,27 @@ from httpx_sse import EventSource
 
 from .. import protocol
 from ..cancel import CancelScope, current_scope
-from ..errors import ConnectionError, MCPError
+from ..errors import ConnectionError, ForbiddenError, MCPError, UnauthorizedError
 from .base import MessageHandler
-from .http import describe, hide_in_logs, shared_ssl_context
+from .http import describe, hide_in_logs, insufficient_scope, parse_challenge, shared_ssl_context
 
 __all__ = ["SSETransport"]
 
 log = logging.getLogger("llm_mcp.client.sse")
+
+
+def refused(response: httpx.Response, url: str, name: str) -> None:
+    """Raise ``UnauthorizedError`` for a 401 and ``ForbiddenError`` (``InsufficientScopeError``
+    for an ``insufficient_scope`` challenge) for a 403; return for anything else."""
+    challenge = response.headers.get("www-authenticate")
+    if response.status_code == 401:
+        raise UnauthorizedError(f"MCP server {name!r} wants credentials (HTTP 401)", server=name,
+                                www_authenticate=challenge)
+    if response.status_code == 403:
+        params = parse_challenge(challenge or "")
+        if params.get("error") == "insufficient_scope":
+            raise insufficient_scope(url, name, params)
+        raise ForbiddenError(f"MCP server {name!r} refused the request (HTTP 403)", server=name)
 
 
 class _Pending:
@@ -60,12 +74,14 @@ class SSETransport:
         endpoint: the POST URL from the ``endpoint`` event, once connected.
         name: the server name, for logs and errors.
         timeout: seconds to wait for an answer.
+        auth: an ``httpx.Auth`` the stream and every POST go through (OAuth), or ``None``.
     """
 
     def __init__(self, url: str, *, name: str, headers: Callable[[], dict[str, str]] | None = None,
-                 timeout: float = 60.0):
+                 timeout: float = 60.0, auth: httpx.Auth | None = None):
         hide_in_logs(url)
         self.url = url
+        self.auth = auth
         self.name = name
         self.headers = headers or dict
         self.timeout = timeout
@@ -90,12 +106,13 @@ class SSETransport:
             request = self._client.build_request("GET", self.url, headers={"Accept": "text/event-stream",
                                                                            **self.headers()},
                                                  timeout=httpx.Timeout(self.timeout, read=None))
-            response = self._client.send(request, stream=True)
+            response = self._client.send(request, stream=True, auth=self.auth or httpx.USE_CLIENT_DEFAULT)
         except httpx.HTTPError as exc:
             raise ConnectionError(f"MCP server {self.name!r} could not be reached at {describe(exc, self.url)}",
                                   server=self.name) from None
         if not response.is_success or "text/event-stream" not in response.headers.get("content-type", ""):
             response.close()
+            refused(response, self.url, self.name)
             raise MCPError(f"MCP server {self.name!r} speaks no MCP revision we know (HTTP {response.status_code} "
                            "to the 2024-11-05 event stream)", server=self.name)
         self._stream = response
@@ -174,11 +191,13 @@ class SSETransport:
             raise ConnectionError(f"MCP server {self.name!r} is not connected", server=self.name)
         try:
             response = self._client.post(self.endpoint, content=protocol.encode(message),
-                                         headers={"Content-Type": "application/json", **self.headers()})
+                                         headers={"Content-Type": "application/json", **self.headers()},
+                                         auth=self.auth or httpx.USE_CLIENT_DEFAULT)
         except httpx.HTTPError as exc:
             raise ConnectionError(f"MCP server {self.name!r} could not be reached at {describe(exc, self.url)}",
                                   server=self.name) from None
         if not response.is_success:
+            refused(response, self.url, self.name)
             raise MCPError(f"MCP server {self.name!r} refused a message (HTTP {response.status_code})",
                            server=self.name)
 
