@@ -98,6 +98,7 @@ class Authority:
         expires_in: seconds (``expires_in``) of each new token.
         refresh: whether to issue refresh tokens (and accept ``grant_type=refresh_token``).
         require_nonce: demand the DPoP nonce :data:`AS_NONCE` (``use_dpop_nonce`` first).
+        bind_dpop: bind tokens to the proof's key (``False``: ignore proofs, issue Bearer tokens).
         check: ``callable(Recorded) -> Answer | None``: an answer refuses the token request.
         proof_errors: why proofs were refused (strings).
     """
@@ -109,6 +110,7 @@ class Authority:
         self.expires_in = expires_in
         self.refresh = refresh
         self.require_nonce = require_nonce
+        self.bind_dpop = True
         self.check: Callable[[Recorded], Answer | None] | None = None
         self.proof_errors: list[str] = []
         self._ids = itertools.count(1)
@@ -142,7 +144,7 @@ class Authority:
         if received.path != "/token":
             return None
         jkt = None
-        if "dpop" in received.headers:
+        if "dpop" in received.headers and self.bind_dpop:
             try:
                 checked = verify_proof(received.headers["dpop"], method="POST", url=f"{self.issuer}/token")
             except ValueError as error:
@@ -272,6 +274,11 @@ class ProtectedMCP:
         if record is None:
             entry["status"] = 401
             await _respond(send, 401, {"error": "invalid_token"}, self._challenge())
+            return
+        if record["jkt"] is None and not self.dpop and scheme.lower() != "bearer":
+            self.proof_errors.append(f"scheme {scheme} for a bearer token")  # RFC 9449 §7.2
+            entry["status"] = 401
+            await _respond(send, 401, {"error": "invalid_token"}, self._challenge('error="invalid_token"'))
             return
         if record["jkt"] is not None or self.dpop:
             try:

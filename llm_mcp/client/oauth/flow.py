@@ -506,6 +506,14 @@ class OAuth(httpx.Auth):
         with self._lock:
             return self._dpop_keys.setdefault(loaded.thumbprint, loaded)
 
+    def _bound_key(self, record: dict[str, Any]) -> dpop_module.DPoPKey | None:
+        """The DPoP key the record's access token is bound to: the stored key when the
+        authorization server answered ``token_type: DPoP``; ``None`` for a ``Bearer`` token, even
+        when the client asked for a bound one (RFC 9449 §5: the client honours the token type)."""
+        if str(record.get("token_type") or "").lower() != "dpop":
+            return None
+        return self._record_dpop(record)
+
     # -- httpx.Auth -----------------------------------------------------------------------------
 
     def _apply(self, request: httpx.Request, record: dict[str, Any] | None) -> str | None:
@@ -514,7 +522,7 @@ class OAuth(httpx.Auth):
         if not token:
             request.headers.pop("Authorization", None)
             return None
-        key = self._record_dpop(record or {})
+        key = self._bound_key(record or {})
         if key is not None:
             request.headers["Authorization"] = f"DPoP {token}"
             url = str(request.url)
@@ -526,6 +534,7 @@ class OAuth(httpx.Auth):
                                                 body=body)
         else:
             request.headers["Authorization"] = f"Bearer {token}"
+            request.headers.pop("DPoP", None)
         return token
 
     def _current(self) -> dict[str, Any] | None:
@@ -579,7 +588,7 @@ class OAuth(httpx.Auth):
                           record: dict[str, Any] | None) -> Generator[httpx.Request, httpx.Response, httpx.Response]:
         """Retry once with the server's nonce when a DPoP-bound request is answered
         ``use_dpop_nonce`` (RFC 9449 §9); returns the final response."""
-        key = self._record_dpop(record or {})
+        key = self._bound_key(record or {})
         if key is None:
             return response
         nonce = dpop_module.nonce_challenge(response)
