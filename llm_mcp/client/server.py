@@ -325,7 +325,8 @@ class MCP:
                 url = check_url(self.setting("url"), allow_http=bool(self._option("allow_http")))
                 timeout = float(self.setting("timeout") or DEFAULT_TIMEOUT)
                 self._oauth = OAuth(server_name=self.name, url=url, settings=self.oauth_settings,
-                                    owner=self.oauth_owner, timeout=min(timeout, 30.0))
+                                    owner=self.oauth_owner, timeout=min(timeout, 30.0),
+                                    capabilities=lambda: self.declared_capabilities("modern"))
             return self._oauth
 
     def _oauth_or_fail(self) -> OAuth:

@@ -122,6 +122,8 @@ class OAuth(httpx.Auth):
             is requested or an authorization starts, so rotating values are read again).
         owner: a callable returning the owner (an input's value, an object, or ``None``).
         timeout: seconds for each request to a metadata, registration or token endpoint.
+        capabilities: a callable returning the client capabilities the server is told about
+            (``{"extensions": {...}}``), declared on the unauthenticated probe too.
 
     Secrets (tokens, verifiers, client secrets) never appear in its ``repr``, logs or messages.
     """
@@ -130,12 +132,14 @@ class OAuth(httpx.Auth):
     requires_response_body = False
 
     def __init__(self, *, server_name: str, url: str, settings: Callable[[], OAuthSettings],
-                 owner: Callable[[], Any] | None = None, timeout: float = 30.0):
+                 owner: Callable[[], Any] | None = None, timeout: float = 30.0,
+                 capabilities: Callable[[], dict[str, Any]] | None = None):
         self.server_name = server_name
         self.url = url
         self.settings = settings
         self.owner = owner or (lambda: None)
         self.timeout = timeout
+        self.capabilities = capabilities or dict
         self._lock = threading.RLock()
         self._found: Discovery | None = None
         self._challenge: dict[str, str] | None = None
@@ -327,8 +331,11 @@ class OAuth(httpx.Auth):
         return found
 
     def _probe(self) -> dict[str, str]:
-        """POST ``server/discover`` without credentials to read the server's 401 challenge."""
-        message = protocol.request("server/discover", {"_meta": {protocol.META_PROTOCOL_VERSION: protocol.LATEST}})
+        """POST ``server/discover`` without credentials to read the server's 401 challenge (with
+        the ``_meta`` every 2026-07-28 request carries: version, client info and capabilities)."""
+        meta = {protocol.META_PROTOCOL_VERSION: protocol.LATEST, protocol.META_CLIENT_INFO: protocol.CLIENT_INFO,
+                protocol.META_CLIENT_CAPABILITIES: self.capabilities()}
+        message = protocol.request("server/discover", {"_meta": meta})
         try:
             response = self.http.post(self.url, content=protocol.encode(message), headers={
                 "Accept": "application/json, text/event-stream", "Content-Type": "application/json",
