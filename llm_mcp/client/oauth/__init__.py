@@ -12,10 +12,12 @@ No Django import: the Django app plugs its encrypted store in through
 """
 
 from .discovery import Discovery
+from .dpop import DPoPKey
 from .flow import OAuth, credential_key, owner_identity
 from .registration import ClientInfo
 from .settings import OAuthSettings
 from .store import CredentialStore, MemoryStore
+from .tokens import TokenRequestError
 
-__all__ = ["ClientInfo", "CredentialStore", "Discovery", "MemoryStore", "OAuth", "OAuthSettings", "credential_key",
-           "owner_identity"]
+__all__ = ["ClientInfo", "CredentialStore", "DPoPKey", "Discovery", "MemoryStore", "OAuth", "OAuthSettings",
+           "TokenRequestError", "credential_key", "owner_identity"]
