@@ -6,12 +6,15 @@
     # settings.py
     LLM_MCP = {"OAUTH_SERVERS": {"linear": "myapp.mcp.Linear"}}
 
-    <a href="{% url 'llm_mcp:oauth_connect' 'linear' %}?next={{ request.path|urlencode }}">Connect Linear</a>
+    <form method="post" action="{% url 'llm_mcp:oauth_connect' 'linear' %}">{% csrf_token %}
+      <input type="hidden" name="next" value="{{ request.path }}"><button>Connect Linear</button></form>
 
-* ``connect`` (GET or POST, login required): builds the server for the current user (the
+* ``connect`` (POST, login required): builds the server for the current user (the
   class's ``oauth["owner"]`` input gets ``request.user``), asks it for the authorization
   URL with this site's callback as ``redirect_uri``, remembers the authorization's
   ``state`` in the user's session, and redirects the browser to the authorization server.
+  A GET (a plain link) changes nothing: it answers a page with that POST form
+  (template ``llm_mcp/oauth_connect.html``).
 * ``callback`` (GET, login required): accepts only a ``state`` this session started (a
   callback from another browser, another user, or replayed is refused), finishes with
   ``server.authorize(request.GET)``, and redirects to the ``next`` given to ``connect``
@@ -122,10 +125,14 @@ def _describe(exc: BaseException) -> str:
 @login_required
 @require_http_methods(["GET", "POST"])
 def connect(request: HttpRequest, name: str) -> HttpResponse:
-    """Send the user to authorize ``name`` (MCP-AUTH-10); ``next`` (GET or POST) is where to
-    come back to."""
+    """Send the user to authorize ``name`` (MCP-AUTH-10) on POST; ``next`` is where to come back
+    to. A GET registers and stores nothing: it shows the POST form (a link or a cross-site
+    request cannot start an authorization)."""
     next_url = _safe_next(request, request.POST.get("next") or request.GET.get("next"))
     server = build_server(name, request)
+    if request.method != "POST":
+        _close(server)
+        return render(request, "llm_mcp/oauth_connect.html", {"server": name, "next": next_url})
     redirect_uri = request.build_absolute_uri(reverse("llm_mcp:oauth_callback"))
     try:
         url = server.authorization_url(redirect_uri=redirect_uri)

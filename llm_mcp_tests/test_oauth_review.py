@@ -82,3 +82,39 @@ def test_the_oauth_package_exports_what_the_docs_name():
     assert issubclass(oauth.TokenRequestError, llm_mcp.UnauthorizedError)
     assert oauth.DPoPKey.generate().thumbprint
     assert {"TokenRequestError", "DPoPKey"} <= set(oauth.__all__)
+
+
+# -- the Django connect view -------------------------------------------------------------------
+
+from llm_mcp_tests.test_oauth_django import _browser, alice, oauth_settings, servers  # noqa: E402, F401
+
+
+@pytest.fixture
+def oauth_servers_for_views(servers, oauth_settings):  # noqa: F811
+    return servers
+
+
+@pytest.mark.db
+@pytest.mark.django_db(transaction=True)
+def test_a_get_of_the_connect_view_changes_nothing_and_offers_the_post_form(oauth_servers_for_views, alice):
+    """MCP-AUTH-10: the connect view acts on POST only (it may register a client and starts an
+    authorization). A GET, such as a link or a cross-site ``<img>``, registers nothing, stores
+    nothing and redirects nowhere: it answers a page with the CSRF-protected POST form, carrying
+    a safe ``next``."""
+    servers = oauth_servers_for_views
+    from django.urls import reverse
+
+    from llm_mcp.views import SESSION_KEY
+
+    client = _browser(alice)
+    url = reverse("llm_mcp:oauth_connect", args=["protected"])
+    page = client.get(url, {"next": "/back/"})
+    html = page.content.decode()
+    assert page.status_code == 200
+    assert f'<form method="post" action="{url}">' in html and "csrfmiddlewaretoken" in html
+    assert 'name="next" value="/back/"' in html
+    assert servers.registrations() == [] and servers.mcp_requests() == []
+    assert SESSION_KEY not in client.session
+    assert 'value="https://evil.example/"' not in client.get(url, {"next": "https://evil.example/"}).content.decode()
+    started = client.post(url, {"next": "/back/"})
+    assert started.status_code == 302 and started["Location"].startswith(servers.issuer)
