@@ -118,3 +118,47 @@ def test_a_get_of_the_connect_view_changes_nothing_and_offers_the_post_form(oaut
     assert 'value="https://evil.example/"' not in client.get(url, {"next": "https://evil.example/"}).content.decode()
     started = client.post(url, {"next": "/back/"})
     assert started.status_code == 302 and started["Location"].startswith(servers.issuer)
+
+
+# -- whose credentials -------------------------------------------------------------------------
+
+
+class _Anonymous:
+    """What Django's ``request.user`` is for a visitor who has not signed in (no import needed):
+    ``pk`` is ``None`` and every anonymous visitor's ``str`` is the same."""
+
+    pk = None
+    is_anonymous = True
+
+    def __str__(self) -> str:
+        return "AnonymousUser"
+
+
+@pytest.mark.parametrize("user", [None, _Anonymous()], ids=["none", "anonymous"])
+def test_an_owner_input_without_a_user_is_refused_not_shared(store, user):
+    """MCP-CRED-02: credentials are per owner. A server whose ``oauth["owner"]`` names an input
+    given ``None`` (the user was not passed) or an anonymous visitor must not file tokens under
+    a key every such caller shares (one visitor's authorization would serve all of them): it
+    raises ``ValueError`` naming the owner, and nothing is stored or sent."""
+
+    class Linear(llm_mcp.MCP):
+        url = "https://mcp.linear.example/mcp"
+        inputs = ["user"]
+        oauth = {"owner": "user"}
+
+    server = Linear(user=user)
+    with pytest.raises(ValueError, match="oauth owner"):
+        server.authorization_url(redirect_uri="https://app.example/callback")
+    with pytest.raises(ValueError, match="oauth owner"):
+        server.authorized
+    with pytest.raises(ValueError, match="oauth owner"):
+        server.tools
+    assert store.read(credential_key(Linear.url, None)) is None
+
+
+def test_an_explicit_none_owner_is_refused_but_no_owner_is_the_application(store):
+    """``oauth={"owner": None}`` (a lookup that found no one) is refused; leaving ``owner`` out
+    is how credentials belong to the application as a whole."""
+    with pytest.raises(ValueError, match="oauth owner"):
+        llm_mcp.mcp(url="https://mcp.example/mcp", oauth={"owner": None}).authorized
+    assert llm_mcp.mcp(url="https://mcp.example/mcp", oauth={}).authorized is False

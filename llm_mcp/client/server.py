@@ -310,10 +310,17 @@ class MCP:
         """Whose credentials these are: the value of the input ``oauth["owner"]`` names, or the
         owner object (or what its callable or method returns); ``None`` without one."""
         oauth = self._option("oauth") or {}
-        owner = oauth.get("owner")
+        if "owner" not in oauth:
+            return None
+        owner = oauth["owner"]
         if isinstance(owner, str) and owner in _input_names(self.inputs):
-            return getattr(self, owner)
-        return self._evaluate("oauth['owner']", owner) if owner is not None else None
+            value = getattr(self, owner)
+        else:
+            value = self._evaluate("oauth['owner']", owner) if owner is not None else None
+        if value is None:  # a user that was not passed must not get the application's credentials
+            raise ValueError(f"MCP server {self.name!r}: the oauth owner ({owner!r}) is None; pass whose credentials "
+                             "these are, or leave owner out for credentials of the application as a whole")
+        return value
 
     @property
     def oauth_flow(self) -> OAuth | None:

@@ -63,9 +63,14 @@ MAX_KEY = 255
 def owner_identity(owner: Any) -> str:
     """A stable text identity of an owner: ``"<app_label.model>:<pk>"`` for objects that look
     like Django models (``_meta.label_lower`` and ``pk``; no Django import), ``str(owner)``
-    otherwise, ``"-"`` for none. Raises ``ValueError`` for a model instance without a pk."""
+    otherwise, ``"-"`` for none. Raises ``ValueError`` for a model instance without a pk and
+    for an anonymous user (``is_anonymous`` true, as Django's ``AnonymousUser``): every visitor
+    would share its credentials."""
     if owner is None:
         return "-"
+    if getattr(owner, "is_anonymous", False) is True:
+        raise ValueError("the oauth owner is an anonymous user: credentials need a signed-in user (every anonymous "
+                         "visitor would share them)")
     meta = getattr(owner, "_meta", None)
     label = getattr(meta, "label_lower", None)
     if isinstance(label, str) and hasattr(owner, "pk"):
@@ -220,6 +225,8 @@ class OAuth(httpx.Auth):
         if not redirect_uri:
             raise ValueError("authorization_url needs a redirect_uri (or the oauth redirect_uri setting)")
         _check_redirect_uri(redirect_uri)
+        owner = self.owner()
+        key = credential_key(self.url, owner)  # before anything is sent: an owner may be refused
         found = self.discovery()
         require_pkce(found, self.server_name)
         client = client_for(settings, found, redirect_uri=redirect_uri, http=self.http, store=self.store,
@@ -233,8 +240,6 @@ class OAuth(httpx.Auth):
                    "token_endpoint": found.token_endpoint, "resource": found.resource, "scope": requested,
                    "client": client.to_record(), "started_at": time.time(),
                    "dpop": self._dpop_required(found)}
-        owner = self.owner()
-        key = credential_key(self.url, owner)
         with synchronized(self.store, key):
             record = self.store.read(key) or {}
             waiting = {s: p for s, p in (record.get("pending") or {}).items()
