@@ -162,3 +162,64 @@ def test_an_explicit_none_owner_is_refused_but_no_owner_is_the_application(store
     with pytest.raises(ValueError, match="oauth owner"):
         llm_mcp.mcp(url="https://mcp.example/mcp", oauth={"owner": None}).authorized
     assert llm_mcp.mcp(url="https://mcp.example/mcp", oauth={}).authorized is False
+
+
+# -- the callback ------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def user_servers():
+    from llm_mcp_tests.oauth_servers import oauth_servers
+
+    with oauth_servers() as running:
+        yield running
+
+
+def _protected(servers) -> type[llm_mcp.MCP]:
+    class Protected(llm_mcp.MCP):
+        url = servers.mcp_url
+        inputs = ["user"]
+        oauth = {"owner": "user"}
+
+    return Protected
+
+
+def _callback(servers, server) -> dict[str, str]:
+    from urllib.parse import parse_qsl, urlsplit
+
+    url = server.authorization_url(redirect_uri="http://127.0.0.1:8000/callback")
+    return dict(parse_qsl(urlsplit(servers.approve(url)).query))
+
+
+@pytest.mark.parametrize("name", ["iss", "code", "state"])
+def test_a_callback_repeating_a_parameter_is_refused(store, user_servers, name):
+    """MCP-AUTH-06, RFC 6749 §3.1 (parameters MUST NOT be repeated): a callback carrying
+    ``iss`` (or ``code``, ``state``) twice is refused with ``MCPError`` whichever copy is right
+    and wherever it sits: a ``parse_qs`` dict of lists or Django's ``QueryDict`` (whose ``get``
+    returns the last copy). No code is exchanged."""
+    from urllib.parse import parse_qs, urlencode
+
+    from django.http import QueryDict
+
+    server = _protected(user_servers)(user="review-dup")
+    params = _callback(user_servers, server)
+    forged = {"iss": "https://evil.example", "code": "forged-code", "state": "forged-state"}[name]
+    pairs = [*params.items(), (name, forged)] if name != "iss" else [(name, forged), *params.items()]
+    before = len(user_servers.token_requests())
+    for shape in (parse_qs(urlencode(pairs)), QueryDict(urlencode(pairs))):
+        with pytest.raises(llm_mcp.MCPError, match=f"repeats {name}") as info:
+            server.authorize(shape)
+        assert not isinstance(info.value, llm_mcp.UnauthorizedError)
+    assert len(user_servers.token_requests()) == before and not server.authorized
+    server.authorize(params)  # the genuine callback still finishes the authorization
+    assert server.authorized
+
+
+def test_a_huge_iss_is_not_copied_into_the_error(store, user_servers):
+    """Bad input names the problem without carrying a megabyte of it: a huge ``iss`` is cut in
+    the ``MCPError`` message."""
+    server = _protected(user_servers)(user="review-huge")
+    params = _callback(user_servers, server)
+    with pytest.raises(llm_mcp.MCPError, match="issuer") as info:
+        server.authorize({**params, "iss": "https://evil.example/" + "x" * 1_000_000})
+    assert len(str(info.value)) < 1000

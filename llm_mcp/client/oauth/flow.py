@@ -107,6 +107,25 @@ def _first(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
+CALLBACK_PARAMETERS = ("state", "code", "iss", "error", "error_description")
+"""Callback parameters that must appear at most once (RFC 6749 §3.1)."""
+
+
+def _repeated(params: Mapping[str, Any]) -> str | None:
+    """The first of :data:`CALLBACK_PARAMETERS` that ``params`` carries more than once: a list of
+    several values (``parse_qs``) or several in a ``getlist`` (Django's ``QueryDict``)."""
+    getlist = getattr(params, "getlist", None)
+    for name in CALLBACK_PARAMETERS:
+        values = getlist(name) if callable(getlist) else params.get(name)
+        if isinstance(values, (list, tuple)) and len(values) > 1:
+            return name
+    return None
+
+
+def _cut(text: str, limit: int = 200) -> str:
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
 def _challenge(value: str | None) -> dict[str, str]:
     from ..transports.http import parse_challenge
 
@@ -267,9 +286,14 @@ class OAuth(httpx.Auth):
         started with (RFC 9207); then exchanges the code with the PKCE verifier and ``resource``.
 
         Raises ``MCPError`` when the callback belongs to another authorization (unknown
-        ``state``, another or a missing ``iss``), ``UnauthorizedError`` when the authorization
+        ``state``, another or a missing ``iss``) or repeats a parameter (RFC 6749 §3.1),
+        ``UnauthorizedError`` when the authorization
         server refused (an ``error`` in the callback, or a refused code exchange).
         """
+        repeated = _repeated(params)
+        if repeated:
+            raise MCPError(f"MCP server {self.server_name!r}: the callback repeats {repeated}; refused (RFC 6749 "
+                           "§3.1: a parameter appears at most once)", server=self.server_name)
         state = _first(params.get("state"))
         owner = self.owner()
         key = credential_key(self.url, owner)
@@ -285,7 +309,7 @@ class OAuth(httpx.Auth):
                            "started here (its state is unknown or expired)", server=self.server_name)
         iss = _first(params.get("iss"))
         if iss is not None and iss != pending["issuer"]:
-            raise MCPError(f"MCP server {self.server_name!r}: the callback comes from the issuer {iss!r}, not "
+            raise MCPError(f"MCP server {self.server_name!r}: the callback comes from the issuer {_cut(iss)!r}, not "
                            f"{pending['issuer']!r}, which this authorization was started with (RFC 9207); refused",
                            server=self.server_name)
         if iss is None and pending.get("iss_required"):
