@@ -223,3 +223,176 @@ def test_a_huge_iss_is_not_copied_into_the_error(store, user_servers):
     with pytest.raises(llm_mcp.MCPError, match="issuer") as info:
         server.authorize({**params, "iss": "https://evil.example/" + "x" * 1_000_000})
     assert len(str(info.value)) < 1000
+
+
+# -- hostile metadata and token endpoints ------------------------------------------------------
+
+
+class Hostile:
+    """An MCP server, its protected resource metadata and its authorization server on one
+    127.0.0.1 port, where one document misbehaves: ``drip`` (headers, then a byte every 0.2 s
+    for two minutes), ``huge`` (20 MB in 64 KiB chunks), or fixed ``bytes``.
+
+    Attributes:
+        url: the MCP endpoint (``/mcp``, always 401 with ``resource_metadata``).
+        sent: bytes of the misbehaving body written before the client hung up.
+    """
+
+    HUGE = 20 * 1024 * 1024
+
+    def __init__(self, *, path: str, mode: str, body: bytes = b"") -> None:
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        self.sent = 0
+        self.finished = threading.Event()
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args) -> None:
+                pass
+
+            def _json(self, status: int, data: dict, headers: dict | None = None) -> None:
+                import json
+
+                payload = json.dumps(data).encode()
+                self.send_response(status)
+                for name, value in {"Content-Type": "application/json", "Content-Length": str(len(payload)),
+                                    **(headers or {})}.items():
+                    self.send_header(name, value)
+                self.end_headers()
+                self.wfile.write(payload)
+
+            def _hostile(self) -> None:
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                if mode == "bytes":
+                    self.send_header("Content-Length", str(len(body)))
+                    self.end_headers()
+                    self.wfile.write(body)
+                    return
+                self.send_header("Connection", "close")
+                self.end_headers()
+                try:
+                    if mode == "drip":
+                        for _ in range(600):
+                            self.wfile.write(b" ")
+                            self.wfile.flush()
+                            outer.sent += 1
+                            time.sleep(0.2)
+                    else:
+                        chunk = b" " * 65536
+                        while outer.sent < outer.HUGE:
+                            self.wfile.write(chunk)
+                            outer.sent += len(chunk)
+                except OSError:
+                    pass
+                finally:
+                    outer.finished.set()
+                    self.close_connection = True
+
+            def _route(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                if length:
+                    self.rfile.read(length)
+                base = outer.base
+                if self.path == path:
+                    self._hostile()
+                elif self.path == "/mcp":
+                    self._json(401, {"error": "invalid_token"},
+                               {"WWW-Authenticate": f'Bearer resource_metadata="{base}/prm"'})
+                elif self.path == "/prm":
+                    self._json(200, {"resource": f"{base}/mcp", "authorization_servers": [base]})
+                elif self.path == "/.well-known/oauth-authorization-server":
+                    self._json(200, {"issuer": base, "token_endpoint": f"{base}/token",
+                                     "authorization_endpoint": f"{base}/authorize",
+                                     "registration_endpoint": f"{base}/register",
+                                     "code_challenge_methods_supported": ["S256"]})
+                else:
+                    self._json(404, {"error": "not_found"})
+
+            do_GET = do_POST = _route
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self.base = f"http://127.0.0.1:{self._server.server_address[1]}"
+        self.url = f"{self.base}/mcp"
+
+    def __enter__(self) -> Hostile:
+        import threading
+
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+
+def _user_server(url: str) -> llm_mcp.MCP:
+    return llm_mcp.mcp(url=url, name="hostile", timeout=2, oauth={"owner": "review"})
+
+
+@pytest.mark.parametrize("path", ["/prm", "/.well-known/oauth-authorization-server"])
+def test_a_dripping_metadata_document_times_out(store, path):
+    """Timeouts are bounded: a metadata host that sends a byte every 0.2 s (each read well within
+    the 2-second timeout, for two minutes in all) is given up after the timeout for the whole
+    answer, with ``llm_mcp.ConnectionError`` (``timed_out``)."""
+    with Hostile(path=path, mode="drip") as hostile:
+        started = time.monotonic()
+        with pytest.raises(llm_mcp.ConnectionError) as info:
+            _user_server(hostile.url).authorization_url(redirect_uri="http://127.0.0.1:8000/callback")
+        assert time.monotonic() - started < 30  # generous: the drip alone lasts 120 s
+        assert info.value.timed_out
+
+
+def test_a_dripping_token_endpoint_times_out(store):
+    """The same bound at the token endpoint (client credentials): ``llm_mcp.ConnectionError``
+    (``timed_out``), not a request held for as long as the server likes."""
+    with Hostile(path="/token", mode="drip") as hostile:
+        reports = llm_mcp.mcp(url=hostile.url, name="hostile", timeout=2,
+                              oauth={"grant": "client_credentials", "client_id": "reports", "client_secret": SECRET})
+        started = time.monotonic()
+        with pytest.raises(llm_mcp.ConnectionError) as info:
+            reports.tools
+        assert time.monotonic() - started < 30
+        assert info.value.timed_out
+
+
+def test_an_endless_metadata_document_is_not_read_to_its_end(store):
+    """A protected resource metadata document of 20 MB (a stream without end, for all the client
+    knows) is abandoned once it passes the size cap (256 KiB): the server could not finish
+    sending it, and the client did not keep it."""
+    with Hostile(path="/prm", mode="huge") as hostile:
+        with pytest.raises(llm_mcp.MCPError):
+            _user_server(hostile.url).authorization_url(redirect_uri="http://127.0.0.1:8000/callback")
+        assert hostile.finished.wait(30)
+        assert hostile.sent < Hostile.HUGE
+
+
+DEEP = b"[" * 100_000 + b"]" * 100_000
+
+
+@pytest.mark.parametrize("path", ["/prm", "/.well-known/oauth-authorization-server"])
+def test_deeply_nested_metadata_is_not_a_recursion_error(store, path):
+    """Metadata nested deeper than Python's JSON parser recurses is a document that is not
+    there (``MCPError`` naming the problem), not a ``RecursionError`` escaping the library."""
+    with Hostile(path=path, mode="bytes", body=DEEP) as hostile:
+        with pytest.raises(llm_mcp.MCPError):
+            _user_server(hostile.url).authorization_url(redirect_uri="http://127.0.0.1:8000/callback")
+
+
+@pytest.mark.parametrize("body", [DEEP[:40_000] + DEEP[-40_000:], b'{"access_token": "t", "expires_in": 1e400}',
+                                  b'{"access_token": "t", "expires_in": NaN}'],
+                         ids=["deep", "infinite-lifetime", "nan-lifetime"])
+def test_a_malformed_token_answer_is_an_mcp_error(store, body):
+    """A token answer nested too deep to parse, or whose ``expires_in`` is infinite or NaN
+    (Python's JSON parser accepts both), raises ``llm_mcp.MCPError`` saying what is wrong,
+    not ``RecursionError``/``OverflowError``/``ValueError``."""
+    with Hostile(path="/token", mode="bytes", body=body) as hostile:
+        reports = llm_mcp.mcp(url=hostile.url, name="hostile", timeout=5,
+                              oauth={"grant": "client_credentials", "client_id": "reports", "client_secret": SECRET})
+        with pytest.raises(llm_mcp.MCPError, match="token endpoint"):
+            reports.tools

@@ -31,6 +31,7 @@ from urllib.parse import urlsplit, urlunsplit
 import httpx
 
 from ..errors import ConnectionError, MCPError
+from . import bounded
 
 __all__ = ["Discovery", "authorization_server_urls", "check_endpoint", "discover", "discover_authorization_server",
            "protected_resource_urls", "resource_matches"]
@@ -160,9 +161,13 @@ def resource_matches(resource: str, server_url: str) -> bool:
 
 def _fetch_json(http: httpx.Client, url: str, server_name: str) -> dict[str, Any] | None:
     """GET a metadata document: the JSON object, or ``None`` when it is not there (any 3xx,
-    4xx or 5xx, or a body that is not a JSON object). Redirects are not followed."""
+    4xx or 5xx, a body that is not a JSON object, or one over :data:`MAX_METADATA_BYTES`).
+    Redirects are not followed; the whole answer is read within the client's timeout."""
     try:
-        response = http.get(url, headers={"Accept": "application/json"})
+        response = bounded.send(http, "GET", url, max_bytes=MAX_METADATA_BYTES, headers={"Accept": "application/json"})
+    except bounded.TooLarge:
+        log.warning("MCP server %s: metadata at %s is too large; ignored", server_name, _origin(url))
+        return None
     except httpx.TimeoutException:
         raise ConnectionError(f"MCP server {server_name!r}: {_origin(url)} did not answer a metadata request in "
                               "time", server=server_name, timed_out=True) from None
@@ -174,12 +179,9 @@ def _fetch_json(http: httpx.Client, url: str, server_name: str) -> dict[str, Any
             log.warning("MCP server %s: %s answered a metadata request with a redirect; not followed", server_name,
                         _origin(url))
         return None
-    if len(response.content) > MAX_METADATA_BYTES:
-        log.warning("MCP server %s: metadata at %s is too large; ignored", server_name, _origin(url))
-        return None
     try:
         body = json.loads(response.content)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested deeper than the parser goes
         return None
     return body if isinstance(body, dict) else None
 

@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+import httpx
 from joserfc import jwt
 from joserfc.jwk import ECKey
 
@@ -172,7 +173,7 @@ def nonce_challenge(response: Any) -> str | None:
         return nonce
     try:
         body = response.json()
-    except ValueError:
+    except (ValueError, RecursionError, httpx.ResponseNotRead):  # an unread stream: the challenge decides
         return None
     if isinstance(body, dict) and body.get("error") == "use_dpop_nonce":
         return nonce

@@ -36,6 +36,7 @@ import httpx
 from .. import protocol
 from ..config import config
 from ..errors import MCPError, UnauthorizedError
+from . import bounded
 from . import dpop as dpop_module
 from .discovery import Discovery, check_endpoint, discover, require_pkce
 from .registration import ClientInfo, check_pin, client_for, forget_registration
@@ -366,7 +367,7 @@ class OAuth(httpx.Auth):
                 protocol.META_CLIENT_CAPABILITIES: self.capabilities()}
         message = protocol.request("server/discover", {"_meta": meta})
         try:
-            response = self.http.post(self.url, content=protocol.encode(message), headers={
+            response = bounded.send(self.http, "POST", self.url, content=protocol.encode(message), headers={
                 "Accept": "application/json, text/event-stream", "Content-Type": "application/json",
                 "MCP-Protocol-Version": protocol.LATEST, "Mcp-Method": "server/discover"})
         except httpx.HTTPError as exc:

@@ -26,6 +26,7 @@ import httpx
 
 from ..config import config
 from ..errors import ConnectionError, MCPError, UnauthorizedError
+from . import bounded
 from .discovery import Discovery
 from .settings import OAuthSettings
 from .store import synchronized
@@ -195,13 +196,13 @@ def register(found: Discovery, *, redirect_uri: str, http: httpx.Client, store: 
             "application_type": application_type(redirect_uri)}
     endpoint = found.registration_endpoint or ""
     try:
-        response = http.post(endpoint, json=body, headers={"Accept": "application/json"})
+        response = bounded.send(http, "POST", endpoint, json=body, headers={"Accept": "application/json"})
     except httpx.HTTPError as exc:
         raise ConnectionError(f"MCP server {server_name!r}: its authorization server could not be reached to register "
                               f"({type(exc).__name__})", server=server_name) from None
     try:
         answer = json.loads(response.content) if response.content else {}
-    except ValueError:
+    except (ValueError, RecursionError):
         answer = {}
     if response.status_code not in (200, 201) or not isinstance(answer, dict) or not answer.get("client_id"):
         reason = _reason(answer) or f"HTTP {response.status_code}"

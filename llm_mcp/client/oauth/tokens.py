@@ -12,6 +12,7 @@ RFC 9449 §5 and §8 (DPoP proofs and nonces).
 from __future__ import annotations
 
 import base64
+import math
 import time
 import uuid
 import warnings
@@ -27,6 +28,7 @@ from joserfc import jwt
 from joserfc.jwk import ECKey, OKPKey, RSAKey
 
 from llm_mcp.client.errors import ConnectionError, MCPError, UnauthorizedError
+from llm_mcp.client.oauth import bounded
 
 if TYPE_CHECKING:
     from llm_mcp.client.oauth.dpop import DPoPKey
@@ -308,7 +310,9 @@ def request_token(http: httpx.Client | None, endpoint: str, form: Mapping[str, s
                 headers["DPoP"] = dpop.proof("POST", endpoint)
             secrets = [body.get(key) for key in _SECRET_FIELDS] + [client.client_secret if client else None]
             try:
-                response = http.post(endpoint, data=body, headers=headers)
+                response = bounded.send(http, "POST", endpoint, data=body, headers=headers)
+            except bounded.TooLarge:
+                raise MCPError(f"{name}: the token endpoint's answer is too large", server=name) from None
             except httpx.TimeoutException:
                 raise ConnectionError(f"{name}: the token request timed out", server=name, timed_out=True) from None
             except httpx.HTTPError as error:
@@ -335,7 +339,7 @@ def _token_from(response: httpx.Response, name: str, secrets: list[str | None]) 
     status = response.status_code
     try:
         data = response.json()
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested deeper than the parser goes
         data = None
     if status >= 500 or status == 429:
         retry_after = response.headers.get("Retry-After")
@@ -363,7 +367,8 @@ def _token_from(response: httpx.Response, name: str, secrets: list[str | None]) 
     expires_in = data.get("expires_in")
     if isinstance(expires_in, str) and expires_in.isdigit():
         expires_in = int(expires_in)
-    if expires_in is not None and (isinstance(expires_in, bool) or not isinstance(expires_in, (int, float))):
+    if expires_in is not None and (isinstance(expires_in, bool) or not isinstance(expires_in, (int, float))
+                                   or not math.isfinite(expires_in)):
         raise MCPError(f"{name}: the token endpoint's answer has a malformed expires_in", server=name)
     token_data = dict(data)
     token_data["expires_at"] = int(time.time() + expires_in) if expires_in is not None else None
