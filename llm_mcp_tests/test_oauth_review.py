@@ -396,3 +396,23 @@ def test_a_malformed_token_answer_is_an_mcp_error(store, body):
                               oauth={"grant": "client_credentials", "client_id": "reports", "client_secret": SECRET})
         with pytest.raises(llm_mcp.MCPError, match="token endpoint"):
             reports.tools
+
+
+@pytest.mark.parametrize("document", ["resource", "issuer"])
+def test_a_huge_foreign_identifier_is_cut_in_the_refusal(store, document):
+    """The refusals name what they refuse without copying 200 KB of it: a protected resource
+    metadata ``resource`` or an authorization server ``issuer`` that is another (huge) value
+    raises ``MCPError`` with a message of reasonable length."""
+    from llm_mcp_tests.oauth_fakes import FakeServer
+
+    huge = "https://evil.example/" + "x" * 200_000
+    with FakeServer() as site:
+        site.route("/mcp", method="POST", status=401, headers={"WWW-Authenticate": "Bearer"}, json={})
+        site.route("/.well-known/oauth-protected-resource/mcp", json={
+            "resource": huge if document == "resource" else f"{site.url}/mcp", "authorization_servers": [site.url]})
+        site.route("/.well-known/oauth-authorization-server", json={
+            "issuer": huge if document == "issuer" else site.url, "token_endpoint": f"{site.url}/token",
+            "authorization_endpoint": f"{site.url}/authorize", "code_challenge_methods_supported": ["S256"]})
+        with pytest.raises(llm_mcp.MCPError, match="refused") as info:
+            _user_server(f"{site.url}/mcp").authorization_url(redirect_uri="http://127.0.0.1:8000/callback")
+        assert len(str(info.value)) < 1000

@@ -186,6 +186,11 @@ def _fetch_json(http: httpx.Client, url: str, server_name: str) -> dict[str, Any
     return body if isinstance(body, dict) else None
 
 
+def _cut(value: Any, limit: int = 200) -> Any:
+    """A foreign value for a message: strings longer than ``limit`` characters are cut."""
+    return value[:limit] + "..." if isinstance(value, str) and len(value) > limit else value
+
+
 def _origin(url: str) -> str:
     parts = urlsplit(url)
     return f"{parts.scheme}://{parts.netloc}"
@@ -224,7 +229,7 @@ def discover(http: httpx.Client, server_url: str, challenge: dict[str, str], *, 
     resource = prm.get("resource")
     if not isinstance(resource, str) or not resource_matches(resource, server_url):
         raise MCPError(f"MCP server {server_name!r}: its protected resource metadata names another resource "
-                       f"({resource!r}); refused", server=server_name)
+                       f"({_cut(resource)!r}); refused", server=server_name)
     servers = prm.get("authorization_servers")
     if not isinstance(servers, list) or not servers or not isinstance(servers[0], str):
         raise MCPError(f"MCP server {server_name!r}: its protected resource metadata names no authorization server",
@@ -253,7 +258,7 @@ def discover_authorization_server(http: httpx.Client, issuer: str, *, server_nam
             continue
         if metadata.get("issuer") != issuer:
             raise MCPError(f"MCP server {server_name!r}: the authorization server metadata at {url} names the issuer "
-                           f"{metadata.get('issuer')!r}, not {issuer!r}; refused (RFC 8414 §3.3)", server=server_name)
+                           f"{_cut(metadata.get('issuer'))!r}, not {issuer!r}; refused (RFC 8414 §3.3)", server=server_name)
         check_metadata(metadata, server_name)
         return Discovery(resource="", protected_resource={}, issuer=issuer, metadata=metadata)
     if not allow_fallback:
