@@ -416,3 +416,44 @@ def test_a_huge_foreign_identifier_is_cut_in_the_refusal(store, document):
         with pytest.raises(llm_mcp.MCPError, match="refused") as info:
             _user_server(f"{site.url}/mcp").authorization_url(redirect_uri="http://127.0.0.1:8000/callback")
         assert len(str(info.value)) < 1000
+
+
+class DictStore:
+    """A credential store of the app's own, as docs/authorization.md describes one: ``read``,
+    ``write(key, data, owner=None)`` and ``delete``, no ``synchronize``."""
+
+    def __init__(self) -> None:
+        self.data: dict[str, dict] = {}
+
+    def read(self, key: str) -> dict | None:
+        return self.data.get(key)
+
+    def write(self, key: str, data: dict, owner: object = None) -> None:
+        self.data[key] = dict(data)
+
+    def delete(self, key: str) -> None:
+        self.data.pop(key, None)
+
+
+def test_a_secret_in_the_server_url_stays_out_of_credential_keys(user_servers):
+    """Credential keys are stored in clear (the Django model's ``key`` column, listed in the
+    admin): an API key in the MCP server URL's query must not be copied into them. The key still tells servers apart (another query is another key)."""
+    store = DictStore()
+    before = config.credential_store
+    configure(credential_store=store)
+    try:
+        url = user_servers.mcp_url + "?api_key=key-in-url-55"
+
+        class Keyed(llm_mcp.MCP):
+            inputs = ["user"]
+            oauth = {"owner": "user"}
+
+        Keyed.url = url
+        server = Keyed(user="review-keyed")
+        server.authorize(_callback(user_servers, server))
+        assert server.authorized and [t.name for t in server.tools] == ["add", "admin_report"]
+        assert store.data and all("key-in-url-55" not in key for key in store.data)
+        assert credential_key(url, "a") != credential_key(url.replace("55", "56"), "a")
+        assert credential_key(user_servers.mcp_url, "a") == f"oauth:{user_servers.mcp_url}|a"
+    finally:
+        configure(credential_store=before)

@@ -89,8 +89,16 @@ def canonical_url(url: str) -> str:
 
 
 def credential_key(url: str, owner: Any) -> str:
-    """The credential store key of one owner's tokens for one MCP server (at most 255 characters)."""
-    key = f"oauth:{canonical_url(url)}|{owner_identity(owner)}"
+    """The credential store key of one owner's tokens for one MCP server (at most 255 characters).
+
+    Keys are stored in clear (the Django model's ``key`` column), so a query in the URL, which
+    may carry an API key, is kept as a SHA-256 digest: ``oauth:<url without query>?#<digest>|<owner>``."""
+    parts = urlsplit(canonical_url(url))
+    where = canonical_url(url)
+    if parts.query:
+        digest = hashlib.sha256(parts.query.encode()).hexdigest()[:32]
+        where = urlunsplit((parts.scheme, parts.netloc, parts.path, "", "")) + f"?#{digest}"
+    key = f"oauth:{where}|{owner_identity(owner)}"
     if len(key) > MAX_KEY:
         key = "oauth:" + hashlib.sha256(key.encode()).hexdigest()
     return key
