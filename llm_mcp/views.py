@@ -111,8 +111,9 @@ def _scrub(text: str, request: HttpRequest) -> str:
 def _failure(request: HttpRequest, *, title: str, detail: str, status: int, next_url: str,
              server: str = "") -> HttpResponse:
     detail = _scrub(detail, request)
+    one_line = "".join(char if char.isprintable() else " " for char in detail)  # no forged log lines
     log.warning("MCP authorization%s failed for user %s: %s: %s", f" of {server}" if server else "",
-                getattr(request.user, "pk", None), title, detail)
+                getattr(request.user, "pk", None), title, one_line)
     return render(request, "llm_mcp/oauth_error.html",
                   {"title": title, "detail": detail, "next": next_url, "server": server}, status=status)
 

@@ -457,3 +457,24 @@ def test_a_secret_in_the_server_url_stays_out_of_credential_keys(user_servers):
         assert credential_key(user_servers.mcp_url, "a") == f"oauth:{user_servers.mcp_url}|a"
     finally:
         configure(credential_store=before)
+
+
+@pytest.mark.db
+@pytest.mark.django_db(transaction=True)
+def test_a_failed_callback_logs_one_line(oauth_servers_for_views, alice, caplog):
+    """The callback's ``error_description`` comes from the URL: a line break in it must not
+    forge extra lines in the site's log (the page still shows the description)."""
+    from urllib.parse import parse_qs, urlencode, urlsplit
+
+    from django.urls import reverse
+
+    client = _browser(alice)
+    started = client.post(reverse("llm_mcp:oauth_connect", args=["protected"]), {"next": "/back/"})
+    state = parse_qs(urlsplit(started["Location"]).query)["state"][0]
+    forged = "denied\nCRITICAL django.security: forged line\r\nmore"
+    with caplog.at_level("INFO", logger="llm_mcp"):
+        page = client.get(reverse("llm_mcp:oauth_callback") + "?" + urlencode(
+            {"state": state, "error": "access_denied", "error_description": forged}))
+    assert page.status_code == 400 and "forged line" in page.content.decode()
+    logged = [r.getMessage() for r in caplog.records if r.name.startswith("llm_mcp")]
+    assert logged and all("\n" not in line and "\r" not in line for line in logged)
