@@ -169,15 +169,9 @@ def callback(request: HttpRequest) -> HttpResponse:
                                "the connection again.")
     request.session[SESSION_KEY] = pending  # a state is used once, whatever happens next
     name, next_url = started["server"], _safe_next(request, started.get("next"))
-    if "error" in request.GET:
-        error = request.GET.get("error", "")[:200]
-        description = request.GET.get("error_description", "")[:500]
-        return _failure(request, title=f"{name} was not connected", status=400, next_url=next_url, server=name,
-                        detail=f"The authorization server answered {error!r}" + (f": {description}" if description
-                                                                                else "."))
     server = build_server(name, request)
     try:
-        server.authorize(request.GET)
+        server.authorize(request.GET)  # an error response too: its iss is checked, the authorization forgotten
     except MCPError as exc:
         return _failure(request, title=f"{name} was not connected", detail=_describe(exc), status=400,
                         next_url=next_url, server=name)

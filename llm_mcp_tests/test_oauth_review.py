@@ -474,7 +474,39 @@ def test_a_failed_callback_logs_one_line(oauth_servers_for_views, alice, caplog)
     forged = "denied\nCRITICAL django.security: forged line\r\nmore"
     with caplog.at_level("INFO", logger="llm_mcp"):
         page = client.get(reverse("llm_mcp:oauth_callback") + "?" + urlencode(
-            {"state": state, "error": "access_denied", "error_description": forged}))
+            {"state": state, "error": "access_denied", "error_description": forged,
+             "iss": oauth_servers_for_views.issuer}))
     assert page.status_code == 400 and "forged line" in page.content.decode()
     logged = [r.getMessage() for r in caplog.records if r.name.startswith("llm_mcp")]
     assert logged and all("\n" not in line and "\r" not in line for line in logged)
+
+
+@pytest.mark.db
+@pytest.mark.django_db(transaction=True)
+def test_a_declined_authorization_is_finished_by_the_client(oauth_servers_for_views, alice):
+    """MCP-AUTH-06 on error responses: the view hands an ``error`` callback to ``authorize``
+    like any other, so its ``iss`` is checked (RFC 9207 covers error responses too: an error
+    from another issuer is a mix-up, shown as such) and the waiting authorization, with its
+    PKCE verifier, is forgotten rather than left in the credential store."""
+    from urllib.parse import parse_qs, urlencode, urlsplit
+
+    from django.urls import reverse
+
+    from llm_mcp_tests.oauth_steps import ProtectedServer
+
+    servers = oauth_servers_for_views
+    client = _browser(alice)
+
+    def declined(**overrides: str):
+        started = client.post(reverse("llm_mcp:oauth_connect", args=["protected"]), {"next": "/back/"})
+        state = parse_qs(urlsplit(started["Location"]).query)["state"][0]
+        query = {"error": "access_denied", "state": state, "iss": servers.issuer, **overrides}
+        return client.get(reverse("llm_mcp:oauth_callback") + "?" + urlencode(query))
+
+    page = declined()
+    assert page.status_code == 400 and "access_denied" in page.content.decode()
+    record = config.credential_store.read(ProtectedServer(user=alice).oauth_flow.key)
+    assert record is not None and record.get("pending") == {}
+    mixed = declined(iss="https://attacker.example")
+    assert mixed.status_code == 400 and "RFC 9207" in mixed.content.decode()
+    assert not ProtectedServer(user=alice).authorized
