@@ -510,3 +510,16 @@ def test_a_declined_authorization_is_finished_by_the_client(oauth_servers_for_vi
     mixed = declined(iss="https://attacker.example")
     assert mixed.status_code == 400 and "RFC 9207" in mixed.content.decode()
     assert not ProtectedServer(user=alice).authorized
+
+
+def test_a_declined_callbacks_reason_is_one_line(store, user_servers):
+    """The callback's ``error_description`` is the authorization server's (or whoever crafted the
+    URL's) text: ``UnauthorizedError`` carries it on one line, cut, so a log line of it is one
+    line."""
+    server = _protected(user_servers)(user="review-declined")
+    params = _callback(user_servers, server)
+    declined = {"state": params["state"], "iss": params["iss"], "error": "access_denied",
+                "error_description": "no\nCRITICAL forged\r\n" + "y" * 5000}
+    with pytest.raises(llm_mcp.UnauthorizedError, match="access_denied: no CRITICAL forged") as info:
+        server.authorize(declined)
+    assert "\n" not in str(info.value) and "\r" not in str(info.value) and len(str(info.value)) < 1000

@@ -328,6 +328,7 @@ class OAuth(httpx.Auth):
         if error:
             description = _first(params.get("error_description"))
             reason = f"{error}: {description}" if description else error
+            reason = "".join(char if char.isprintable() else " " for char in reason)  # one line, for logs
             raise UnauthorizedError(f"{urlsplit(pending['issuer']).hostname} refused the authorization: "
                                     f"{reason[:300]}", server=self.server_name)
         code = _first(params.get("code"))
