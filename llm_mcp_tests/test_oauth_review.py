@@ -86,12 +86,33 @@ def test_the_oauth_package_exports_what_the_docs_name():
 
 # -- the Django connect view -------------------------------------------------------------------
 
-from llm_mcp_tests.test_oauth_django import _browser, alice, oauth_settings, servers  # noqa: E402, F401
+@pytest.fixture
+def oauth_servers_for_views(monkeypatch, settings):
+    """The test authorization and MCP servers, listed as ``protected`` in ``OAUTH_SERVERS``."""
+    from llm_mcp_tests.oauth_servers import oauth_servers
+    from llm_mcp_tests.oauth_steps import MCP_URL_ENV
+
+    with oauth_servers() as running:
+        monkeypatch.setenv(MCP_URL_ENV, running.mcp_url)
+        settings.LLM_MCP = {**settings.LLM_MCP,
+                            "OAUTH_SERVERS": {"protected": "llm_mcp_tests.oauth_steps.ProtectedServer"}}
+        yield running
 
 
 @pytest.fixture
-def oauth_servers_for_views(servers, oauth_settings):  # noqa: F811
-    return servers
+def alice(db):
+    from django.contrib.auth import get_user_model
+
+    return get_user_model().objects.create_user("alice")
+
+
+def _browser(user):
+    """A Django test client signed in as ``user`` (host 127.0.0.1, as the callback URL has)."""
+    from django.test import Client
+
+    client = Client(HTTP_HOST="127.0.0.1")
+    client.force_login(user)
+    return client
 
 
 @pytest.mark.db
@@ -365,11 +386,10 @@ def test_an_endless_metadata_document_is_not_read_to_its_end(store):
     """A protected resource metadata document of 20 MB (a stream without end, for all the client
     knows) is abandoned once it passes the size cap (256 KiB): the server could not finish
     sending it, and the client did not keep it."""
-    with Hostile(path="/prm", mode="huge") as hostile:
-        with pytest.raises(llm_mcp.MCPError):
-            _user_server(hostile.url).authorization_url(redirect_uri="http://127.0.0.1:8000/callback")
-        assert hostile.finished.wait(30)
-        assert hostile.sent < Hostile.HUGE
+    with Hostile(path="/prm", mode="huge") as hostile, pytest.raises(llm_mcp.MCPError):
+        _user_server(hostile.url).authorization_url(redirect_uri="http://127.0.0.1:8000/callback")
+    assert hostile.finished.wait(30)
+    assert hostile.sent < Hostile.HUGE
 
 
 DEEP = b"[" * 100_000 + b"]" * 100_000
@@ -379,9 +399,8 @@ DEEP = b"[" * 100_000 + b"]" * 100_000
 def test_deeply_nested_metadata_is_not_a_recursion_error(store, path):
     """Metadata nested deeper than Python's JSON parser recurses is a document that is not
     there (``MCPError`` naming the problem), not a ``RecursionError`` escaping the library."""
-    with Hostile(path=path, mode="bytes", body=DEEP) as hostile:
-        with pytest.raises(llm_mcp.MCPError):
-            _user_server(hostile.url).authorization_url(redirect_uri="http://127.0.0.1:8000/callback")
+    with Hostile(path=path, mode="bytes", body=DEEP) as hostile, pytest.raises(llm_mcp.MCPError):
+        _user_server(hostile.url).authorization_url(redirect_uri="http://127.0.0.1:8000/callback")
 
 
 @pytest.mark.parametrize("body", [DEEP[:40_000] + DEEP[-40_000:], b'{"access_token": "t", "expires_in": 1e400}',
