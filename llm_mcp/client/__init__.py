@@ -18,6 +18,7 @@ from .errors import (
     UnauthorizedError,
 )
 from .cancel import CancelScope
+from .question import Field, Question
 from .result import Attachment, Result
 from .server import MCP, Servers, mcp
 from .session import Client
@@ -32,11 +33,13 @@ __all__ = [
     "Client",
     "ConfigurationError",
     "ConnectionError",
+    "Field",
     "ForbiddenError",
     "InputRequiredError",
     "InsufficientScopeError",
     "InvalidToolChoiceError",
     "MCPError",
+    "Question",
     "Result",
     "Servers",
     "Tool",
