@@ -25,6 +25,7 @@ from .definition import complete_values
 from .paging import InvalidCursor, page
 from .prompts import MissingPromptArguments, Prompt
 from .resources import Resource, ResourceTemplate
+from .asking import MISSING_CLIENT_CAPABILITY, InputNotAccepted
 from .runtime import LOG_LEVELS, CallChannel, InvalidResult, ToolCancelled
 from .serve import (
     add_serve_arguments,
@@ -48,6 +49,24 @@ def _field(obj: Any, key: str, default: Any = None) -> Any:
     if isinstance(obj, dict):
         return obj.get(key, default)
     return getattr(obj, key, default)
+
+
+def _capabilities(ctx: Any) -> dict[str, Any]:
+    """The client capabilities behind a request, as a wire dict (both eras)."""
+    capabilities = getattr(_field(ctx, "session"), "client_capabilities", None)
+    if capabilities is None:
+        return {}
+    if isinstance(capabilities, dict):
+        return capabilities
+    return capabilities.model_dump(by_alias=True, exclude_none=True, mode="json")
+
+
+def _responses(params: Any) -> dict[str, Any]:
+    """A request's ``inputResponses`` as wire dicts (``{}`` when none)."""
+    responses = _field(params, "input_responses", _field(params, "inputResponses")) or {}
+    return {str(key): value if isinstance(value, dict) else value.model_dump(by_alias=True, exclude_none=True,
+                                                                             mode="json")
+            for key, value in responses.items()}
 
 
 def _classes(kind: type, items: Iterable[Any], what: str) -> list[Any]:
@@ -204,9 +223,10 @@ class Server:
 
         kit = self
 
-        def channel_for(ctx: Any, logger_name: str) -> CallChannel:
+        def channel_for(ctx: Any, logger_name: str, params: Any = None) -> CallChannel:
             meta = _field(ctx, "meta") or {}
             progress_requested = _field(meta, "progressToken", _field(meta, "progress_token")) is not None
+            version = _field(ctx, "protocol_version")
 
             async def send_log(level: str, message: str) -> None:
                 modern = _field(ctx, "protocol_version") == "2026-07-28"
@@ -220,8 +240,24 @@ class Server:
             async def send_progress(progress: float, total: float | None, message: str | None) -> None:
                 await ctx.session.report_progress(progress, total, message)
 
-            return CallChannel(send_log=send_log, send_progress=send_progress, progress_requested=progress_requested,
-                               token=anyio.lowlevel.current_token())
+            async def elicit(params: dict[str, Any]) -> dict[str, Any]:
+                if params.get("mode") == "url":
+                    answer = await ctx.session.elicit_url(params.get("message", ""), params.get("url", ""),
+                                                          params.get("elicitationId") or "kit",
+                                                          related_request_id=ctx.request_id)
+                else:
+                    answer = await ctx.session.elicit_form(params.get("message", ""), params.get("requestedSchema", {}),
+                                                           related_request_id=ctx.request_id)
+                return answer.model_dump(by_alias=True, exclude_none=True, mode="json")
+
+            channel = CallChannel(send_log=send_log, send_progress=send_progress,
+                                  progress_requested=progress_requested, token=anyio.lowlevel.current_token(),
+                                  request_id=_field(ctx, "request_id"), protocol_version=version,
+                                  client_capabilities=_capabilities(ctx), input_responses=_responses(params),
+                                  request_state=_field(params, "request_state", _field(params, "requestState")))
+            if version != "2026-07-28":
+                channel.send_elicit = lambda request: channel._call(elicit, request)
+            return channel
 
         async def in_thread(channel: CallChannel, fn: Any, *args: Any) -> Any:
             try:
@@ -251,6 +287,8 @@ class Server:
                 raise
             except InvalidResult as exc:
                 raise refuse(str(exc)) from None
+            except InputNotAccepted as exc:
+                raise MCPError(code=MISSING_CLIENT_CAPABILITY, message=str(exc)) from None
             except ToolCancelled:
                 raise refuse(f"{what} raised ToolCancelled but the client did not cancel the request "
                              f"(raise ToolError to answer a tool error)") from None
@@ -260,7 +298,7 @@ class Server:
 
         async def call_tool(ctx: Any, params: Any) -> dict[str, Any]:
             tool, name = named(self._by_name, params, "tool")
-            channel = channel_for(ctx, name)
+            channel = channel_for(ctx, name, params)
             arguments = dict(_field(params, "arguments") or {})
             result = await guarded(channel, f"{tool.__name__}.call()", tool.run, arguments, self.context, channel)
             # 2026-07-28 results say what they are; the SDK drops the key for older eras.
