@@ -29,9 +29,9 @@ def run(scenario: str, url: str, context: dict[str, Any]) -> None:
         if scenario.startswith("sep-2322-"):
             for name in ("test_mrtr_echo_state", "test_mrtr_unrelated", "test_mrtr_no_state",
                          "test_mrtr_no_result_type"):
-                logging.info("%s: %s", name, server.call(name).text)
+                logging.getLogger("conformance").info("%s: %s", name, server.call(name).text)
         elif scenario.startswith("elicitation-"):
             for tool in server.tools:
-                logging.info("%s: %s", tool.server_name, server.call(tool.server_name).text)
+                logging.getLogger("conformance").info("%s: %s", tool.server_name, server.call(tool.server_name).text)
         else:
             raise SystemExit(f"conformance_questions has no scenario {scenario!r}")

@@ -17,7 +17,7 @@ import pytest
 from llm_mcp.testing.scripted_model import reply, tool_call
 
 from .servers.questions import DEPLOY_STATE
-from .test_processes import redis_url, shared_db, step, worker  # noqa: F401 - fixtures used here
+from .test_processes import redis_url, shared_db, step, worker  # noqa: F401, F811 - fixtures used here
 
 pytestmark = [pytest.mark.db, pytest.mark.slow]
 
@@ -27,7 +27,7 @@ def received(env: dict[str, str]) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines() if line] if path.exists() else []
 
 
-def test_quest_22_question_answered_in_a_view_process_resumed_by_a_celery_job(worker, model):
+def test_quest_22_question_answered_in_a_view_process_resumed_by_a_celery_job(worker, model):  # noqa: F811
     """MCP-QUEST-22, MCP-QUEST-11: the question persists on the ToolCall row; answering it from another
     process saves the answer and contacts no server; a Celery ``resume_chat`` job sends the answer with
     the unchanged requestState and a new JSON-RPC id, and the turn finishes."""

@@ -23,6 +23,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Any
 
 from ..client import outages
+from ..client.asking import Resume, resuming
 from ..client.cancel import CancelScope
 from ..client.errors import (
     CancelledError,
@@ -32,7 +33,6 @@ from ..client.errors import (
     MCPError,
     TurnLimitError,
 )
-from ..client.asking import Resume, resuming
 from ..client.question import Question
 from ..client.result import Attachment, Result, sniff_mime_type
 from ..client.server import MCP, Servers

@@ -15,13 +15,14 @@ that round-trips through JSON (:meth:`Question.to_dict` / :meth:`Question.from_d
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 from urllib.parse import urlsplit
 
 from .protocol import as_object, as_text
 
-__all__ = ["Field", "Question", "WEB_SCHEMES"]
+__all__ = ["WEB_SCHEMES", "Field", "Question"]
 
 WEB_SCHEMES = ("http", "https")
 """The only schemes a URL question may use; any other is declined before anyone sees it."""

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["InputNotAccepted", "InputRequired", "MAX_ASKING_ROUNDS", "MISSING_CLIENT_CAPABILITY", "input_request"]
+__all__ = ["MAX_ASKING_ROUNDS", "MISSING_CLIENT_CAPABILITY", "InputNotAccepted", "InputRequired", "input_request"]
 
 MAX_ASKING_ROUNDS = 10
 """Times one handshake-era call may ask and run ``call()`` again before the kit gives up."""
