@@ -451,3 +451,30 @@ def test_question_round_trips_through_json(model, q_modern):
     assert restored.response == {"action": "accept", "content": {"environment": "production"}} and restored.answered
     with pytest.raises(ValueError, match="not a stored question"):
         llm_mcp.Question.from_dict({"params": "x"})
+
+
+def test_quest_13_ask_refused_while_questions_open_or_answered_not_sent(model, q_modern):
+    """MCP-QUEST-13: ask() raises ValueError while a question is open, and while its answer has not been sent
+    yet (complete() sends it); nothing is lost."""
+    chat = make_chat(model, [tool_call("deploy"), reply("ok")]).with_mcp(q_modern.mcp())
+    chat.ask("deploy")
+    with pytest.raises(ValueError, match="pending_questions"):
+        chat.ask("something else")
+    chat.pending_questions[0].answer("staging")
+    with pytest.raises(ValueError, match="pending_questions"):
+        chat.ask("something else")
+    assert chat.complete().content == "ok" and tool_text(model.requests[1]) == "deployed main to staging"
+
+
+def test_kit_tool_asks_without_a_server():
+    """The kit: run() without a server answers a question with the 2026-07-28 InputRequiredResult, and with the
+    answer in the channel, finishes."""
+    from llm_mcp.testing import CallChannel
+    from llm_mcp_tests.servers.questions import Deploy
+
+    channel = CallChannel(client_capabilities=BOTH)
+    asked = Deploy.run({"branch": "x"}, channel=channel)
+    assert asked["resultType"] == "input_required" and asked["requestState"] == DEPLOY_STATE
+    assert asked["inputRequests"]["env"]["method"] == "elicitation/create"
+    channel.input_responses = {"env": {"action": "accept", "content": {"environment": "staging"}}}
+    assert Deploy.run({"branch": "x"}, channel=channel)["content"][0]["text"] == "deployed x to staging"

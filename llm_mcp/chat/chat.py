@@ -231,7 +231,7 @@ class Chat:
             raise TypeError(f"ask() takes the user's text as a string, not {type(text).__name__}")
         with self._turn_lock:
             _, open_calls = unanswered(self.messages)
-            if any(call.waiting or call.approval == "approved" for call in open_calls):
+            if any(call.waiting or call.approval == "approved" or call.pending_questions for call in open_calls):
                 raise ValueError("the chat has tool calls waiting for a decision or approved but not run yet: "
                                  "decide each of chat.pending_approvals, answer chat.pending_questions, then "
                                  "complete()")
