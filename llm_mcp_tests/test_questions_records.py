@@ -59,3 +59,54 @@ def test_quest_22_record_pauses_saves_and_resumes(model, tmp_path):
     assert retry["state"] == DEPLOY_STATE and retry["responses"]["env"]["content"] == {"environment": "production"}
     row.refresh_from_db()
     assert row.pending_questions == [] and row.request_state is None and row.result.content == "deployed b to production"
+
+
+@pytest.fixture
+def enqueued(monkeypatch: pytest.MonkeyPatch) -> list[tuple]:
+    from llm_mcp import tasks
+
+    jobs: list[tuple] = []
+    monkeypatch.setattr(tasks.resume_chat, "delay", lambda *args: jobs.append(args))
+    return jobs
+
+
+def test_quest_22_example_site_answers_and_declines_questions(enqueued):
+    """MCP-QUEST-22, MCP-QUEST-09, MCP-QUEST-17: the example site's chat page shows a paused call's questions
+    (message, server, choices, the URL in full); its form saves an answer on the row (an answer the question
+    cannot take is refused and changes nothing); once none is open, resume_chat is enqueued."""
+    from django.test import Client
+    from django.urls import reverse
+
+    from example_project import agents
+    from llm_mcp.models import Message as MessageRow
+
+    from .servers.questions import ENVIRONMENT
+
+    record = agents.new_chat("offline", "offline")
+    assistant = MessageRow.objects.create(chat=record, role="assistant", content="")
+    request = {"method": "tools/call", "params": {"name": "deploy", "arguments": {}}}
+    form = llm_mcp.Question("env", {"message": "Which environment?", "requestedSchema": ENVIRONMENT},
+                            server="deploys", request=request)
+    link = llm_mcp.Question("login", {"mode": "url", "message": "Connect", "url": "https://example.com/c?x=1&y=2"},
+                            server="deploys", request=request)
+    call = ToolCallRow.objects.create(message=assistant, tool_call_id="call_1", name="deploy", arguments={},
+                                      pending_questions=[form.to_dict(), link.to_dict()], request_state="s")
+    client = Client()
+    html = client.get(reverse("chat", args=[record.pk])).content.decode()
+    assert "Which environment?" in html and "<strong>deploys</strong>" in html
+    assert '<option value="production">' in html and 'href="https://example.com/c?x=1&amp;y=2"' in html
+    assert 'name="text"' in html and "answer the questions" in html  # new messages wait
+
+    answer = reverse("answer_question", args=[record.pk, call.pk, "env"])
+    client.post(answer, {"action": "answer", "field-environment": "moon"})
+    call.refresh_from_db()
+    assert call.pending_questions[0]["response"] is None and enqueued == []
+    client.post(answer, {"action": "answer", "field-environment": "production"})
+    call.refresh_from_db()
+    assert call.pending_questions[0]["response"] == {"action": "accept", "content": {"environment": "production"}}
+    assert enqueued == []  # the URL question is still open
+    client.post(reverse("answer_question", args=[record.pk, call.pk, "login"]), {"action": "decline"})
+    call.refresh_from_db()
+    assert call.pending_questions[1]["response"] == {"action": "decline"} and not call.waiting
+    assert enqueued == [(record.pk,)]
+    assert client.post(answer, {"action": "maybe"}).status_code == 400

@@ -638,6 +638,7 @@ def pending_questions(store: Store) -> list[Question]:
         for data in call.pending_questions:
             if isinstance(data, dict) and data.get("response") is None:
                 question = Question.from_dict(data)
+                question.tool_call_id = call.id
                 question._save = functools.partial(_save_answer, store, assistant, call)
                 found.append(question)
     return found

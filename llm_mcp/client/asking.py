@@ -113,12 +113,11 @@ class AskingServer:
 
     name: Any
 
-    # provided by MCP
-    def _option(self, key: str) -> Any: ...  # pragma: no cover
-    def _names_method(self, value: Any) -> bool: ...  # pragma: no cover
+    if TYPE_CHECKING:  # provided by llm_mcp.MCP
+        client: Client
 
-    @property
-    def client(self) -> Client: ...  # pragma: no cover
+        def _option(self, key: str) -> Any: ...
+        def _names_method(self, value: Any) -> bool: ...
 
     def _check_question_settings(self, where: str) -> None:
         _kinds(self._option("input_requests"), where)

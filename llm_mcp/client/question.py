@@ -141,6 +141,8 @@ class Question:
             which are answered in line).
         response: the answer once given: ``{"action": "accept", "content": {...}}`` for a form,
             ``{"action": "accept"}`` for a URL, ``{"action": "decline"}``; ``None`` until then.
+        tool_call_id: the id of the chat's tool call that asked it (set by ``chat.pending_questions``;
+            ``None`` elsewhere, and not part of :meth:`to_dict`).
 
     ``answer`` and ``decline`` raise ``ValueError`` for an answer the question cannot take,
     and for a question answered already.
@@ -161,6 +163,7 @@ class Question:
         self.fields: list[Field] = [] if self.mode == "url" else [
             Field.from_schema(str(name), prop, name in required)
             for name, prop in as_object(schema.get("properties")).items()]
+        self.tool_call_id: str | None = None
         self._save: Callable[[Question], None] | None = None
 
     @property
