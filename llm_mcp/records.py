@@ -38,6 +38,7 @@ from .chat.messages import (
     attachment_to_dict,
     clean_text,
 )
+from .client.prompt import Prompt
 
 if TYPE_CHECKING:
     from .chat import Agent
@@ -114,7 +115,9 @@ class DatabaseStore:
         answered_already = False
         message.content = clean_text(message.content or "")  # what is returned is what is stored
         with transaction.atomic(using=self._db):
-            key, self.next_key = (self.next_key if message.role == "user" else None), None
+            key = None
+            if message.role == "user":  # the key waits for the user turn (a prompt may start with the assistant's)
+                key, self.next_key = self.next_key, None
             row = Row.objects.create(chat_id=self.record.pk, key=key, **_row_values(message))
             if message.tool_calls:
                 Call.objects.bulk_create([Call(message=row, tool_call_id=call.id, name=call.name,
@@ -410,13 +413,16 @@ class ChatRecord:
         """The conversation as :class:`llm_mcp.chat.Message` objects, read fresh."""
         return self.store.messages()
 
-    def ask(self, text: str, *, with_: Any = None, stream: Callable[[str], None] | None = None,
+    def ask(self, text: str | Prompt, *, with_: Any = None, stream: Callable[[str], None] | None = None,
             key: str | None = None) -> Message:
         """Add a user message and run the turn (see :meth:`llm_mcp.Chat.ask`).
 
+        ``text`` may be an MCP :class:`~llm_mcp.Prompt`: each of its turns is stored as a
+        message row (assistant turns included), then the model answers.
         ``key`` (at most 255 characters) makes it idempotent: when a user message with this
         key is stored already (a job that runs twice), it is not added again and the turn is
-        completed instead. The same key with another text raises ``ValueError``."""
+        completed instead. The same key with another text raises ``ValueError`` (for a
+        prompt, the key goes on its first user turn and is compared with that turn's text)."""
         if key is not None and (not isinstance(key, str) or not 0 < len(key) <= 255):
             raise ValueError(f"key must be a string of 1 to 255 characters, not {str(key)[:40]!r}...")
         chat = self.chat
@@ -424,11 +430,16 @@ class ChatRecord:
             if key is not None:
                 stored = self.message_records.filter(key=key).values_list("content", flat=True).first()  # type: ignore[attr-defined]
                 if stored is not None:
+                    if isinstance(text, Prompt):
+                        text = next((t.content for t in text.messages if t.role == "user"), "")
                     if stored != text:
                         raise ValueError(f"chat {self.pk} already has a message with key {key!r}, with another text")
                     return chat.complete(stream=stream)
                 self.store.next_key = key
-            return chat.ask(text, with_=with_, stream=stream)
+            try:
+                return chat.ask(text, with_=with_, stream=stream)
+            finally:
+                self.store.next_key = None  # used by the user turn, or dropped when ask() refused
 
     def complete(self, *, stream: Callable[[str], None] | None = None) -> Message:
         """Run or resume the turn (see :meth:`llm_mcp.Chat.complete`)."""

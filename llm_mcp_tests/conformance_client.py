@@ -67,10 +67,10 @@ def run(scenario: str, url: str) -> None:
             call_every_tool(server)
         elif scenario == "http-standard-headers":
             call_every_tool(server)
-            for resource in server.client.list("resources/list", "resources"):
-                server.client.request("resources/read", {"uri": resource["uri"]})
-            for prompt in server.client.list("prompts/list", "prompts"):
-                server.client.request("prompts/get", {"name": prompt["name"], "arguments": {}})
+            for resource in server.resources:
+                resource.content  # noqa: B018 - read lazily: this sends resources/read
+            for prompt in server.prompts:
+                server.prompt(prompt.name)
         else:  # initialize, request-metadata, json-schema-ref-no-deref, and anything new: connect and list
             server.tools
 

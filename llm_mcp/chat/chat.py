@@ -33,18 +33,20 @@ from ..client.errors import (
     MCPError,
     TurnLimitError,
 )
+from ..client.prompt import Prompt
 from ..client.question import Question
 from ..client.result import Attachment, Result, sniff_mime_type
 from ..client.server import MCP, Servers
 from ..client.shaping import is_refusal
 from .messages import Message, ToolCall
 from .providers import ModelRequest, Provider, ToolSpec, get_provider
+from .providers._common import describe, text_resource
 from .schemas import fill_schema, schema_problem, wire_name
 from .store import MemoryStore, Store
 from .tools import ToolSearch, as_tool
 
-__all__ = ["Chat", "is_waiting", "new_chat", "pending_approvals", "pending_questions", "save_call", "settle_call_ids",
-           "unanswered"]
+__all__ = ["Chat", "is_waiting", "new_chat", "pending_approvals", "pending_questions", "prompt_turns", "save_call",
+           "settle_call_ids", "unanswered"]
 
 log = logging.getLogger("llm_mcp.chat")
 
@@ -114,6 +116,7 @@ class Chat:
         self._deferred_servers: set[str] = set()
         self._scope = CancelScope()
         self._listed: set[str] = set()  # servers whose tools this chat listed (kept while others see them down)
+        self._answer_prompt = False  # ask(prompt) whose last turn is the assistant's: the model answers still
 
     # -- setting up ---------------------------------------------------------------------------
 
@@ -218,17 +221,26 @@ class Chat:
 
     # -- the conversation ---------------------------------------------------------------------
 
-    def ask(self, text: str, *, with_: Any = None, stream: Callable[[str], None] | None = None) -> Message:
+    def ask(self, text: str | Prompt, *, with_: Any = None, stream: Callable[[str], None] | None = None) -> Message:
         """Send a user message and run the turn; returns the last message.
 
-        ``with_`` takes attachments: a path, bytes, an ``Attachment``, or a list of them.
-        ``stream`` receives the model's text as it arrives. The returned message is the
-        model's answer, or, when the chat is :attr:`waiting`, the assistant message whose
-        tool calls wait. Raises :class:`~llm_mcp.CancelledError` when :meth:`cancel` stopped
-        the turn, and the provider's errors as its SDK raises them.
+        ``text`` is the user's text, or an MCP :class:`~llm_mcp.Prompt` (``server.prompt(...)``):
+        all of its turns, assistant ones included, are added before the model answers (it
+        answers even when the prompt ends with an assistant turn).
+        ``with_`` takes attachments: a path, bytes, an ``Attachment``, a
+        :class:`~llm_mcp.Resource`, or a list of them (with a prompt, they join its last
+        user turn). ``stream`` receives the model's text as it arrives. The returned message
+        is the model's answer, or, when the chat is :attr:`waiting`, the assistant message
+        whose tool calls wait. Raises :class:`~llm_mcp.CancelledError` when :meth:`cancel`
+        stopped the turn, :class:`~llm_mcp.MCPError` when a prompt's server refuses, and the
+        provider's errors as its SDK raises them.
         """
-        if not isinstance(text, str):
-            raise TypeError(f"ask() takes the user's text as a string, not {type(text).__name__}")
+        if isinstance(text, Prompt):
+            turns = prompt_turns(text, _attachments(with_))
+        elif not isinstance(text, str):
+            raise TypeError(f"ask() takes the user's text as a string (or an MCP Prompt), not {type(text).__name__}")
+        else:
+            turns = None
         with self._turn_lock:
             _, open_calls = unanswered(self.messages)
             if any(call.waiting or call.approval == "approved" or call.pending_questions for call in open_calls):
@@ -239,8 +251,16 @@ class Chat:
                 declined = call.approval == "declined"
                 self.store.add(Message("tool", DECLINED if declined else NOT_RUN, tool_call_id=call.id,
                                        is_error=not declined))
-            self.store.add(Message("user", text, attachments=_attachments(with_)))
-            return self.complete(stream=stream)
+            if turns is None:
+                self.store.add(Message("user", text, attachments=_attachments(with_)))
+                return self.complete(stream=stream)
+            for turn in turns:
+                self.store.add(turn)
+            self._answer_prompt = turns[-1].role == "assistant"  # the model answers after it all the same
+            try:
+                return self.complete(stream=stream)
+            finally:
+                self._answer_prompt = False
 
     def complete(self, *, stream: Callable[[str], None] | None = None) -> Message:
         """Run (or resume) the turn: decided tool calls run, declined ones are reported to the
@@ -267,14 +287,15 @@ class Chat:
                         return assistant
                     continue
                 last = messages[-1]
-                if last.role == "assistant":
+                prompted = requests == 0 and self._answer_prompt and not last.tool_calls
+                if last.role == "assistant" and not prompted:
                     return last
                 if requests == self.max_steps:
                     raise TurnLimitError(f"the model was asked {requests} times in this turn and still calls "
                                          "tools; the turn was stopped (complete() carries on, max_steps sets "
                                          "the limit)")
                 requests += 1
-                reply = self._ask_model(stream, messages, first=last.role == "user")
+                reply = self._ask_model(stream, messages, first=last.role == "user" or prompted)
                 if not reply.tool_calls:
                     return reply
 
@@ -571,7 +592,7 @@ def _output_message(call: ToolCall, output: Any) -> Message:
 
 def _attachments(value: Any) -> list[Attachment]:
     """What ``ask(with_=...)`` takes, as attachments: paths, bytes, ``Attachment`` objects,
-    objects with ``as_attachment()``, or a list of them."""
+    objects with ``as_attachment()`` (an MCP ``Resource``, read now), or a list of them."""
     if value is None:
         return []
     items: Iterable[Any] = value if isinstance(value, (list, tuple)) else [value]
@@ -601,6 +622,32 @@ def _from_bytes(data: bytes, mime: str, name: str | None) -> Attachment:
     if kind == "text" or mime in ("application/json", "application/xml"):
         return Attachment("resource", mime, data.decode("utf-8", errors="replace"), name=name)
     return Attachment("resource", mime, data, name=name)
+
+
+def prompt_turns(prompt: Prompt, attachments: list[Attachment] | None = None) -> list[Message]:
+    """An MCP prompt's turns as chat messages (fetched now if the prompt was only listed).
+
+    User turns keep their attachments (``attachments`` join the last user turn); an
+    assistant turn carries its attachments as text, since the APIs take none on assistant
+    turns. Raises ``ValueError`` for a prompt without messages, or ``attachments`` with a
+    prompt that has no user turn.
+    """
+    turns: list[Message] = []
+    for turn in prompt.messages:
+        if turn.role == "user":
+            turns.append(Message("user", turn.content, attachments=list(turn.attachments)))
+        else:
+            lines = [turn.content] if turn.content else []
+            lines += [text_resource(a) if a.is_text else describe(a) for a in turn.attachments]
+            turns.append(Message("assistant", "\n".join(lines)))
+    if not turns:
+        raise ValueError(f"prompt {prompt.name!r} has no messages to ask with")
+    if attachments:
+        last_user = next((t for t in reversed(turns) if t.role == "user"), None)
+        if last_user is None:
+            raise ValueError(f"prompt {prompt.name!r} has no user turn to attach files to")
+        last_user.attachments.extend(attachments)
+    return turns
 
 
 def unanswered(messages: list[Message]) -> tuple[Message | None, list[ToolCall]]:

@@ -5,6 +5,7 @@
     docs.call("microsoft_docs_search", query="Azure Blob Storage").text
 """
 
+from .cancel import CancelScope
 from .errors import (
     CancelledError,
     ConfigurationError,
@@ -17,8 +18,9 @@ from .errors import (
     TurnLimitError,
     UnauthorizedError,
 )
-from .cancel import CancelScope
+from .prompt import Prompt, PromptArgument, PromptMessage
 from .question import Field, Question
+from .resource import Resource, ResourceTemplate
 from .result import Attachment, Result
 from .server import MCP, Servers, mcp
 from .session import Client
@@ -39,7 +41,12 @@ __all__ = [
     "InsufficientScopeError",
     "InvalidToolChoiceError",
     "MCPError",
+    "Prompt",
+    "PromptArgument",
+    "PromptMessage",
     "Question",
+    "Resource",
+    "ResourceTemplate",
     "Result",
     "Servers",
     "Tool",

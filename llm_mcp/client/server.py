@@ -19,10 +19,12 @@ import threading
 from typing import Any, Callable, Iterator
 from urllib.parse import urlsplit
 
+from .asking import QUESTION_SETTINGS, AskingServer
 from .declared import evaluate, names_method, snake_case
 from .errors import MCPError
 from .param_headers import HEADER_TOKEN, param_headers
-from .asking import QUESTION_SETTINGS, AskingServer
+from .prompt import Prompt, check_arguments
+from .resource import Resource, ResourceTemplate, expand_template
 from .result import Result
 from .session import Client
 from .shaping import SHAPING, check_shaping, model_tools, shape
@@ -175,6 +177,9 @@ class MCP(AskingServer):
         self._client: Client | None = None
         self._tools: list[Tool] | None = None
         self._tool_index: dict[str, Tool] | None = None
+        self._resources: list[Resource] | None = None
+        self._resource_templates: list[ResourceTemplate] | None = None
+        self._prompts: list[Prompt] | None = None
         self._lock = threading.RLock()
         self._check_settings()
         self.name = self._default_name()
@@ -477,6 +482,106 @@ class MCP(AskingServer):
         result = Result(raw, tool_name=tool.server_name)
         tool.check_output(result)
         return result
+
+    # -- resources and prompts ------------------------------------------------------------------
+
+    @property
+    def resources(self) -> list[Resource]:
+        """Every resource the server lists (all pages of ``resources/list``), listed once and
+        kept; no content is read until a resource's ``content`` is needed. See
+        :meth:`refresh_resources`."""
+        with self._lock:
+            if self._resources is None:
+                self._resources = self._listed("resources/list", "resources", Resource, "uri")
+            return list(self._resources)
+
+    def refresh_resources(self) -> list[Resource]:
+        """List the resources (and resource templates) again; their contents are read afresh."""
+        with self._lock:
+            self._resources = self._resource_templates = None
+        return self.resources
+
+    @property
+    def resource_templates(self) -> list[ResourceTemplate]:
+        """Every resource template the server lists (``resources/templates/list``), kept."""
+        with self._lock:
+            if self._resource_templates is None:
+                self._resource_templates = self._listed("resources/templates/list", "resourceTemplates",
+                                                        ResourceTemplate, "uriTemplate")
+            return list(self._resource_templates)
+
+    def resource(self, uri: str, /, **variables: Any) -> Resource:
+        """Read one resource now (``resources/read``) and return it, content included.
+
+            files.resource("file:///project/README.md").content
+            files.resource("file:///{+path}", path="app/models/user.rb")   # RFC 6570, "/" kept
+
+        With keywords, ``uri`` is a URI template filled with them first. The URI goes to
+        the server whatever its scheme: the client never fetches it itself.
+
+        Raises :class:`MCPError` when the server refuses (``.code`` ``-32602`` from a
+        2026-07-28 server, ``-32002`` from an older one, for a resource it does not have),
+        ``ValueError`` for template variables the template lacks or needs (or an empty URI),
+        ``TypeError`` for a URI that is not a string.
+        """
+        if not isinstance(uri, str):
+            raise TypeError(f"resource() takes a URI string, not {type(uri).__name__}")
+        if not uri:
+            raise ValueError("resource() needs a URI, not an empty string")
+        if variables or "{" in uri:
+            uri = expand_template(uri, variables)
+        result = self.request_answering("resources/read", {"uri": uri})
+        listed = next((r.raw for r in self._resources or () if r.uri == uri), None)
+        return Resource.read_from(self, uri, result, listed)
+
+    @property
+    def prompts(self) -> list[Prompt]:
+        """Every prompt the server lists (all pages of ``prompts/list``), listed once and kept."""
+        with self._lock:
+            if self._prompts is None:
+                self._prompts = self._listed("prompts/list", "prompts", Prompt, "name")
+            return list(self._prompts)
+
+    def refresh_prompts(self) -> list[Prompt]:
+        """List the prompts again."""
+        with self._lock:
+            self._prompts = None
+        return self.prompts
+
+    def prompt(self, name: str, /, **arguments: str) -> Prompt:
+        """Fill in a prompt: sends ``prompts/get`` with ``arguments`` and returns the prompt
+        with its ``messages``.
+
+            chat.ask(github.prompt("code_review", code=diff, language="Ruby"))
+
+        Raises ``TypeError`` for a name or an argument that is not a string (MCP prompt
+        arguments are strings), ``ValueError`` for an empty name, :class:`MCPError` when the server refuses (``-32602`` for an unknown
+        prompt or a missing required argument).
+        """
+        if not isinstance(name, str):
+            raise TypeError(f"prompt() takes the prompt's name as a string, not {type(name).__name__}")
+        if not name:
+            raise ValueError("prompt() needs a prompt name, not an empty string")
+        values = check_arguments(arguments)
+        result = self.request_answering("prompts/get", {"name": name, "arguments": values})
+        listed = next((p.raw for p in self._prompts or () if p.name == name), None)
+        return Prompt(self, listed or {"name": name}, values=values, result=result)
+
+    def _listed(self, method: str, key: str, kind: Any, field: str) -> list[Any]:
+        """Every entry of a list, built as ``kind``; entries without ``field`` or seen twice are skipped."""
+        items: list[Any] = []
+        seen: set[str] = set()
+        for entry in self.client.list(method, key):
+            identity = entry.get(field)
+            if not isinstance(identity, str) or not identity:
+                log.warning("MCP server %s listed an entry of %s without a %s; skipped", self.name, key, field)
+                continue
+            if identity in seen:
+                log.warning("MCP server %s listed %s %s twice; kept the first", self.name, key, identity)
+                continue
+            seen.add(identity)
+            items.append(kind(self, entry))
+        return items
 
     def __getattr__(self, attribute: str) -> Callable[..., Result]:
         # Only names the class does not have are tools: a property that raised AttributeError

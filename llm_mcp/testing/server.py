@@ -115,6 +115,11 @@ class Server:
         context: values every tool, resource and prompt sees as ``self.context``.
         page_size: items per page of every ``*/list`` (0: one page); cursors are opaque.
 
+    Attributes:
+        resource_not_found_code: the JSON-RPC code answered for an unknown resource URI:
+            ``-32002`` (the default, what servers before 2026-07-28 send), or ``None`` to
+            follow the request's revision (``-32602`` on 2026-07-28, ``-32002`` before).
+
     Raises:
         TypeError: an item that is not the right kit class, or a bad option.
         ValueError: two tools (prompts, resources) with the same name (URI).
@@ -144,6 +149,7 @@ class Server:
         self.prompts = _classes(Prompt, prompts, "prompts")
         self.context: dict[str, Any] = dict(context or {})
         self.page_size = page_size
+        self.resource_not_found_code: int | None = RESOURCE_NOT_FOUND
         self.log_level = "debug"
         """The level for handshake-era sessions that have not sent ``logging/setLevel``."""
         self._session_levels: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
@@ -323,7 +329,10 @@ class Server:
                     contents = await guarded(channel, f"{template.__name__}.read()", template.read_contents, uri,
                                              self.context, channel)
                     return {"resultType": "complete", "contents": contents}
-            raise MCPError(code=RESOURCE_NOT_FOUND, message=f"Resource not found: {uri}", data={"uri": uri})
+            code = kit.resource_not_found_code
+            if code is None:
+                code = types.INVALID_PARAMS if _field(ctx, "protocol_version") == "2026-07-28" else RESOURCE_NOT_FOUND
+            raise MCPError(code=code, message=f"Resource not found: {uri}", data={"uri": uri})
 
         async def list_prompts(ctx: Any, params: Any) -> dict[str, Any]:
             return self._page([p.definition() for p in self.prompts], "prompts", params)
