@@ -478,3 +478,39 @@ def test_kit_tool_asks_without_a_server():
     assert asked["inputRequests"]["env"]["method"] == "elicitation/create"
     channel.input_responses = {"env": {"action": "accept", "content": {"environment": "staging"}}}
     assert Deploy.run({"branch": "x"}, channel=channel)["content"][0]["text"] == "deployed x to staging"
+
+
+class LocalDeploy(llm_mcp.ChatTool):
+    """A Python tool that asks the user, as a server would."""
+
+    name = "local_deploy"
+    description = "Deploy; asks where, then for a confirmation."
+    parameters = {"type": "object", "properties": {}}
+
+    def execute(self) -> str:
+        from .servers.questions import CONFIRM, ENVIRONMENT
+
+        env = self.ask("Which environment?", schema=ENVIRONMENT, key="env")
+        if env.declined:
+            return "not deployed"
+        where = env.response["content"]["environment"]
+        sure = self.ask(f"Deploy to {where}?", schema=CONFIRM, key="confirm")
+        return f"deployed to {where}" if sure.response["content"]["confirmed"] else "cancelled"
+
+
+def test_quest_02_python_tool_asks_the_same_question_class(model):
+    """MCP-QUEST-02, MCP-QUEST-12: a Python tool's own ask() produces the same llm_mcp.Question and pauses
+    the chat the same way; complete() runs it again with the answers, and a second question pauses again."""
+    chat = make_chat(model, [tool_call("local_deploy"), reply("done")]).with_tools(LocalDeploy)
+    chat.ask("deploy")
+    [question] = chat.pending_questions
+    assert type(question) is llm_mcp.Question and question.server == "local_deploy" and question.key == "env"
+    question.answer("production")
+    chat.complete()
+    [confirm] = chat.pending_questions
+    assert confirm.message == "Deploy to production?"
+    confirm.answer(True)
+    assert chat.complete().content == "done" and tool_text(model.requests[1]) == "deployed to production"
+    with pytest.raises(llm_mcp.InputRequiredError) as caught:
+        LocalDeploy().call()
+    assert [q.message for q in caught.value.requests] == ["Which environment?"]

@@ -33,7 +33,8 @@ from .question import Question, from_input_request
 if TYPE_CHECKING:
     from .session import Client
 
-__all__ = ["MAX_INPUT_ROUNDS", "QUESTION_SETTINGS", "AskingServer", "Resume", "answers_payload", "resuming"]
+__all__ = ["MAX_INPUT_ROUNDS", "QUESTION_SETTINGS", "AskingServer", "Resume", "answers_payload", "current_resume",
+           "resuming"]
 
 log = logging.getLogger("llm_mcp.client")
 
@@ -94,6 +95,11 @@ def resuming(resume: Resume | None) -> Iterator[None]:
         yield
     finally:
         _resume.reset(token)
+
+
+def current_resume() -> Resume | None:
+    """The paused call going on in this context (see :func:`resuming`), or ``None``."""
+    return _resume.get()
 
 
 def _kinds(value: Any, where: str) -> tuple[str, ...]:
