@@ -153,7 +153,7 @@ class AskingServer:
 
     # -- screening one question ----------------------------------------------------------------
 
-    def screen(self, question: Question) -> None:
+    def screen_question(self, question: Question) -> None:
         """Decline what must be declined, then run ``before_input_request`` on what is left.
 
         A URL that is not ``http``/``https`` and a kind not accepted are declined here, and
@@ -176,7 +176,7 @@ class AskingServer:
     def _answer_inline(self, params: dict[str, Any]) -> dict[str, Any]:
         """A handshake-era ``elicitation/create``, answered through the callback (declined when left open)."""
         question = Question("elicitation", params, server=str(self.name))
-        self.screen(question)
+        self.screen_question(question)
         return question.response or {"action": "decline"}
 
     # -- requests that ask ---------------------------------------------------------------------
@@ -226,5 +226,5 @@ class AskingServer:
                                "did not declare", server=str(self.name))
             questions.append(question)
         for question in questions:
-            self.screen(question)
+            self.screen_question(question)
         return questions
