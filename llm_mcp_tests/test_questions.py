@@ -514,3 +514,24 @@ def test_quest_02_python_tool_asks_the_same_question_class(model):
     with pytest.raises(llm_mcp.InputRequiredError) as caught:
         LocalDeploy().call()
     assert [q.message for q in caught.value.requests] == ["Which environment?"]
+
+
+def test_quest_01_resources_and_prompts_ask_too(q_modern):
+    """MCP-QUEST-01, MCP-QUEST-14, MCP-QUEST-15: resources/read and prompts/get may answer with an
+    InputRequiredResult too: the callback's answer is sent the same way, and without one the read raises
+    InputRequiredError with the question."""
+    with pytest.raises(llm_mcp.InputRequiredError) as caught:
+        q_modern.mcp().resource("config://deploy")
+    assert [q.message for q in caught.value.requests] == ["Config for which environment?"]
+    assert caught.value.requests[0].request == {"method": "resources/read", "params": {"uri": "config://deploy"}}
+    server = q_modern.mcp(before_input_request=lambda q: q.answer("staging"))
+    assert server.resource("config://deploy").content == "config for staging"
+    notes = server.prompt("release_notes")
+    assert notes.messages[0].content == "Write release notes for staging"
+
+
+def test_handshake_resources_and_prompts_ask_in_line(q_handshake):
+    """MCP-QUEST-15: in the handshake era a resource or prompt asks with elicitation/create, answered in line."""
+    server = q_handshake.mcp(before_input_request=lambda q: q.answer("production"))
+    assert server.resource("config://deploy").content == "config for production"
+    assert server.prompt("release_notes").messages[0].content == "Write release notes for production"

@@ -91,3 +91,80 @@ def declared_modes(capabilities: Any) -> set[str]:
         return set()
     modes = {mode for mode in ("form", "url") if isinstance(elicitation.get(mode), dict)}
     return modes or {"form"}
+
+
+def run_asking(channel: CallChannel, owner: str, once: Callable[..., Any], *args: Any) -> Any:
+    """``once(*args)``, asking what it asks the way the request's era does it.
+
+    On 2026-07-28 (no ``channel.send_elicit``) a question is answered with its
+    ``InputRequiredResult`` dict; in the handshake era each question is sent on the open stream,
+    and ``once`` runs again with the answers. ``InvalidResult`` after :data:`MAX_ASKING_ROUNDS`.
+    """
+    from .runtime import InvalidResult
+
+    for _ in range(MAX_ASKING_ROUNDS):
+        try:
+            return once(*args)
+        except InputRequired as asked:
+            if channel.send_elicit is None:  # 2026-07-28: the client answers and sends the request again
+                return asked.result()
+            channel.input_responses = {key: channel.send_elicit(request["params"])
+                                       for key, request in asked.requests.items()}
+            channel.request_state = asked.state
+    raise InvalidResult(f"{owner} asked {MAX_ASKING_ROUNDS} times in a row and never finished")
+
+
+class Asking:
+    """Asking the user from a kit tool, resource or prompt (mixed in; needs ``self.channel``).
+
+        reply = self.ask("env", "Which environment?", schema={"type": "object", "properties": {...}})
+        reply = self.ask("login", "Connect your account", url="https://example.com/connect", state="s1")
+        # reply: {"action": "accept", "content": {...}} / {"action": "accept"} / {"action": "decline"}
+    """
+
+    channel: CallChannel
+
+    @property
+    def input_responses(self) -> dict[str, Any]:
+        """The answers this request carries, by key (``{}`` on a first request)."""
+        return self.channel.input_responses
+
+    @property
+    def request_state(self) -> str | None:
+        """The ``requestState`` the client sent back with this request, exactly as received, or ``None``."""
+        return self.channel.request_state
+
+    @property
+    def request_id(self) -> Any:
+        """The JSON-RPC id of this request (``None`` outside a server)."""
+        return self.channel.request_id
+
+    @property
+    def client_capabilities(self) -> dict[str, Any]:
+        """The capabilities the client declared (``_meta`` on 2026-07-28, ``initialize`` before)."""
+        return self.channel.client_capabilities
+
+    def ask(self, key: str, message: str, *, schema: dict[str, Any] | None = None, url: str | None = None,
+            state: str | None = None, check_capabilities: bool = True) -> dict[str, Any]:
+        """The client's answer to one question, or stop the work to ask it (see the module docstring).
+
+        Raises ``InputNotAccepted`` (the server answers error -32021) when the client did not
+        declare this kind, unless ``check_capabilities=False``.
+        """
+        return self.ask_all({key: input_request(message, schema=schema, url=url, elicitation_id=key)},
+                            state=state, check_capabilities=check_capabilities)[key]
+
+    def ask_all(self, requests: dict[str, dict[str, Any]], *, state: str | None = None,
+                check_capabilities: bool = True) -> dict[str, Any]:
+        """Answers to several questions at once (``{key: input_request(...)}``), by key; asks
+        them all (in one ``InputRequiredResult``) unless the request carries an answer to each."""
+        if all(key in self.input_responses for key in requests):
+            return {key: self.input_responses[key] for key in requests}
+        if check_capabilities:
+            modes = declared_modes(self.client_capabilities)
+            for key, request in requests.items():
+                mode = request["params"].get("mode", "form")
+                if mode not in modes:
+                    raise InputNotAccepted(f"{type(self).__name__} asked a {mode} question ({key!r}) but the client "
+                                           f"declared elicitation modes {sorted(modes) or 'none'}")
+        raise InputRequired(requests, state)

@@ -19,6 +19,7 @@ from .definition import (
     named_entry,
 )
 from .results import check_prompt_result, run_user_code
+from .asking import Asking
 from .runtime import CallChannel, CallState, bind_call
 
 __all__ = ["MissingPromptArguments", "Prompt"]
@@ -30,7 +31,7 @@ class MissingPromptArguments(ValueError):
     """``prompts/get`` without a required argument (the server answers -32602)."""
 
 
-class Prompt(Definable, CallState):
+class Prompt(Definable, CallState, Asking):
     """Base class of a kit prompt: define it, then implement ``messages()``.
 
         class Greet(Prompt):

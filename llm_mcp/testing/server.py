@@ -25,7 +25,7 @@ from .definition import complete_values
 from .paging import InvalidCursor, page
 from .prompts import MissingPromptArguments, Prompt
 from .resources import Resource, ResourceTemplate
-from .asking import MISSING_CLIENT_CAPABILITY, InputNotAccepted
+from .asking import MISSING_CLIENT_CAPABILITY, InputNotAccepted, run_asking
 from .runtime import LOG_LEVELS, CallChannel, InvalidResult, ToolCancelled
 from .serve import (
     add_serve_arguments,
@@ -318,16 +318,22 @@ class Server:
 
         async def read_resource(ctx: Any, params: Any) -> dict[str, Any]:
             uri = str(_field(params, "uri"))
-            channel = channel_for(ctx, uri)
+            channel = channel_for(ctx, uri, params)
             resource = self._resources.get(uri)
             if resource is not None:
-                contents = await guarded(channel, f"{resource.__name__}.read()", resource.read_contents,
+                owner = f"{resource.__name__}.read()"
+                contents = await guarded(channel, owner, run_asking, channel, owner, resource.read_contents,
                                          self.context, channel)
+                if isinstance(contents, dict):  # a question (2026-07-28)
+                    return contents
                 return {"resultType": "complete", "contents": contents}
             for template in self.resource_templates:
                 if template.match(uri) is not None:
-                    contents = await guarded(channel, f"{template.__name__}.read()", template.read_contents, uri,
-                                             self.context, channel)
+                    owner = f"{template.__name__}.read()"
+                    contents = await guarded(channel, owner, run_asking, channel, owner, template.read_contents,
+                                             uri, self.context, channel)
+                    if isinstance(contents, dict):
+                        return contents
                     return {"resultType": "complete", "contents": contents}
             code = kit.resource_not_found_code
             if code is None:
@@ -339,9 +345,10 @@ class Server:
 
         async def get_prompt(ctx: Any, params: Any) -> dict[str, Any]:
             prompt, name = named(self._prompts, params, "prompt")
-            channel = channel_for(ctx, name)
+            channel = channel_for(ctx, name, params)
+            owner = f"{prompt.__name__}.messages()"
             try:
-                result = await guarded(channel, f"{prompt.__name__}.messages()", prompt.render,
+                result = await guarded(channel, owner, run_asking, channel, owner, prompt.render,
                                        dict(_field(params, "arguments") or {}), self.context, channel)
             except MissingPromptArguments as exc:
                 raise MCPError(code=types.INVALID_PARAMS, message=str(exc)) from None

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import Any, ClassVar, TypeVar
 
 from . import content as _content
-from .asking import MAX_ASKING_ROUNDS, InputNotAccepted, InputRequired, declared_modes, input_request
+from .asking import Asking, InputNotAccepted, InputRequired, run_asking
 from .definition import Definable, check_dict, check_schema, check_text, named_entry
 from .results import check_block, check_call_result
 from .runtime import (
@@ -83,7 +83,7 @@ def _check_security_schemes(owner: str, schemes: Any) -> list[dict[str, Any]] | 
     return [dict(s) for s in schemes]
 
 
-class Tool(Definable, CallState):
+class Tool(Definable, CallState, Asking):
     """Base class of a kit tool: define it, then implement ``call()``.
 
         class Fetch(Tool):
@@ -201,17 +201,7 @@ class Tool(Definable, CallState):
         if problems:
             return cls._error_result(f"Invalid arguments for {cls.name}: {problems[0]}")
         channel = channel if channel is not None else CallChannel()
-        for _ in range(MAX_ASKING_ROUNDS):
-            try:
-                return cls._run_once(arguments, context, channel)
-            except InputRequired as asked:
-                if channel.send_elicit is None:  # 2026-07-28: the client answers and sends the request again
-                    return asked.result()
-                # handshake era: ask on the open stream now, then run call() again with the answers
-                channel.input_responses = {key: channel.send_elicit(request["params"])
-                                           for key, request in asked.requests.items()}
-                channel.request_state = asked.state
-        raise InvalidResult(f"{cls.__name__}.call() asked {MAX_ASKING_ROUNDS} times in a row and never finished")
+        return run_asking(channel, f"{cls.__name__}.call()", cls._run_once, arguments, context, channel)
 
     @classmethod
     def _run_once(cls, arguments: dict[str, Any], context: dict[str, Any] | None,
@@ -329,57 +319,6 @@ class Tool(Definable, CallState):
         if problems:
             raise OutputSchemaError(f"{cls.__name__} ({cls.name}): structured content does not match output_schema: "
                                     + "; ".join(problems[:5]))
-
-    # -- asking the user (elicitation) -----------------------------------------------------------
-
-    @property
-    def input_responses(self) -> dict[str, Any]:
-        """The answers this request carries, by key (``{}`` on a first request)."""
-        return self.channel.input_responses
-
-    @property
-    def request_state(self) -> str | None:
-        """The ``requestState`` the client sent back with this request, exactly as received, or ``None``."""
-        return self.channel.request_state
-
-    @property
-    def request_id(self) -> Any:
-        """The JSON-RPC id of this request (``None`` outside a server)."""
-        return self.channel.request_id
-
-    @property
-    def client_capabilities(self) -> dict[str, Any]:
-        """The capabilities the client declared (``_meta`` on 2026-07-28, ``initialize`` before)."""
-        return self.channel.client_capabilities
-
-    def ask(self, key: str, message: str, *, schema: dict[str, Any] | None = None, url: str | None = None,
-            state: str | None = None, check_capabilities: bool = True) -> dict[str, Any]:
-        """The client's answer to one question, or stop ``call()`` to ask it (see ``llm_mcp.testing.asking``).
-
-            reply = self.ask("env", "Which environment?", schema={"type": "object", "properties": {...}})
-            reply = self.ask("login", "Connect your account", url="https://example.com/connect", state="s1")
-            # reply: {"action": "accept", "content": {...}} / {"action": "accept"} / {"action": "decline"}
-
-        Raises ``InputNotAccepted`` (the server answers error -32021) when the client did not
-        declare this kind, unless ``check_capabilities=False``.
-        """
-        return self.ask_all({key: input_request(message, schema=schema, url=url, elicitation_id=key)},
-                            state=state, check_capabilities=check_capabilities)[key]
-
-    def ask_all(self, requests: dict[str, dict[str, Any]], *, state: str | None = None,
-                check_capabilities: bool = True) -> dict[str, Any]:
-        """Answers to several questions at once (``{key: input_request(...)}``), by key; asks
-        them all (in one ``InputRequiredResult``) unless the request carries an answer to each."""
-        if all(key in self.input_responses for key in requests):
-            return {key: self.input_responses[key] for key in requests}
-        if check_capabilities:
-            modes = declared_modes(self.client_capabilities)
-            for key, request in requests.items():
-                mode = request["params"].get("mode", "form")
-                if mode not in modes:
-                    raise InputNotAccepted(f"{type(self).__name__} asked a {mode} question ({key!r}) but the client "
-                                           f"declared elicitation modes {sorted(modes) or 'none'}")
-        raise InputRequired(requests, state)
 
     # -- long-running work ---------------------------------------------------------------------
 

@@ -21,6 +21,9 @@ Tools:
 * ``both()``: a form and a URL question in one round.
 * ``pushy()``: asks again whatever the answer.
 * ``capabilities()``: answers the client capabilities it received, as JSON.
+
+A resource ``config://deploy`` and a prompt ``release_notes`` ask ``env`` the same way
+(``resources/read`` and ``prompts/get`` may answer with an ``InputRequiredResult`` too).
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from llm_mcp.testing import Server, Tool
+from llm_mcp.testing import Prompt, Resource, Server, Tool
 
 DEPLOY_STATE = 'v1:é∑"q"\\ \t🚀 {"nested": [1, 2]}'
 """The ``requestState`` ``deploy`` sends: a client must send it back byte for byte."""
@@ -149,7 +152,26 @@ class Capabilities(Recording):
         return json.dumps(self.client_capabilities, sort_keys=True)
 
 
-server = Server("questions", tools=[Deploy, Profile, Connect, TwoSteps, Both, Pushy, Capabilities])
+class DeployConfig(Resource):
+    uri = "config://deploy"
+    name = "deploy_config"
+    mime_type = "text/plain"
+
+    def read(self) -> str:
+        reply = self.ask("env", "Config for which environment?", schema=ENVIRONMENT, state="config-1")
+        return f"config for {reply.get('content', {}).get('environment', 'nothing')}"
+
+
+class ReleaseNotes(Prompt):
+    name = "release_notes"
+
+    def messages(self) -> list[dict[str, Any]]:
+        reply = self.ask("env", "Notes for which environment?", schema=ENVIRONMENT, state="notes-1")
+        return [self.user_message(f"Write release notes for {reply.get('content', {}).get('environment')}")]
+
+
+server = Server("questions", tools=[Deploy, Profile, Connect, TwoSteps, Both, Pushy, Capabilities],
+                resources=[DeployConfig], prompts=[ReleaseNotes])
 
 if __name__ == "__main__":
     server.serve()
