@@ -19,9 +19,14 @@ and runs ``call()`` again the same way. Spec: MCP 2026-07-28 "Multi Round-Trip R
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["MAX_ASKING_ROUNDS", "MISSING_CLIENT_CAPABILITY", "InputNotAccepted", "InputRequired", "input_request"]
+if TYPE_CHECKING:
+    from .runtime import CallChannel
+
+__all__ = ["MAX_ASKING_ROUNDS", "MISSING_CLIENT_CAPABILITY", "Asking", "InputNotAccepted", "InputRequired",
+           "input_request", "run_asking"]
 
 MAX_ASKING_ROUNDS = 10
 """Times one handshake-era call may ask and run ``call()`` again before the kit gives up."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from .asking import Asking
 from .definition import (
     Definable,
     check_completions,
@@ -19,7 +20,6 @@ from .definition import (
     named_entry,
 )
 from .results import check_prompt_result, run_user_code
-from .asking import Asking
 from .runtime import CallChannel, CallState, bind_call
 
 __all__ = ["MissingPromptArguments", "Prompt"]

@@ -14,10 +14,10 @@ import re
 from typing import Any, ClassVar
 from urllib.parse import unquote
 
+from .asking import Asking
 from .content import resource_contents
 from .definition import Definable, check_completions, check_dict, check_text
 from .results import check_annotations_object, check_contents, run_user_code
-from .asking import Asking
 from .runtime import CallChannel, CallState, InvalidResult, bind_call
 
 __all__ = ["Resource", "ResourceTemplate"]

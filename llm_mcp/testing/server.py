@@ -21,11 +21,11 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ._require import require_mcp
+from .asking import MISSING_CLIENT_CAPABILITY, InputNotAccepted, run_asking
 from .definition import complete_values
 from .paging import InvalidCursor, page
 from .prompts import MissingPromptArguments, Prompt
 from .resources import Resource, ResourceTemplate
-from .asking import MISSING_CLIENT_CAPABILITY, InputNotAccepted, run_asking
 from .runtime import LOG_LEVELS, CallChannel, InvalidResult, ToolCancelled
 from .serve import (
     add_serve_arguments,
