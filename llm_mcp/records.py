@@ -94,12 +94,19 @@ class DatabaseStore:
 
     @property
     def cancelled(self) -> bool:
-        """The persisted flag, read fresh. Tool calls running in worker threads see the value
-        the chat's own thread read last (so those threads open no database connections)."""
-        if threading.get_ident() == self._owner_thread:
-            value = (type(self.record)._default_manager.filter(pk=self.record.pk)
+        """The persisted flag, read fresh (one small query), in any thread: a chat reads it before
+        each step and, through its cancel scope, at each event a server streams, also in the
+        worker threads of concurrent tool calls. A worker thread that had no database
+        connection closes the one this read opened, so none is left behind."""
+        connection = connections[self._db]
+        opened = threading.get_ident() != self._owner_thread and connection.connection is None
+        try:
+            value = (type(self.record)._default_manager.using(self._db).filter(pk=self.record.pk)
                      .values_list("cancelled", flat=True).first())
-            self._cancelled = bool(value)
+        finally:
+            if opened and not connection.in_atomic_block:
+                connection.close()
+        self._cancelled = bool(value)
         return self._cancelled
 
     def set_cancelled(self, value: bool) -> None:
@@ -470,8 +477,15 @@ class ChatRecord:
         sends the answers)."""
         return pending_questions(self.store)
 
+    def after_tool_progress(self, callback: Callable[[ToolCall, Any], Any]) -> ChatRecord:
+        """Call ``callback(tool_call, progress)`` for each progress report of a tool call run in
+        this process (see :meth:`llm_mcp.Chat.after_tool_progress`); returns the record."""
+        self.chat.after_tool_progress(callback)
+        return self
+
     def cancel(self) -> None:
-        """Set the persisted cancel flag: a turn running anywhere stops at its next check.
+        """Set the persisted cancel flag: a turn running anywhere stops at its next check, and a
+        server call it waits on stops at the next event the server streams.
         (A paused chat has no running turn: the next ``complete()`` starts a new one.)"""
         live = self.__dict__.get("_live_chat")
         if live is not None:

@@ -81,7 +81,7 @@ def test_case_c04_sse_priming_ping_and_keepalive(raw_http):
 def test_case_c05_http_notifications_before_response(raw_http, caplog):
     """C05 over HTTP: notifications on the SSE stream before the response are dispatched; the result returns."""
     caplog.set_level(logging.INFO, logger="llm_mcp.server")
-    with llm_mcp.mcp(url=raw_http.url("c05"), name="c05") as server:
+    with llm_mcp.mcp(url=raw_http.url("c05"), name="c05", log_level="info") as server:
         progress = []
         result = server.client.request("tools/call", {"name": "echo", "arguments": {"message": "done"}},
                                        on_progress=progress.append)

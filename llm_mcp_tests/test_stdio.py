@@ -58,7 +58,7 @@ def test_case_c03_server_exits_mid_call(era):
 def test_case_c05_notifications_before_the_response(era, caplog):
     """C05: progress and log notifications before the tools/call response are dispatched; the result returns."""
     caplog.set_level(logging.INFO, logger="llm_mcp.server")
-    with raw("C05", era) as server:
+    with raw("C05", era, log_level="info") as server:
         tool = server.tool("echo")
         progress = []
         raw_result = server.client.request("tools/call", {"name": tool.server_name, "arguments": {"message": "x"}},

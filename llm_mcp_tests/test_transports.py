@@ -194,7 +194,7 @@ def test_trans_03_notifications_reach_progress_and_logs(caplog):
     import logging
 
     caplog.set_level(logging.INFO, logger="llm_mcp.server")
-    with llm_mcp.mcp(transport=lambda server: RawTunnel("C05"), name="tunnelled") as server:
+    with llm_mcp.mcp(transport=lambda server: RawTunnel("C05"), name="tunnelled", log_level="info") as server:
         progress = []
         result = server.client.request("tools/call", {"name": "echo", "arguments": {"message": "x"}},
                                        on_progress=progress.append)

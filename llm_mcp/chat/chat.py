@@ -33,6 +33,7 @@ from ..client.errors import (
     MCPError,
     TurnLimitError,
 )
+from ..client.progress import Progress, listening
 from ..client.prompt import Prompt
 from ..client.question import Question
 from ..client.result import Attachment, Result, sniff_mime_type
@@ -114,7 +115,8 @@ class Chat:
         self._servers = Servers()
         self._owned: set[int] = set()
         self._deferred_servers: set[str] = set()
-        self._scope = CancelScope()
+        self._scope = self._new_scope()
+        self._tool_progress: list[Callable[[ToolCall, Progress], Any]] = []
         self._listed: set[str] = set()  # servers whose tools this chat listed (kept while others see them down)
         self._answer_prompt = False  # ask(prompt) whose last turn is the assistant's: the model answers still
 
@@ -274,7 +276,7 @@ class Chat:
         with self._turn_lock:
             if self.store.cancelled or self._scope.cancelled:
                 self.store.set_cancelled(False)
-                self._scope = CancelScope()
+                self._scope = self._new_scope()
             requests = 0
             while True:
                 self._check_cancelled()
@@ -321,6 +323,46 @@ class Chat:
         turn raises :class:`~llm_mcp.CancelledError`. Safe from another thread."""
         self.store.set_cancelled(True)
         self._scope.cancel("cancelled by the user")
+
+    def _new_scope(self) -> CancelScope:
+        """The scope of a turn: :meth:`cancel` cancels it, and so does the store's persisted flag,
+        read at each event a server streams (the flag another process sets on a saved chat)."""
+        scope = CancelScope()
+        scope.watch(lambda: self.store.cancelled, "cancelled by the user")
+        return scope
+
+    def after_tool_progress(self, callback: Callable[[ToolCall, Progress], Any]) -> Chat:
+        """Call ``callback(tool_call, progress)`` for each progress report of a tool call; returns the chat.
+
+            chat.after_tool_progress(lambda call, progress: print(call.name, progress.message))
+
+        MCP tool calls ask their server for progress while a callback is registered
+        (:class:`~llm_mcp.Progress`: ``value`` only grows; ``total``, ``message``,
+        ``fraction``); Python tools report theirs with :meth:`ChatTool.report_progress`.
+        Callbacks run in the thread running the call (a worker thread when calls run
+        concurrently); one that raises is logged and the call goes on.
+        """
+        if not callable(callback):
+            raise TypeError(f"after_tool_progress() takes a callable, not {type(callback).__name__}")
+        self._tool_progress.append(callback)
+        return self
+
+    def _progress_listener(self, call: ToolCall) -> Callable[[Progress], None] | None:
+        if not self._tool_progress:
+            return None
+
+        last: list[float] = []
+
+        def deliver(progress: Progress) -> None:
+            if last and progress.value <= last[0]:
+                return  # values only grow, whoever reports them
+            last[:] = [progress.value]
+            for callback in list(self._tool_progress):
+                try:
+                    callback(call, progress)
+                except Exception:  # noqa: BLE001 - a listener's bug must not break the call
+                    log.exception("an after_tool_progress callback failed")
+        return deliver
 
     def _check_cancelled(self) -> None:
         if self.store.cancelled and not self._scope.cancelled:
@@ -426,7 +468,7 @@ class Chat:
         was_down = isinstance(server, MCP) and outages.is_down(server)
         resume = Resume.from_stored(call.pending_questions, call.request_state) if call.pending_questions else None
         try:
-            with self._scope, resuming(resume):
+            with self._scope, resuming(resume), listening(self._progress_listener(call)):
                 output = tool.call(**call.arguments)  # call(self, /, **arguments): any key is fine
             if isinstance(server, MCP) and not was_down and outages.is_down(server):
                 self._listed.discard(server.name)  # it failed here: this chat leaves it out too

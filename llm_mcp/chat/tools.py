@@ -18,12 +18,14 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from ..client.asking import current_resume
 from ..client.declared import snake_case
 from ..client.errors import InputRequiredError
+from ..client.progress import Progress, tool_listener
 from ..client.question import Question
 
 if TYPE_CHECKING:
     from .chat import Chat
 
-__all__ = ["ASK_METHOD", "ChatTool", "FunctionTool", "ToolSearch", "as_tool", "schema_from_signature"]
+__all__ = ["ASK_METHOD", "ChatTool", "FunctionTool", "ToolSearch", "as_tool", "report_progress",
+           "schema_from_signature"]
 
 ASK_METHOD = "llm_mcp/ask"
 """The ``request.method`` of questions a Python tool asks (resumed by running the tool again)."""
@@ -50,6 +52,20 @@ def schema_from_signature(function: Callable[..., Any]) -> dict[str, Any]:
         if parameter.default is parameter.empty:
             required.append(parameter.name)
     return {"type": "object", "properties": properties, "required": required}
+
+
+def report_progress(value: float, total: float | None = None, message: str | None = None) -> None:
+    """Report the progress of the Python tool running now to the chat's ``after_tool_progress``.
+
+        def copy_files(paths: list) -> str:
+            for done, path in enumerate(paths, 1): ...; report_progress(done, len(paths), path)
+
+    Does nothing outside a chat's tool call, or when no callback listens. A value not
+    above the last one reported for the call is dropped.
+    """
+    listener = tool_listener()
+    if listener is not None:
+        listener(Progress(value=value, total=total, message=message))
 
 
 def _short(text: str, limit: int = 300) -> str:
@@ -145,6 +161,10 @@ class ChatTool:
                 if isinstance(exc, kind):
                     return handler
         return None
+
+    def report_progress(self, value: float, total: float | None = None, message: str | None = None) -> None:
+        """Report progress from :meth:`execute` to the chat's ``after_tool_progress`` (see :func:`report_progress`)."""
+        report_progress(value, total, message)
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} name={self.name!r}>"

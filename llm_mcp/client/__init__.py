@@ -18,6 +18,7 @@ from .errors import (
     TurnLimitError,
     UnauthorizedError,
 )
+from .progress import Progress
 from .prompt import Prompt, PromptArgument, PromptMessage
 from .question import Field, Question
 from .resource import Resource, ResourceTemplate
@@ -41,6 +42,7 @@ __all__ = [
     "InsufficientScopeError",
     "InvalidToolChoiceError",
     "MCPError",
+    "Progress",
     "Prompt",
     "PromptArgument",
     "PromptMessage",

@@ -9,6 +9,10 @@ checks it before each request and lets transports register how to interrupt one:
 stdio stops waiting and sends ``notifications/cancelled``; Streamable HTTP shuts the
 response stream's socket, which is the cancellation on 2026-07-28 servers, and sends
 ``notifications/cancelled`` to older ones (MCP 2026-07-28, "Cancellation").
+
+A cancellation made where this process cannot see it (a flag in a database row, set by
+another process) is noticed through :meth:`CancelScope.watch`: the client polls the
+watched checks at each event a server streams, so no thread is needed to wait for it.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from __future__ import annotations
 import contextvars
 import logging
 import threading
+import time
 from typing import Any, Callable
 
 from .errors import CancelledError
@@ -23,6 +28,9 @@ from .errors import CancelledError
 __all__ = ["CancelScope", "current_scope"]
 
 log = logging.getLogger("llm_mcp.client")
+
+POLL_INTERVAL = 0.05
+"""Seconds: the watched checks of a scope run at most this often, however fast a server streams events."""
 
 _current: contextvars.ContextVar[CancelScope | None] = contextvars.ContextVar("llm_mcp_cancel_scope", default=None)
 
@@ -45,6 +53,8 @@ class CancelScope:
         self._callbacks: dict[int, Callable[[], None]] = {}
         self._next = 0
         self._local = threading.local()  # per thread: the tokens to restore on exit
+        self._watches: list[tuple[Callable[[], bool], str]] = []
+        self._polled = float("-inf")  # when the watched checks last ran (time.monotonic)
         self.reason: str | None = None
 
     @property
@@ -83,6 +93,34 @@ class CancelScope:
         """Raise :class:`~llm_mcp.CancelledError` when cancelled."""
         if self._event.is_set():
             raise CancelledError(f"cancelled: {self.reason}")
+
+    def watch(self, check: Callable[[], bool], reason: str = "cancelled") -> None:
+        """Also cancel when ``check()`` returns true, looked at by :meth:`poll`.
+
+            scope.watch(lambda: Chat.objects.filter(pk=pk, cancelled=True).exists())
+        """
+        self._watches.append((check, reason))
+
+    def poll(self) -> None:
+        """Run the watched checks (see :meth:`watch`), cancel when one is true, then :meth:`check`.
+
+        Called at each event a server streams; the checks run at most every
+        :data:`POLL_INTERVAL` seconds for the scope (a database read each, for a saved chat).
+        Raises :class:`~llm_mcp.CancelledError` when cancelled. A check that raises is logged
+        and counts as false."""
+        now = time.monotonic()
+        if not self._event.is_set() and self._watches and now - self._polled >= POLL_INTERVAL:
+            self._polled = now
+            for check, reason in list(self._watches):
+                try:
+                    stop = check()
+                except Exception as exc:  # noqa: BLE001 - a failing check must not end the call
+                    log.debug("cancel check failed: %s", type(exc).__name__)
+                    continue
+                if stop:
+                    self.cancel(reason)
+                    break
+        self.check()
 
     def wait(self, seconds: float) -> bool:
         """Sleep up to ``seconds``; ``True`` as soon as the scope is cancelled."""

@@ -22,7 +22,9 @@ from urllib.parse import urlsplit
 from .asking import QUESTION_SETTINGS, AskingServer
 from .declared import evaluate, names_method, snake_case
 from .errors import MCPError
+from .logs import check_log_level
 from .param_headers import HEADER_TOKEN, param_headers
+from .progress import Progress, ProgressFilter, tool_listener
 from .prompt import Prompt, check_arguments
 from .resource import Resource, ResourceTemplate, expand_template
 from .result import Result
@@ -39,7 +41,7 @@ DEFAULT_TIMEOUT = 60.0
 """Seconds a request may take when a server sets no ``timeout``."""
 
 SETTINGS = ("url", "allow_http", "command", "directory", "env", "transport", "name", "timeout", "bearer_token",
-            "headers", "inputs", *SHAPING, *QUESTION_SETTINGS)
+            "headers", "inputs", "after_progress", "log_level", *SHAPING, *QUESTION_SETTINGS)
 
 
 def check_url(url: str, *, allow_http: bool = False) -> str:
@@ -114,6 +116,13 @@ class MCP(AskingServer):
         bearer_token: sent as ``Authorization: Bearer ...`` on every HTTP request.
         headers: extra HTTP headers; values (or the whole dict) may be callables.
         inputs: names of the keyword arguments the constructor takes (``["user"]``).
+        after_progress: a callable or method name run on the server with an
+            :class:`~llm_mcp.Progress` for each progress report of a tool call (see ``docs/progress.md``);
+            while it is set, every tool call asks the server for progress.
+        log_level: ``"debug"``, ``"info"``, ``"notice"``, ``"warning"``, ``"error"``,
+            ``"critical"``, ``"alert"`` or ``"emergency"``: the server's log messages at that
+            level and above are asked for and written under the logger ``llm_mcp.server.<name>``
+            (``None``, the default: none).
 
     Shaping what chats offer the model (see ``docs/shaping.md``):
         prefix: put ``<prefix>_`` before every tool's model-facing name.
@@ -145,6 +154,8 @@ class MCP(AskingServer):
     bearer_token: Any = None
     headers: Any = None
     inputs: Any = ()
+    after_progress: Any = None
+    log_level: str | None = None
     prefix: str | None = None
     only: Any = None
     exclude: Any = None
@@ -161,6 +172,7 @@ class MCP(AskingServer):
         url = cls.__dict__.get("url")
         if isinstance(url, str) and not cls._names_method(url):
             check_url(url, allow_http=bool(cls.allow_http))
+        check_log_level(cls.__dict__.get("log_level"), f"{cls.__name__}.log_level")
         for name in _input_names(cls.inputs):
             if not name.isidentifier() or name.startswith("_") or hasattr(MCP, name):
                 raise ValueError(f"{cls.__name__}.inputs: {name!r} cannot be an input name (it must be an "
@@ -202,6 +214,12 @@ class MCP(AskingServer):
         if timeout is not None and not callable(timeout) and (
                 isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0):
             raise ValueError(f"{where}: timeout must be a positive number of seconds, not {timeout!r}")
+        check_log_level(self._option("log_level"), f"{where}.log_level" if where != "llm_mcp.mcp()" else
+                        "llm_mcp.mcp() log_level")
+        after = self._option("after_progress")
+        if after is not None and not callable(after) and not self._names_method(after):
+            raise ValueError(f"{where}: after_progress must be a callable or the name of a method of the class, "
+                             f"not {after!r}")
         for key in ("headers", "env"):
             value = self._option(key)
             if value is not None and not callable(value) and not self._names_method(value) \
@@ -317,7 +335,8 @@ class MCP(AskingServer):
         timeout = float(self.setting("timeout") or DEFAULT_TIMEOUT)
         if self._option("transport") is not None:
             transport: Transport = self.setting("transport")
-            return Client(transport, name=self.name, timeout=timeout, declared=self.declared_capabilities)
+            return Client(transport, name=self.name, timeout=timeout, declared=self.declared_capabilities,
+                          log_level=self._option("log_level"))
         if self._option("url") is not None:
             from .transports.http import HTTPTransport
             from .transports.sse import SSETransport
@@ -325,7 +344,7 @@ class MCP(AskingServer):
             url = check_url(self.setting("url"), allow_http=bool(self._option("allow_http")))
             http = HTTPTransport(url, name=self.name, headers=self.http_headers, timeout=timeout)
             return Client(http, name=self.name, timeout=timeout, era_key=url, declared=self.declared_capabilities,
-                          legacy_transport=lambda: SSETransport(url, name=self.name, headers=self.http_headers,
+                          log_level=self._option("log_level"), legacy_transport=lambda: SSETransport(url, name=self.name, headers=self.http_headers,
                                                                 timeout=timeout))
         from .transports.stdio import StdioTransport
 
@@ -334,7 +353,8 @@ class MCP(AskingServer):
             raise ValueError(f"{self.name}: directory {str(directory)!r} does not exist")
         stdio = StdioTransport(self.process_spec, name=self.name, directory=str(directory) if directory else None,
                                timeout=timeout)
-        return Client(stdio, name=self.name, timeout=timeout, declared=self.declared_capabilities)
+        return Client(stdio, name=self.name, timeout=timeout, declared=self.declared_capabilities,
+                      log_level=self._option("log_level"))
 
     def declared_capabilities(self, era: str) -> dict[str, Any]:
         """The client capabilities this server is told we have, for an era (``"modern"``:
@@ -469,19 +489,38 @@ class MCP(AskingServer):
         if resume is not None:
             params = resume.params
             arguments = params.get("arguments") or {}
+        on_progress = self.progress_listener()
         try:
             raw = self.request_answering("tools/call", params, resume=resume,
-                                         headers=param_headers(tool.header_map, arguments), resend=tool.idempotent)
+                                         headers=param_headers(tool.header_map, arguments), resend=tool.idempotent,
+                                         on_progress=on_progress)
         except MCPError as exc:
             if exc.code != -32020:  # HEADER_MISMATCH: our idea of the tool is stale
                 raise
             fresh = next((t for t in self.refresh_tools() if t.server_name == tool.server_name), tool)
             raw = self.request_answering("tools/call", params, resume=resume,
-                                         headers=param_headers(fresh.header_map, arguments), resend=fresh.idempotent)
+                                         headers=param_headers(fresh.header_map, arguments), resend=fresh.idempotent,
+                                         on_progress=self.progress_listener())
             tool = fresh
         result = Result(raw, tool_name=tool.server_name)
         tool.check_output(result)
         return result
+
+    def progress_listener(self) -> Callable[[dict[str, Any]], None] | None:
+        """What receives one request's progress notifications: ``after_progress`` and the
+        tool-progress listener of the chat making the call (see ``progress.listening``), each
+        given :class:`~llm_mcp.Progress` objects whose value only grows. ``None`` when nobody
+        listens, and then no ``progressToken`` is sent."""
+        listeners: list[Callable[[Progress], Any]] = []
+        after = self._option("after_progress")
+        if after is not None:
+            from .shaping import _call_with
+
+            listeners.append(lambda progress: _call_with(after, self, progress))
+        chat_listener = tool_listener()
+        if chat_listener is not None:
+            listeners.append(chat_listener)
+        return ProgressFilter(listeners) if listeners else None
 
     # -- resources and prompts ------------------------------------------------------------------
 
@@ -610,8 +649,8 @@ def mcp(**options: Any) -> MCP:
 
     Takes the class settings as keywords (``url``, ``command``, ``allow_http``,
     ``transport``, ``bearer_token``, ``headers``, ``env``, ``directory``, ``timeout``,
-    ``name``, the shaping settings ``prefix``, ``only``, ``exclude``, ``tool_options``,
-    ``extra_tools``, ``requires_approval``, ``defer``, ``rescue_from``, and the question
+    ``name``, ``after_progress``, ``log_level``, the shaping settings ``prefix``, ``only``, ``exclude``,
+    ``tool_options``, ``extra_tools``, ``requires_approval``, ``defer``, ``rescue_from``, and the question
     settings ``before_input_request`` (a callable taking the question, or the server and the
     question) and ``input_requests`` (``True``, ``"form"``, ``"url"``, ``False``)). Callables
     are called with the server. Raises ``ValueError`` for an unknown keyword, a refused URL,

@@ -19,6 +19,8 @@ from typing import Any, Callable
 from . import protocol
 from .cancel import current_scope
 from .errors import CancelledError, ConnectionError, InputRequiredError, MCPError
+from .logs import LOG_LEVEL_META, check_log_level, wanted
+from .logs import write as write_log
 from .transports.base import (
     LegacyProtocolError,
     SessionExpiredError,
@@ -51,10 +53,6 @@ _BASE_META = {
     protocol.META_CLIENT_INFO: protocol.CLIENT_INFO,
 }
 
-_LOG_LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "notice": logging.INFO, "warning": logging.WARNING,
-               "error": logging.ERROR, "critical": logging.CRITICAL, "alert": logging.CRITICAL,
-               "emergency": logging.CRITICAL}
-
 
 class Client:
     """Speaks MCP to one server over a transport.
@@ -81,12 +79,16 @@ class Client:
         server_info: the server's ``{"name", "version", ...}``, once connected.
         capabilities: the server's capabilities dict, once connected.
         instructions: the server's instructions, or ``None``.
+        log_level: the least severe server log message wanted (``"warning"``: warning and
+            above; one of ``logs.LOG_LEVELS``), written under the logger
+            ``llm_mcp.server.<name>``; ``None`` (the default) asks for none and writes none.
     """
 
     def __init__(self, transport: Transport, *, name: str = "server", timeout: float | None = None,
                  era_key: str | None = None, legacy_transport: Callable[[], Transport] | None = None,
-                 declared: Callable[[str], dict[str, Any]] | None = None):
+                 declared: Callable[[str], dict[str, Any]] | None = None, log_level: str | None = None):
         self.transport = transport
+        self.log_level = check_log_level(log_level)
         self.declared = declared
         self.name = name
         self.timeout = timeout
@@ -214,6 +216,21 @@ class Client:
         self.transport.notify(protocol.notification("notifications/initialized"), version=version)
         self._remember(LEGACY_SSE if self._on_legacy else HANDSHAKE)
         log.debug("MCP server %s speaks %s (handshake)", self.name, version)
+        self._set_level(version)
+
+    def _set_level(self, version: str) -> None:
+        """Ask a handshake-era server for log messages at ``log_level`` and above, when it declares
+        ``logging`` (MCP 2025-11-25, "Logging" > "Setting Log Level"); a refusal is only logged."""
+        if self.log_level is None or "logging" not in self.capabilities:
+            return
+        try:
+            response = self._exchange(protocol.request("logging/setLevel", {"level": self.log_level}), version,
+                                      self.timeout)
+        except MCPError as exc:
+            log.debug("MCP server %s: logging/setLevel not delivered (%s)", self.name, type(exc).__name__)
+            return
+        if "error" in response:
+            log.debug("MCP server %s refused logging/setLevel %s", self.name, self.log_level)
 
     def _exchange(self, message: dict[str, Any], version: str | None, timeout: float | None,
                   headers: dict[str, str] | None = None) -> dict[str, Any]:
@@ -299,6 +316,8 @@ class Client:
             version = self.protocol_version
             if self.era == MODERN:
                 body = {**params, "_meta": self._meta_for(version, params.get("_meta"))}
+                if self.log_level is not None:
+                    body["_meta"][LOG_LEVEL_META] = self.log_level
             else:
                 body = params
             message = protocol.request(method, body or None)
@@ -439,12 +458,15 @@ class Client:
             if callback is not None:
                 callback(params)
         elif method == "notifications/message":
-            level = _LOG_LEVELS.get(str(params.get("level", "info")), logging.INFO)
-            self._server_log.log(level, "%s", params.get("data"))
+            if wanted(params.get("level"), self.log_level):  # none unless asked for, and none below the level
+                write_log(self._server_log, params)
         elif method and not any(method.startswith(p) for p in ("notifications/",)):
             log.debug("MCP server %s sent an unknown notification %s; ignored", self.name, method)
         for callback in self.on_notification:
             callback(message)
+        scope = current_scope()
+        if scope is not None:
+            scope.poll()  # an event: the moment to notice a cancellation made elsewhere (raises CancelledError)
         return None
 
     def _answer_inline(self, message: dict[str, Any]) -> dict[str, Any]:

@@ -5,12 +5,17 @@ first ``endpoint`` event names the URL to POST messages to (resolved against the
 URL), and every answer comes back on the stream. We use it only when a server refuses
 both ``server/discover`` and a Streamable HTTP ``initialize`` (MCP 2025-03-26,
 "Backward compatibility").
+
+A request waits for its answer in the thread that sent it; the stream's reader thread
+wakes it at each event, so a cancel scope is polled then, and a cancelled request gets
+``notifications/cancelled`` from the client (MCP 2024-11-05, "Cancellation").
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+import time
 from typing import Any, Callable
 from urllib.parse import urljoin, urlsplit
 
@@ -18,6 +23,7 @@ import httpx
 from httpx_sse import EventSource
 
 from .. import protocol
+from ..cancel import CancelScope, current_scope
 from ..errors import ConnectionError, MCPError
 from .base import MessageHandler
 from .http import describe, hide_in_logs, shared_ssl_context
@@ -28,11 +34,18 @@ log = logging.getLogger("llm_mcp.client.sse")
 
 
 class _Pending:
-    __slots__ = ("done", "response")
+    __slots__ = ("done", "response", "wake")
 
     def __init__(self) -> None:
         self.done = threading.Event()
+        self.wake = threading.Event()  # set when answered, at each event on the stream, and on cancel
         self.response: dict[str, Any] | None = None
+
+    def finish(self, response: dict[str, Any] | None = None) -> None:
+        if response is not None:
+            self.response = response
+        self.done.set()
+        self.wake.set()
 
 
 class SSETransport:
@@ -102,7 +115,7 @@ class SSETransport:
             self._pending[message["id"]] = pending
         try:
             self._post(message)
-            if not pending.done.wait(self.timeout if timeout is None else timeout):
+            if not self._wait(pending, self.timeout if timeout is None else timeout, current_scope()):
                 raise ConnectionError(f"MCP server {self.name!r} did not answer {message.get('method')} in time",
                                       server=self.name, timed_out=True)
         finally:
@@ -111,6 +124,25 @@ class SSETransport:
         if pending.response is None:
             raise ConnectionError(f"MCP server {self.name!r} closed its event stream", server=self.name)
         return pending.response
+
+    @staticmethod
+    def _wait(pending: _Pending, seconds: float, scope: CancelScope | None) -> bool:
+        """Wait for the answer; ``False`` at the deadline. With a cancel scope, poll it at each
+        event (raises :class:`~llm_mcp.CancelledError`)."""
+        if scope is None:
+            return pending.done.wait(seconds)
+        deadline = time.monotonic() + seconds
+        forget = scope.on_cancel(pending.wake.set)
+        try:
+            while not pending.done.is_set():
+                if not pending.wake.wait(max(0.0, deadline - time.monotonic())):
+                    return False
+                pending.wake.clear()
+                if not pending.done.is_set():
+                    scope.poll()
+            return True
+        finally:
+            forget()
 
     def notify(self, message: dict[str, Any], *, version: str | None) -> None:
         self.connect()
@@ -175,7 +207,7 @@ class SSETransport:
             with self._lock:
                 waiting = list(self._pending.values())
             for pending in waiting:
-                pending.done.set()
+                pending.finish()
 
     def _same_origin(self, endpoint: str) -> str | None:
         """The endpoint, if it is on the stream's origin; ``None`` (refused) otherwise.
@@ -193,10 +225,14 @@ class SSETransport:
             with self._lock:
                 pending = self._pending.get(message["id"])
             if pending is not None:
-                pending.response = message
-                pending.done.set()
+                pending.finish(message)
             return
         reply = self.handler(message) if self.handler else None
+        if not protocol.is_request(message):
+            with self._lock:
+                waiting = list(self._pending.values())
+            for pending in waiting:
+                pending.wake.set()  # an event: waiting requests look at their cancel scopes
         if protocol.is_request(message):
             try:
                 self._post(reply or protocol.error_response(message["id"], protocol.METHOD_NOT_FOUND,

@@ -1,0 +1,645 @@
+"""Progress, server logs and cancellation (issue 7, checklist section 13, MCP-PROG-01..14).
+
+Against the project's kit server ``llm_mcp_tests.servers.progress_tools`` (which records what
+it received: the request ``_meta``, ``logging/setLevel``, ``notifications/cancelled``) in both
+eras and both transports, and against the npm reference server ``server-everything``.
+Cancellation is observed on the server side: the ``steps`` tool appends a line per step to a
+file, and ``cancelled`` when it is told to stop.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import llm_mcp
+from llm_mcp.chat.chat import CANCELLED
+from llm_mcp.client.logs import LOG_LEVEL_META, LOG_LEVELS
+from llm_mcp.testing import running_server
+from llm_mcp.testing.scripted_model import reply, tool_call, turn
+
+from .servers.progress_tools import records
+
+SERVER_MODULE = "llm_mcp_tests.servers.progress_tools"
+
+COMBOS = [("stdio", "modern"), ("stdio", "handshake"), ("http", "modern"), ("http", "handshake")]
+COMBO_IDS = [f"{t}-{e}" for t, e in COMBOS]
+
+BOUND = 20.0
+"""Seconds: a generous bound for work to be seen stopped (or started) on the server."""
+
+PYTHON_LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "notice": logging.INFO, "warning": logging.WARNING,
+                 "error": logging.ERROR, "critical": logging.CRITICAL, "alert": logging.CRITICAL,
+                 "emergency": logging.CRITICAL}
+
+# What report_progress sends, filtered by hand: 20 (below 30) and the second 30 (not above 30) are dropped.
+DELIVERED = [(10, 100, "starting"), (30, 100, "a third"), (60, None, "no total"), (100, 100, "done")]
+
+
+@contextlib.contextmanager
+def kit(tmp_path: Path, transport: str, era: str, *, json_response: bool = False, **options: Any
+        ) -> Iterator[tuple[llm_mcp.MCP, Path]]:
+    """The recording kit server, and an ``llm_mcp.mcp`` reaching it (named ``kit``)."""
+    record = tmp_path / "received.jsonl"
+    with running_server(SERVER_MODULE, transport=transport, era=era, args=["--context", f"record={record}"],
+                        json_response=json_response) as running:
+        server = running.mcp(name="kit", **options)
+        try:
+            yield server, record
+        finally:
+            server.close()
+
+
+def received(record: Path, method: str) -> list[dict[str, Any]]:
+    return [entry for entry in records(record) if entry["method"] == method]
+
+
+def lines(path: Path) -> list[str]:
+    return path.read_text().split("\n")[:-1] if path.exists() else []
+
+
+def wait_until(condition: Any, seconds: float = BOUND) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.02)
+    return bool(condition())
+
+
+def settled(path: Path, quiet: float = 1.0) -> list[str]:
+    """The file's lines once it stopped changing for ``quiet`` seconds (or after BOUND)."""
+    deadline = time.monotonic() + BOUND
+    last = lines(path)
+    since = time.monotonic()
+    while time.monotonic() < deadline:
+        time.sleep(0.1)
+        now = lines(path)
+        if now != last:
+            last, since = now, time.monotonic()
+        elif time.monotonic() - since >= quiet:
+            break
+    return last
+
+
+def steps_done(path: Path) -> int:
+    return sum(1 for line in lines(path) if line.startswith("step "))
+
+
+# -- progress ------------------------------------------------------------------------------------
+
+
+def test_progress_value_total_message_fraction():
+    """MCP-PROG-02: Progress has message, value, total and fraction; total None without one, fraction
+    value/total or None."""
+    progress = llm_mcp.Progress(value=30, total=120, message="Copying")
+    assert (progress.value, progress.total, progress.message, progress.fraction) == (30, 120, "Copying", 0.25)
+    bare = llm_mcp.Progress(value=3)
+    assert (bare.total, bare.message, bare.fraction) == (None, None, None)
+    assert llm_mcp.Progress.from_params({"progress": 2, "total": 8, "message": "m"}) == llm_mcp.Progress(2, 8, "m")
+    assert llm_mcp.Progress.from_params({"progress": "2"}) is None  # not a number: ignored
+    assert llm_mcp.client.Progress is llm_mcp.Progress
+
+
+@pytest.mark.parametrize("transport, era", COMBOS, ids=COMBO_IDS)
+def test_after_progress_method_runs_on_the_server_with_growing_progress(tmp_path, transport, era):
+    """MCP-PROG-01, MCP-PROG-02, MCP-PROG-03, MCP-PROG-05: ``after_progress`` (a method name) runs on
+    the server instance with a Progress per notification; values that do not grow are dropped; the
+    request carried a progressToken since someone listened."""
+    seen: list[tuple[Any, llm_mcp.Progress]] = []
+
+    class Watched(llm_mcp.MCP):
+        after_progress = "remember"
+
+        def remember(self, progress: llm_mcp.Progress) -> None:
+            seen.append((self, progress))
+
+    record = tmp_path / "received.jsonl"
+    with running_server(SERVER_MODULE, transport=transport, era=era,
+                        args=["--context", f"record={record}"]) as running:
+        spot = {"url": running.url} if running.url else {"command": running.command, "directory": running.cwd}
+        server = type("Watched", (Watched,), spot)()
+        try:
+            assert server.call("report_progress").text == "reported"
+            assert server.protocol_version == ("2026-07-28" if era == "modern" else "2025-11-25")
+        finally:
+            server.close()
+    assert all(owner is server for owner, _ in seen)
+    assert [(p.value, p.total, p.message) for _, p in seen] == DELIVERED
+    assert [p.fraction for _, p in seen] == [0.1, 0.3, None, 1.0]
+    sent = received(record, "tools/call")
+    assert len(sent) == 1 and isinstance(sent[0]["meta"].get("progressToken"), (str, int))
+
+
+def test_after_progress_callable_and_lambda(tmp_path):
+    """MCP-PROG-01: a plain callable (inline server) gets the Progress; a class-level function taking
+    (self, progress) gets the instance too."""
+    got: list[llm_mcp.Progress] = []
+    owners: list[Any] = []
+    with kit(tmp_path, "http", "modern", after_progress=got.append) as (server, _):
+        server.call("report_progress")
+    assert [(p.value, p.total, p.message) for p in got] == DELIVERED
+
+    with running_server(SERVER_MODULE, transport="http", era="modern") as running:
+        class Lambda(llm_mcp.MCP):
+            url = running.url
+            after_progress = lambda self, progress: owners.append((self, progress.value))  # noqa: E731
+
+        server = Lambda()
+        server.call("report_progress")
+        server.close()
+    assert owners == [(server, 10), (server, 30), (server, 60), (server, 100)]
+
+
+def test_after_progress_setting_is_checked():
+    """MCP-PROG-01: after_progress must be a callable or the name of a method of the class."""
+    with pytest.raises(ValueError, match="after_progress"):
+        llm_mcp.mcp(url="http://127.0.0.1:9/mcp", after_progress="no_such_method")
+    assert "after_progress" in llm_mcp.client.server.SETTINGS
+
+
+def test_progress_filter_drops_values_that_do_not_grow():
+    """MCP-PROG-03: per request, a notification whose value is not above the last delivered one is dropped
+    (a new request starts afresh)."""
+    from llm_mcp.client.progress import ProgressFilter
+
+    got: list[float] = []
+    deliver = ProgressFilter([lambda p: got.append(p.value)])
+    for value in (1, 5, 5, 4, 6, 6.5, 0):
+        deliver({"progressToken": "t", "progress": value})
+    assert got == [1, 5, 6, 6.5]
+    again = ProgressFilter([lambda p: got.append(p.value)])
+    again({"progressToken": "u", "progress": 0})
+    assert got[-1] == 0
+
+
+@pytest.mark.parametrize("transport, era", COMBOS, ids=COMBO_IDS)
+def test_no_progress_token_without_a_listener(tmp_path, transport, era):
+    """MCP-PROG-05: with neither after_progress nor after_tool_progress, no progressToken is sent."""
+    with kit(tmp_path, transport, era) as (server, record):
+        assert server.call("report_progress").text == "reported"
+    sent = received(record, "tools/call")
+    assert len(sent) == 1 and "progressToken" not in sent[0]["meta"]
+
+
+def test_after_tool_progress_in_a_chat(chat_on, model, tmp_path):
+    """MCP-PROG-04, MCP-PROG-05: a chat's after_tool_progress gets (tool_call, progress) for an MCP call
+    (which then carries a progressToken) and for a Python tool reporting progress; it returns the chat."""
+    def crunch() -> str:
+        """Crunch numbers."""
+        llm_mcp.chat.report_progress(1, 2, "half")
+        llm_mcp.chat.report_progress(1, 2, "half again")  # not above: dropped
+        llm_mcp.chat.report_progress(2, 2, "all")
+        return "crunched"
+
+    heard: list[tuple[str, str, tuple[Any, Any, Any]]] = []
+    with kit(tmp_path, "http", "modern") as (server, record):
+        chat = chat_on([turn(tool_calls=[tool_call("report_progress", {}, id="call_mcp"),
+                                         tool_call("crunch", {}, id="call_py")]), reply("done")])
+        assert chat.with_mcp(server).with_tools(crunch).after_tool_progress(
+            lambda call, p: heard.append((call.id, call.name, (p.value, p.total, p.message)))) is chat
+        assert chat.ask("go").content == "done"
+    assert [h for h in heard if h[0] == "call_mcp"] == [("call_mcp", "report_progress", d) for d in DELIVERED]
+    assert [h for h in heard if h[0] == "call_py"] == [("call_py", "crunch", (1, 2, "half")),
+                                                       ("call_py", "crunch", (2, 2, "all"))]
+    assert "progressToken" in received(record, "tools/call")[0]["meta"]
+    with pytest.raises(TypeError):
+        chat.after_tool_progress("not callable")
+
+
+# -- logs ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("transport, era", COMBOS, ids=COMBO_IDS)
+@pytest.mark.parametrize("level", ["warning", "debug"])
+def test_log_level_asks_for_messages_and_writes_them(tmp_path, caplog, transport, era, level):
+    """MCP-PROG-06, MCP-PROG-07: log_level asks the server for messages at that level and above (logLevel
+    meta on 2026-07-28, logging/setLevel in the handshake era) and writes them under llm_mcp.server.kit,
+    notice as INFO and critical/alert/emergency as CRITICAL."""
+    caplog.set_level(logging.DEBUG, logger="llm_mcp.server.kit")
+    with kit(tmp_path, transport, era, log_level=level) as (server, record):
+        assert server.call("log_levels").text == "logged"
+    expected = LOG_LEVELS[LOG_LEVELS.index(level):]
+    written = [(r.levelno, r.getMessage()) for r in caplog.records
+               if r.name == "llm_mcp.server.kit" and r.getMessage().endswith(" message")]
+    assert written == [(PYTHON_LEVELS[name], f"{name} message") for name in expected]
+    meta = received(record, "tools/call")[0]["meta"]
+    if era == "modern":
+        assert meta.get(LOG_LEVEL_META) == level
+        assert received(record, "logging/setLevel") == []
+    else:
+        assert LOG_LEVEL_META not in meta
+        assert [e["level"] for e in received(record, "logging/setLevel")] == [level]
+
+
+@pytest.mark.parametrize("transport, era", COMBOS, ids=COMBO_IDS)
+def test_without_log_level_no_messages_are_asked_for_or_written(tmp_path, caplog, transport, era):
+    """MCP-PROG-08: without log_level no logLevel meta and no logging/setLevel are sent, and messages a
+    handshake-era server sends anyway are not written."""
+    caplog.set_level(logging.DEBUG, logger="llm_mcp.server.kit")
+    with kit(tmp_path, transport, era) as (server, record):
+        assert server.call("log_levels").text == "logged"
+    assert not [r for r in caplog.records if r.getMessage().endswith(" message")]
+    assert LOG_LEVEL_META not in received(record, "tools/call")[0]["meta"]
+    assert received(record, "logging/setLevel") == []
+
+
+def test_messages_sent_anyway_are_not_written(caplog):
+    """MCP-PROG-08: a server that sends notifications/message unasked (the raw C05 server) is not written."""
+    from .conftest import raw_stdio_command
+
+    caplog.set_level(logging.DEBUG, logger="llm_mcp.server")
+    with llm_mcp.mcp(command=raw_stdio_command("C05", "handshake"), name="unasked") as server:
+        server.client.request("tools/call", {"name": "echo", "arguments": {"message": "x"}})
+    assert not [r for r in caplog.records if r.name == "llm_mcp.server.unasked" and r.getMessage() == "working"]
+
+
+@pytest.mark.parametrize("value", ["verbose", "WARNING", 3, ""])
+def test_log_level_must_be_a_protocol_level(value):
+    """MCP-PROG-07: anything but the eight protocol levels raises ValueError naming the setting."""
+    with pytest.raises(ValueError, match="log_level"):
+        llm_mcp.mcp(url="http://127.0.0.1:9/mcp", log_level=value)
+    with pytest.raises(ValueError, match=r"Noisy\.log_level"):
+        type("Noisy", (llm_mcp.MCP,), {"url": "http://127.0.0.1:9/mcp", "log_level": value})
+    assert LOG_LEVELS == ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+
+
+# -- cancellation --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("transport, era", COMBOS, ids=COMBO_IDS)
+def test_cancel_stops_the_server_call_at_the_next_event(chat_on, tmp_path, transport, era):
+    """MCP-PROG-09, MCP-PROG-12, MCP-PROG-13: chat.cancel() (here from an after_tool_progress callback, so
+    no thread of ours is involved and none is started) stops the call; the server's work stops (no step
+    after ``cancelled``). 2026-07-28 HTTP closes the stream and sends no notifications/cancelled; stdio
+    and handshake-era HTTP send notifications/cancelled with the request id and a reason."""
+    work = tmp_path / "work.txt"
+    threads: dict[str, set[threading.Thread]] = {}
+    with kit(tmp_path, transport, era) as (server, record):
+        chat = chat_on([tool_call("steps", {"count": 200, "interval": 0.1, "path": str(work)}), reply("never")])
+        chat.with_mcp(server)
+        chat.tools  # connected (a stdio process started) before the turn
+
+        def on_progress(call: Any, progress: llm_mcp.Progress) -> None:
+            if progress.value == 3:
+                threads["at cancel"] = set(threading.enumerate())
+                chat.cancel()
+
+        chat.after_tool_progress(on_progress)
+        threads["before"] = set(threading.enumerate())
+        with pytest.raises(llm_mcp.CancelledError):
+            chat.ask("work")
+        assert chat.messages[-1].content == CANCELLED
+        final = settled(work)
+        assert final[-1] == "cancelled" and "completed" not in final
+        assert steps_done(work) < 200
+        cancels = received(record, "notifications/cancelled")
+        call_id = received(record, "tools/call")[0]["id"]
+    ours = {name: {t for t in found if "process_request_thread" not in t.name}  # the scripted model's are not
+            for name, found in threads.items()}
+    assert ours["at cancel"] == ours["before"]  # no extra thread to cancel
+    if transport == "http" and era == "modern":
+        assert cancels == []  # the closed stream is the cancellation
+    else:
+        assert [c["requestId"] for c in cancels] == [call_id]
+        assert isinstance(cancels[0]["reason"], str) and cancels[0]["reason"]
+
+
+@pytest.mark.parametrize("transport, era", [("stdio", "modern"), ("http", "modern"), ("http", "handshake")])
+def test_cancel_from_another_thread_stops_the_work(chat_on, tmp_path, transport, era):
+    """MCP-PROG-09: chat.cancel() from another thread (a view, a signal handler) stops the work on the server."""
+    work = tmp_path / "work.txt"
+    with kit(tmp_path, transport, era) as (server, _):
+        chat = chat_on([tool_call("steps", {"count": 200, "interval": 0.1, "path": str(work)}), reply("never")])
+        chat.with_mcp(server).tools
+
+        def cancel_when_working() -> None:
+            if wait_until(lambda: steps_done(work) >= 2):
+                chat.cancel()
+
+        threading.Thread(target=cancel_when_working, daemon=True).start()
+        with pytest.raises(llm_mcp.CancelledError):
+            chat.ask("work")
+        final = settled(work)
+        assert final[-1] == "cancelled" and steps_done(work) < 200
+
+
+@pytest.mark.parametrize("transport, era", [("stdio", "modern"), ("http", "modern"), ("http", "handshake")])
+def test_cancel_stops_every_concurrent_call(chat_on, tmp_path, transport, era):
+    """MCP-PROG-10: with tool calls running at once, cancelling stops every MCP call in flight."""
+    files = [tmp_path / f"work{i}.txt" for i in range(3)]
+    with kit(tmp_path, transport, era) as (server, _):
+        calls = [tool_call("steps", {"count": 200, "interval": 0.1, "path": str(f)}, id=f"call_{i}")
+                 for i, f in enumerate(files)]
+        chat = chat_on([turn(tool_calls=calls), reply("never")], concurrency=3).with_mcp(server)
+        chat.tools
+
+        def cancel_when_all_work() -> None:
+            if wait_until(lambda: all(steps_done(f) >= 2 for f in files)):
+                chat.cancel()
+
+        threading.Thread(target=cancel_when_all_work, daemon=True).start()
+        with pytest.raises(llm_mcp.CancelledError):
+            chat.ask("work three times")
+        assert [m.content for m in chat.messages[-3:]] == [CANCELLED] * 3
+        for path in files:
+            final = settled(path)
+            assert final[-1] == "cancelled" and steps_done(path) < 200, path
+
+
+class _FlagStore(llm_mcp.chat.MemoryStore):
+    """A store whose cancel flag another thread sets directly, as another process sets a saved chat's."""
+
+
+@pytest.mark.parametrize("era", ["modern", "handshake"])
+def test_a_flag_set_elsewhere_stops_the_call_at_the_next_event(chat_on, tmp_path, era):
+    """MCP-PROG-09, MCP-PROG-11 (without Django): a cancel flag set where the chat does not see it (the
+    store's, not chat.cancel()) is read at the next event the server streams, and stops the call."""
+    work = tmp_path / "work.txt"
+    store = _FlagStore()
+    with kit(tmp_path, "http", era, log_level="debug") as (server, _):
+        chat = chat_on([tool_call("steps", {"count": 200, "interval": 0.1, "path": str(work)}), reply("never")],
+                       store=store)
+        chat.with_mcp(server).tools
+
+        def flag_when_working() -> None:
+            if wait_until(lambda: steps_done(work) >= 2):
+                store.set_cancelled(True)
+
+        threading.Thread(target=flag_when_working, daemon=True).start()
+        with pytest.raises(llm_mcp.CancelledError):
+            chat.ask("work")
+        final = settled(work)
+        assert final[-1] == "cancelled" and steps_done(work) < 200
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("era", ["modern", "handshake"])
+def test_a_plain_json_answer_cannot_be_interrupted_and_ends_at_the_timeout(chat_on, tmp_path, era):
+    """MCP-PROG-14: a server answering with one JSON body (no events) is not interrupted by a flag set
+    elsewhere: its work goes on until the request timeout; then the client stops waiting, cancels, and
+    the turn stops."""
+    work = tmp_path / "work.txt"
+    store = _FlagStore()
+    timeout = 4.0
+    flagged: dict[str, int] = {}
+    with kit(tmp_path, "http", era, json_response=True, timeout=timeout) as (server, record):
+        chat = chat_on([tool_call("steps", {"count": 150, "interval": 0.05, "path": str(work)}), reply("never")],
+                       store=store)
+        chat.with_mcp(server).tools
+
+        def flag_when_working() -> None:
+            if wait_until(lambda: steps_done(work) >= 2):
+                store.set_cancelled(True)
+                flagged["steps"] = steps_done(work)
+
+        threading.Thread(target=flag_when_working, daemon=True).start()
+        started = time.monotonic()
+        with pytest.raises(llm_mcp.CancelledError):
+            chat.ask("work")
+        elapsed = time.monotonic() - started
+        final = settled(work)
+        cancels = received(record, "notifications/cancelled")
+    assert elapsed >= timeout * 0.9  # it ran to the timeout, not to the flag
+    assert steps_done(work) > flagged["steps"] + 10  # the work went on well after the flag
+    if era == "handshake":
+        assert [c["reason"] for c in cancels] == ["timed out"]  # the client cancelled after the timeout
+        assert final[-1] == "cancelled" and steps_done(work) < 150  # and the server stopped
+    else:
+        # 2026-07-28: closing the connection is the cancellation (no notification); the SDK's JSON
+        # mode does not act on a closed connection, so the work may run on: that is the server's part.
+        assert cancels == []
+
+
+# -- the Django chat's persisted flag ------------------------------------------------------------
+
+
+def _flag_from_another_thread(pk: Any, ready: Any) -> threading.Thread:
+    """Set the saved chat's cancelled column from a thread with its own database connection (as another
+    process would), once ``ready()`` holds; the live chat is not told."""
+    def run() -> None:
+        from django.db import connection
+
+        from llm_mcp.models import Chat as ChatRow
+
+        try:
+            if wait_until(ready):
+                ChatRow.objects.filter(pk=pk).update(cancelled=True)
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return thread
+
+
+@pytest.mark.db
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("transport, era", [("stdio", "modern"), ("http", "modern"), ("http", "handshake")])
+def test_the_persisted_flag_stops_a_running_call(model, tmp_path, transport, era):
+    """MCP-PROG-11: setting the saved cancelled flag of a Django chat (elsewhere: another thread with its
+    own connection) stops the server call in flight at the next event, like chat.cancel()."""
+    from llm_mcp.models import Chat as ChatRow
+
+    work = tmp_path / "work.txt"
+    model.add(tool_call("steps", {"count": 200, "interval": 0.1, "path": str(work)}), reply("never"))
+    record = ChatRow.objects.create(model="gpt-test", provider="openai")
+    record.provider_options = {"base_url": model.openai_base_url, "api_key": "test-key"}
+    with kit(tmp_path, transport, era, log_level="debug") as (server, _):
+        record.with_mcp(server).tools
+        flagger = _flag_from_another_thread(record.pk, lambda: steps_done(work) >= 2)
+        with pytest.raises(llm_mcp.CancelledError):
+            record.ask("work")
+        flagger.join(BOUND)
+        final = settled(work)
+        assert final[-1] == "cancelled" and steps_done(work) < 200
+    assert [m.content for m in record.messages][-1] == CANCELLED
+
+
+@pytest.mark.db
+@pytest.mark.django_db(transaction=True)
+def test_the_persisted_flag_stops_concurrent_calls_in_worker_threads(model, tmp_path):
+    """MCP-PROG-10, MCP-PROG-11: calls running in worker threads read the persisted flag fresh at each event
+    (not a value cached by the chat's thread), so every call in flight stops, not only after the batch."""
+    from llm_mcp.models import Chat as ChatRow
+
+    files = [tmp_path / f"work{i}.txt" for i in range(2)]
+    model.add(turn(tool_calls=[tool_call("steps", {"count": 200, "interval": 0.1, "path": str(f)}, id=f"call_{i}")
+                               for i, f in enumerate(files)]), reply("never"))
+    record = ChatRow.objects.create(model="gpt-test", provider="openai")
+    record.provider_options = {"base_url": model.openai_base_url, "api_key": "test-key"}
+    with kit(tmp_path, "http", "modern") as (server, _):
+        record.chat.concurrency = 2
+        heard: list[str] = []
+        record.with_mcp(server).after_tool_progress(lambda call, progress: heard.append(call.id)).tools
+        flagger = _flag_from_another_thread(record.pk, lambda: all(steps_done(f) >= 2 for f in files))
+        with pytest.raises(llm_mcp.CancelledError):
+            record.ask("work twice")
+        flagger.join(BOUND)
+        for path in files:
+            final = settled(path)
+            assert final[-1] == "cancelled" and steps_done(path) < 200, path
+    assert set(heard) == {"call_0", "call_1"}  # progress (the events) flowed in both worker threads
+    assert [m.content for m in record.messages][-2:] == [CANCELLED, CANCELLED]
+
+
+# -- the npm reference server (server-everything speaks the handshake era only) -------------------
+
+
+def _everything(kind: str, request: pytest.FixtureRequest, **options: Any) -> llm_mcp.MCP:
+    if kind == "stdio":
+        return llm_mcp.mcp(command=request.getfixturevalue("everything_stdio_command"), name="everything", **options)
+    return llm_mcp.mcp(url=request.getfixturevalue("everything_http_url"), name="everything", **options)
+
+
+@pytest.mark.parametrize("kind", ["stdio", "http"])
+def test_reference_server_progress(request, kind):
+    """MCP-PROG-01, MCP-PROG-02, MCP-PROG-05: server-everything's long-running operation reports progress
+    to after_progress, step by step of the total."""
+    got: list[llm_mcp.Progress] = []
+    with _everything(kind, request, after_progress=got.append) as server:
+        text = server.call("trigger-long-running-operation", duration=0.4, steps=4).text
+        assert server.protocol_version == "2025-11-25"
+    assert "Steps: 4" in text
+    assert [(p.value, p.total, p.fraction) for p in got] == [(1, 4, 0.25), (2, 4, 0.5), (3, 4, 0.75), (4, 4, 1.0)]
+
+
+def test_reference_server_without_a_listener_reports_no_progress(request):
+    """MCP-PROG-05: with no listener no progressToken is sent, so server-everything (which reports progress
+    only for a token) sends no notifications/progress; with a chat's listener it does."""
+    from llm_mcp.client.progress import listening
+
+    heard: list[llm_mcp.Progress] = []
+    with _everything("stdio", request) as server:
+        notifications: list[dict[str, Any]] = []
+        server.client.on_notification.append(notifications.append)
+        server.call("trigger-long-running-operation", duration=0.2, steps=2)
+        assert [n for n in notifications if n.get("method") == "notifications/progress"] == []
+        with listening(heard.append):
+            server.call("trigger-long-running-operation", duration=0.2, steps=2)
+        assert len([n for n in notifications if n.get("method") == "notifications/progress"]) == 2
+    assert [p.value for p in heard] == [1, 2]
+
+
+LEVEL_OF_TEXT = {"Debug-level": "debug", "Info-level": "info", "Notice-level": "notice", "Warning-level": "warning",
+                 "Error-level": "error", "Critical-level": "critical", "Alert level": "alert",
+                 "Emergency-level": "emergency"}
+
+
+def test_reference_server_logs(request, caplog):
+    """MCP-PROG-06, MCP-PROG-07, MCP-PROG-08: server-everything's simulated logging (one message of a random
+    level at once, over stdio) is written under llm_mcp.server.everything at the mapped Python level when
+    log_level asks for it, and not at all without log_level."""
+    caplog.set_level(logging.DEBUG, logger="llm_mcp.server.everything")
+    with _everything("stdio", request, log_level="debug") as server:
+        server.call("toggle-simulated-logging")
+        server.call("toggle-simulated-logging")  # off again
+    written = [r for r in caplog.records if r.name == "llm_mcp.server.everything" and "message" in r.getMessage()]
+    assert written
+    for record in written:
+        level = next(v for k, v in LEVEL_OF_TEXT.items() if record.getMessage().startswith(k))
+        assert record.levelno == PYTHON_LEVELS[level]
+    caplog.clear()
+    with _everything("stdio", request) as server:
+        server.call("toggle-simulated-logging")
+        server.call("toggle-simulated-logging")
+    assert not [r for r in caplog.records if "message" in r.getMessage() and "level" in r.getMessage()]
+
+
+@pytest.mark.parametrize("kind", ["stdio", "http"])
+def test_reference_server_call_is_cancelled_at_a_progress_event(chat_on, request, kind):
+    """MCP-PROG-09, MCP-PROG-13: chat.cancel() at a progress event of server-everything's 60-second operation
+    ends the call at once (well within a generous bound), and the server goes on serving."""
+    with _everything(kind, request) as server:
+        chat = chat_on([tool_call("trigger-long-running-operation", {"duration": 60, "steps": 120}), reply("x")])
+        chat.with_mcp(server).after_tool_progress(lambda call, p: chat.cancel() if p.value >= 2 else None)
+        started = time.monotonic()
+        with pytest.raises(llm_mcp.CancelledError):
+            chat.ask("run it")
+        assert time.monotonic() - started < 30
+        assert server.call("echo", message="still here").text == "Echo: still here"
+
+
+# -- 2024-11-05 HTTP+SSE -------------------------------------------------------------------------
+
+
+@pytest.fixture
+def legacy_sse(tmp_path: Path) -> Iterator[tuple[str, Path]]:
+    """The progress kit server over 2024-11-05 HTTP+SSE: its URL and its record file."""
+    from .conftest import PYTHON, start_http_server
+
+    record = tmp_path / "received.jsonl"
+    process = start_http_server(lambda port: [PYTHON, "-m", "llm_mcp_tests.servers.progress_sse", str(port),
+                                              str(record)])
+    try:
+        yield f"http://127.0.0.1:{process.port}/mcp", record
+    finally:
+        process.stop()
+
+
+def test_legacy_sse_progress_logs_and_cancel(chat_on, legacy_sse, tmp_path, caplog):
+    """MCP-PROG-01, MCP-PROG-06, MCP-PROG-09, MCP-PROG-13 over 2024-11-05 HTTP+SSE: progress and logs arrive,
+    and chat.cancel() at a progress event stops the call and sends notifications/cancelled with its id."""
+    url, record = legacy_sse
+    caplog.set_level(logging.DEBUG, logger="llm_mcp.server.legacy")
+    got: list[llm_mcp.Progress] = []
+    work = tmp_path / "work.txt"
+    with llm_mcp.mcp(url=url, name="legacy", after_progress=got.append, log_level="error") as server:
+        assert server.call("report_progress").text == "reported"
+        assert server.client.era == "sse"  # the 2024-11-05 transport (the SDK still negotiates 2025-11-25 on it)
+        assert server.call("log_levels").text == "logged"
+        chat = chat_on([tool_call("steps", {"count": 200, "interval": 0.1, "path": str(work)}), reply("never")])
+        chat.with_mcp(server).after_tool_progress(lambda call, p: chat.cancel() if p.value >= 3 else None)
+        with pytest.raises(llm_mcp.CancelledError):
+            chat.ask("work")
+        final = settled(work)
+        assert final[-1] == "cancelled" and steps_done(work) < 200
+    assert [(p.value, p.total, p.message) for p in got[:4]] == DELIVERED
+    written = [r.getMessage() for r in caplog.records if r.name == "llm_mcp.server.legacy"
+               and r.getMessage().endswith(" message")]
+    assert written == ["error message", "critical message", "alert message", "emergency message"]
+    assert [e["level"] for e in received(record, "logging/setLevel")] == ["error"]
+    steps_call = [e for e in received(record, "tools/call") if e["tool"] == "steps"][0]
+    assert [c["requestId"] for c in received(record, "notifications/cancelled")] == [steps_call["id"]]
+
+
+def test_cancel_scope_watch_and_poll(monkeypatch):
+    """MCP-PROG-11 (the mechanism): a watched check cancels the scope when poll() finds it true; a check
+    that raises counts as false; checks run at most every POLL_INTERVAL seconds."""
+    from llm_mcp.client import cancel
+
+    flag = {"set": False, "calls": 0}
+
+    def check() -> bool:
+        flag["calls"] += 1
+        if flag["set"] is None:
+            raise RuntimeError("database away")
+        return bool(flag["set"])
+
+    monkeypatch.setattr(cancel, "POLL_INTERVAL", 0.0)
+    scope = llm_mcp.CancelScope()
+    scope.watch(check, "flag set")
+    scope.poll()
+    flag["set"] = None
+    scope.poll()  # a failing check: not cancelled
+    assert not scope.cancelled and flag["calls"] == 2
+    flag["set"] = True
+    with pytest.raises(llm_mcp.CancelledError, match="flag set"):
+        scope.poll()
+    assert scope.cancelled and scope.reason == "flag set"
+
+    monkeypatch.setattr(cancel, "POLL_INTERVAL", 3600.0)
+    slow = llm_mcp.CancelScope()
+    slow.watch(check)
+    flag.update(set=False, calls=0)
+    slow.poll()
+    flag["set"] = True
+    slow.poll()  # within the interval: the check is not run again
+    assert flag["calls"] == 1 and not slow.cancelled
