@@ -13,6 +13,7 @@ urlpatterns = [
     path("chats/<int:pk>/", views.chat_page, name="chat"),
     path("chats/<int:pk>/ask/", views.ask, name="ask"),
     path("chats/<int:pk>/calls/<int:call_pk>/", views.decide, name="decide"),
+    path("chats/<int:pk>/calls/<int:call_pk>/questions/<str:key>/", views.answer_question, name="answer_question"),
     path("chats/<int:pk>/call-tool/", views.call_tool, name="call_tool"),
     path("chats/<int:pk>/cancel/", views.cancel, name="cancel"),
     path("chats/<int:pk>/resume/", views.resume, name="resume"),

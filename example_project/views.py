@@ -4,6 +4,8 @@
     /chats/<pk>/                        the conversation: messages, tool calls, their results
     /chats/<pk>/ask/                    POST: the user's message   -> llm_mcp.tasks.ask_chat
     /chats/<pk>/calls/<id>/             POST decision=approve|decline: decide a call -> resume_chat
+    /chats/<pk>/calls/<id>/questions/<key>/  POST action=answer|decline (+ field-NAME values): answer a
+                                        server's question -> resume_chat once none is left open
     /chats/<pk>/call-tool/              POST: record a demo tool call by hand (no model needed)
     /chats/<pk>/cancel/                 POST: cancel the running turn
     /chats/<pk>/resume/                 POST: run a turn that did not finish again -> resume_chat
@@ -29,8 +31,8 @@ from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
+from llm_mcp import Question, tasks
 from llm_mcp import conf as llm_mcp_conf
-from llm_mcp import tasks
 from llm_mcp.chat import Message as ChatMessage
 from llm_mcp.chat import ToolCall as ChatToolCall
 from llm_mcp.chat.messages import loads_object
@@ -39,7 +41,8 @@ from llm_mcp.views import build_server
 
 from .agents import demo_tools, model_choices, new_chat
 
-__all__ = ["ask", "call_tool", "cancel", "chat_list", "chat_page", "connections", "create_chat", "decide", "resume"]
+__all__ = ["answer_question", "ask", "call_tool", "cancel", "chat_list", "chat_page", "connections", "create_chat",
+           "decide", "resume"]
 
 log = logging.getLogger("example_project")
 
@@ -121,9 +124,10 @@ def chat_page(request: HttpRequest, pk: int) -> HttpResponse:
                 if call.result_id is not None:
                     shown_results.add(call.result_id)
                 waiting = call.approval == "pending" and call.result_id is None
-                pending += waiting
+                questions = _open_questions(call) if call.result_id is None else []
+                pending += waiting or bool(questions)
                 calls.append({"row": call, "arguments": json.dumps(call.arguments, indent=2, ensure_ascii=False),
-                              "waiting": waiting, "manual": row.model == MANUAL})
+                              "waiting": waiting, "manual": row.model == MANUAL, "questions": questions})
         entries.append({"row": row, "calls": calls})
     entries = [e for e in entries if not (e["row"].role == "tool" and e["row"].pk in shown_results)]
     last = rows[-1] if rows else None
@@ -185,6 +189,71 @@ def decide(request: HttpRequest, pk: int, call_pk: int) -> HttpResponse:
     return _to_chat(record)
 
 
+def _open_questions(call: ToolCall) -> list[dict[str, Any]]:
+    """The call's unanswered questions, with what the page needs to show a field."""
+    found = []
+    for data in call.pending_questions or []:
+        if isinstance(data, dict) and data.get("response") is None:
+            try:
+                question = Question.from_dict(data)
+            except ValueError:
+                continue
+            found.append({"question": question, "fields": [
+                {"field": f, "input": "select" if f.choices is not None and f.type != "array" else
+                 {"boolean": "checkbox", "integer": "number", "number": "number"}.get(f.type, "text")}
+                for f in question.fields]})
+    return found
+
+
+def _form_value(field: Any, request: HttpRequest) -> Any:
+    """A field's value from the question form, in the field's type (``ValueError`` when it is not)."""
+    name = f"field-{field.name}"
+    if field.type == "boolean":
+        return name in request.POST
+    if field.type == "array":
+        return request.POST.getlist(name)
+    text = request.POST.get(name, "")
+    if text == "":
+        return None
+    if field.type == "integer":
+        return int(text)
+    if field.type == "number":
+        return float(text)
+    return text
+
+
+@require_POST
+def answer_question(request: HttpRequest, pk: int, call_pk: int, key: str) -> HttpResponse:
+    """Answer (``action=answer``, with ``field-NAME`` values) or decline one question a server asked
+    during a call (MCP-QUEST-22: saved on the ToolCall row, no server contacted); once no
+    question is left open, ``resume_chat`` sends the answers."""
+    record = _chat_or_404(pk)
+    call = get_object_or_404(ToolCall, pk=call_pk, message__chat_id=record.pk)
+    action = request.POST.get("action", "")
+    if action not in ("answer", "decline"):
+        return HttpResponseBadRequest("action must be answer or decline")
+    question = next((q for q in record.pending_questions
+                     if q.tool_call_id == call.tool_call_id and q.key == key), None)
+    if question is None:
+        messages.warning(request, "That question is no longer open; nothing changed.")
+        return _to_chat(record)
+    try:
+        if action == "decline":
+            question.decline()
+        elif question.is_url:
+            question.answer()
+        else:
+            values = {f.name: _form_value(f, request) for f in question.fields}
+            question.answer(**{name: value for name, value in values.items() if value is not None})
+    except ValueError as exc:
+        messages.error(request, f"That answer does not fit the question: {exc}")
+        return _to_chat(record)
+    messages.success(request, f"{'Declined' if action == 'decline' else 'Answered'}: {question.message[:80]}")
+    if not record.pending_questions and not _undecided(record):
+        _enqueue(request, "Resuming the chat", tasks.resume_chat, record.pk)
+    return _to_chat(record)
+
+
 @require_POST
 def call_tool(request: HttpRequest, pk: int) -> HttpResponse:
     """Record a call of a demo tool, as if the model had asked for it, waiting for approval;
@@ -241,10 +310,11 @@ def _unanswered(record: Chat) -> bool:
 
 
 def _blocking(record: Chat) -> bool:
-    """Whether a call waits for a decision, or was approved and has not run: the chat takes no
-    new message until they are settled."""
-    return ToolCall.objects.filter(message__chat_id=record.pk, result__isnull=True,
-                                   approval__in=["pending", "approved"]).exists()
+    """Whether a call waits for a decision or answers, or was approved (or answered) and has not
+    run: the chat takes no new message until they are settled."""
+    open_calls = ToolCall.objects.filter(message__chat_id=record.pk, result__isnull=True)
+    return open_calls.filter(approval__in=["pending", "approved"]).exists() or any(
+        questions for questions in open_calls.values_list("pending_questions", flat=True))
 
 
 def _undecided(record: Chat) -> bool:

@@ -21,6 +21,7 @@ from django.db import models
 from encrypted_fields.fields import EncryptedTextField
 
 from . import conf
+from .client.question import open_questions
 from .credentials import CredentialManager
 from .records import ChatRecord
 
@@ -160,8 +161,8 @@ class ToolCall(models.Model):
 
     @property
     def waiting(self) -> bool:
-        """Whether the call waits for a person (approval, questions) or a task."""
-        return self.approval == "pending" or bool(self.pending_questions) or self.task is not None
+        """Whether the call waits for a person (approval, open questions) or a task."""
+        return self.approval == "pending" or open_questions(self.pending_questions) or self.task is not None
 
     def approve(self) -> None:
         """Let the call run at the chat's next ``complete()`` (without loading the chat).

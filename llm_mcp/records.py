@@ -30,7 +30,7 @@ from django.db import connections, models, router, transaction
 
 from . import conf
 from .chat import Chat as LiveChat
-from .chat.chat import is_waiting, pending_approvals
+from .chat.chat import is_waiting, pending_approvals, pending_questions
 from .chat.messages import (
     Message,
     ToolCall,
@@ -163,6 +163,29 @@ class DatabaseStore:
             del values["approval"]  # taken above, only while pending
         calls.update(**values)
 
+    def save_question(self, message: Message, call: ToolCall, question: Any) -> None:
+        """Record one question's answer on its call row, in a transaction that reads the row
+        first, so two answers to two questions of one call both stay. Raises ``ValueError``
+        when the question was answered elsewhere meanwhile, or the call no longer asks it.
+        Contacts no server."""
+        calls = tool_call_model().objects.filter(tool_call_id=call.id, message__chat_id=self.record.pk)
+        if message.id is not None:
+            calls = calls.filter(message_id=message.id)
+        with transaction.atomic(using=self._db):
+            row = calls.select_for_update().values_list("pk", "pending_questions").first()
+            stored = list((row[1] if row else None) or [])
+            for index, data in enumerate(stored):
+                if isinstance(data, dict) and data.get("key") == question.key:
+                    if data.get("response") is not None:
+                        raise ValueError(f"question {question.key!r} of tool call {call.id} was answered elsewhere "
+                                         f"already ({data['response'].get('action')})")
+                    stored[index] = question.to_dict()
+                    break
+            else:
+                raise ValueError(f"tool call {call.id} ({call.name}) no longer asks question {question.key!r}")
+            tool_call_model().objects.filter(pk=row[0]).update(pending_questions=_storable(stored))
+        call.pending_questions = stored
+
     def repair(self) -> int:
         """Clean what a process that died mid-write may have left: assistant messages with no
         content, tool calls, attachments or provider data. Returns how many rows went.
@@ -294,7 +317,7 @@ class ChatRecord:
     """What makes a chat row behave like :class:`llm_mcp.Chat` (mixed into ``AbstractChat``).
 
         record.with_mcp(Files).ask("What is in README.md?")
-        record.waiting, record.pending_approvals
+        record.waiting, record.pending_approvals, record.pending_questions
         record.cancel()            # sets the persisted flag; the running turn stops
 
     The live chat behind a record (:attr:`chat`) is built on first use: from the agent that
@@ -446,6 +469,13 @@ class ChatRecord:
     def pending_approvals(self) -> list[ToolCall]:
         """Calls that wait for ``approve()``/``decline()``; deciding saves to the database."""
         return pending_approvals(self.store)
+
+    @property
+    def pending_questions(self) -> list[Any]:
+        """The open :class:`llm_mcp.Question` objects of paused calls; ``answer()``/``decline()``
+        saves to the tool call row and contacts no server (``resume_chat`` or ``complete()``
+        sends the answers)."""
+        return pending_questions(self.store)
 
     def after_tool_progress(self, callback: Callable[[ToolCall, Any], Any]) -> ChatRecord:
         """Call ``callback(tool_call, progress)`` for each progress report of a tool call run in

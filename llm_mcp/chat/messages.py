@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..client.question import open_questions
 from ..client.result import Attachment
 
 __all__ = ["Message", "ToolCall", "attachment_from_dict", "attachment_to_dict", "clean_text", "loads_object"]
@@ -38,8 +39,10 @@ class ToolCall:
         arguments: the arguments the model sent (a dict; ``{}`` when it sent none).
         approval: ``None`` when no approval is needed, else ``"pending"``, ``"approved"``
             or ``"declined"``.
-        pending_questions: questions a server asked during the call (later issues).
-        request_state: the server's opaque ``requestState`` to resume with (later issues).
+        pending_questions: the questions a server asked during the call, as
+            ``Question.to_dict()`` dicts (an answered one has its ``response``); ``[]`` once
+            the call finished.
+        request_state: the server's opaque ``requestState`` to resume with, or ``None``.
         task: the task the server runs for this call, as sent (later issues).
         mcp_result: the whole MCP result (``Result.to_dict()``) of an MCP tool, kept for
             tools with a UI.
@@ -67,8 +70,8 @@ class ToolCall:
 
     @property
     def waiting(self) -> bool:
-        """Whether the call waits for a person (approval or questions) or a task."""
-        return self.approval == "pending" or bool(self.pending_questions) or self.task is not None
+        """Whether the call waits for a person (approval or open questions) or a task."""
+        return self.approval == "pending" or open_questions(self.pending_questions) or self.task is not None
 
     def approve(self) -> None:
         """Let a call that waits for approval run at the next ``complete()``.

@@ -15,13 +15,20 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from ..client.asking import current_resume
 from ..client.declared import snake_case
+from ..client.errors import InputRequiredError
 from ..client.progress import Progress, tool_listener
+from ..client.question import Question
 
 if TYPE_CHECKING:
     from .chat import Chat
 
-__all__ = ["ChatTool", "FunctionTool", "ToolSearch", "as_tool", "report_progress", "schema_from_signature"]
+__all__ = ["ASK_METHOD", "ChatTool", "FunctionTool", "ToolSearch", "as_tool", "report_progress",
+           "schema_from_signature"]
+
+ASK_METHOD = "llm_mcp/ask"
+"""The ``request.method`` of questions a Python tool asks (resumed by running the tool again)."""
 
 _JSON_TYPES = {str: "string", int: "integer", float: "number", bool: "boolean", list: "array", dict: "object"}
 
@@ -108,11 +115,45 @@ class ChatTool:
         arguments.pop("tool_call", None)
         try:
             return self.execute(**arguments)
+        except InputRequiredError:
+            raise  # a question: the chat pauses the call
         except Exception as exc:
             handler = self._handler_for(exc)
             if handler is None:
                 return {"error": f"{type(exc).__name__}: {exc}"}
             return getattr(self, handler)(exc) if isinstance(handler, str) else handler(exc)
+
+    def ask(self, message: str, *, schema: dict[str, Any] | None = None, url: str | None = None,
+            key: str = "question") -> Question:
+        """Ask the user something from ``execute``: the same :class:`~llm_mcp.Question` servers ask.
+
+            answer = self.ask("Which environment?", schema={"type": "object", "properties": {
+                "environment": {"type": "string", "enum": ["staging", "production"]}}}, key="env")
+            answer.response        # {"action": "accept", "content": {"environment": "staging"}}
+
+        The first time, the call pauses (the chat's ``pending_questions``); once the question is
+        answered, ``complete()`` runs ``execute`` again and ``ask`` returns the answered question.
+        Ask several questions one after the other under different ``key``s. A URL that is not
+        ``http``/``https`` comes back declined at once. Outside a chat, raises
+        :class:`~llm_mcp.InputRequiredError`. ``ValueError`` for both or neither of ``schema`` and ``url``.
+        """
+        if (schema is None) == (url is None):
+            raise ValueError("ask() takes exactly one of schema= (a form) or url= (a URL question)")
+        resume = current_resume()
+        answered = [q for q in resume.questions if q.answered] if resume is not None and \
+            resume.method == ASK_METHOD and resume.params.get("name") == self.name else []
+        for question in answered:
+            if question.key == key:
+                return question
+        params: dict[str, Any] = {"mode": "url", "message": message, "url": url} if url is not None else \
+            {"mode": "form", "message": message, "requestedSchema": schema}
+        question = Question(key, params, server=self.name, request={"method": ASK_METHOD,
+                                                                    "params": {"name": self.name}})
+        if question.is_url and not question.web_url:
+            question.response = {"action": "decline"}
+            return question
+        raise InputRequiredError(f"tool {self.name!r} asks: {message[:80]!r}", requests=[question],
+                                 questions=[*answered, question], method=ASK_METHOD)
 
     def _handler_for(self, exc: BaseException) -> Any:
         for klass in type(self).__mro__:

@@ -5,6 +5,7 @@
     docs.call("microsoft_docs_search", query="Azure Blob Storage").text
 """
 
+from .cancel import CancelScope
 from .errors import (
     CancelledError,
     ConfigurationError,
@@ -17,9 +18,9 @@ from .errors import (
     TurnLimitError,
     UnauthorizedError,
 )
-from .cancel import CancelScope
 from .progress import Progress
 from .prompt import Prompt, PromptArgument, PromptMessage
+from .question import Field, Question
 from .resource import Resource, ResourceTemplate
 from .result import Attachment, Result
 from .server import MCP, Servers, mcp
@@ -35,6 +36,7 @@ __all__ = [
     "Client",
     "ConfigurationError",
     "ConnectionError",
+    "Field",
     "ForbiddenError",
     "InputRequiredError",
     "InsufficientScopeError",
@@ -44,6 +46,7 @@ __all__ = [
     "Prompt",
     "PromptArgument",
     "PromptMessage",
+    "Question",
     "Resource",
     "ResourceTemplate",
     "Result",

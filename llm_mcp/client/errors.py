@@ -107,18 +107,31 @@ class CancelledError(MCPError):
 
 
 class InputRequiredError(MCPError):
-    """The server needs input (an ``InputRequiredResult``) that nobody gave.
+    """The server asked questions (an ``InputRequiredResult``, MCP 2026-07-28 "Multi Round-Trip
+    Requests") that no ``before_input_request`` callback answered.
+
+        try: server.call("deploy", branch="release")
+        except llm_mcp.InputRequiredError as exc: [q.message for q in exc.requests]
 
     Attributes:
-        requests: the server's unanswered input requests, as sent.
-        request_state: the opaque ``requestState`` to send back, or ``None``.
+        requests: the unanswered :class:`~llm_mcp.Question` objects.
+        questions: every question of the round, the ones the callback answered included.
+        request_state: the server's opaque ``requestState`` to send back, or ``None``.
+        method: the request that asked (``"tools/call"``), or ``None``.
+        params: that request's params as sent (without ``_meta``), to send again with the answers.
+        input_requests: the ``inputRequests`` map as the server sent it.
     """
 
     def __init__(self, message: str, *, server: str | None = None, requests: Any = None,
-                 request_state: str | None = None):
+                 request_state: str | None = None, questions: Any = None, method: str | None = None,
+                 params: dict[str, Any] | None = None, input_requests: Any = None):
         super().__init__(message, server=server)
-        self.requests = requests or {}
+        self.requests = list(requests or [])
+        self.questions = list(questions) if questions is not None else list(self.requests)
         self.request_state = request_state
+        self.method = method
+        self.params = params
+        self.input_requests = input_requests if isinstance(input_requests, dict) else {}
 
 
 class InvalidToolChoiceError(ValueError):

@@ -151,7 +151,7 @@ class Prompt(Completable):
                 if required:
                     raise ValueError(f"prompt {self.name!r} needs {', '.join(required)}: "
                                      f"use prompt.fill({required[0]}=...) or server.prompt({self.name!r}, ...)")
-                self._take(self.server.client.request("prompts/get", {"name": self.name, "arguments": self.values}))
+                self._take(self.server.request_answering("prompts/get", {"name": self.name, "arguments": self.values}))
             assert self._messages is not None
             return list(self._messages)
 

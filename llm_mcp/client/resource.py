@@ -142,7 +142,8 @@ class Resource:
         ``-32002`` for a resource it does not have)."""
         with self._lock:
             if self._contents is None:
-                self._contents = _contents(self.server, self.server.client.request("resources/read", {"uri": self.uri}))
+                result = self.server.request_answering("resources/read", {"uri": self.uri})
+                self._contents = _contents(self.server, result)
             return self._contents
 
     @property

@@ -19,6 +19,7 @@ import threading
 from typing import Any, Callable, Iterator
 from urllib.parse import urlsplit
 
+from .asking import QUESTION_SETTINGS, AskingServer
 from .declared import evaluate, names_method, snake_case
 from .errors import MCPError
 from .logs import check_log_level
@@ -42,7 +43,7 @@ DEFAULT_TIMEOUT = 60.0
 """Seconds a request may take when a server sets no ``timeout``."""
 
 SETTINGS = ("url", "allow_http", "command", "directory", "env", "transport", "name", "timeout", "bearer_token",
-            "headers", "inputs", "after_progress", "log_level", "oauth", *SHAPING)
+            "headers", "inputs", "after_progress", "log_level", "oauth", *SHAPING, *QUESTION_SETTINGS)
 
 
 def check_url(url: str, *, allow_http: bool = False) -> str:
@@ -97,7 +98,7 @@ def _input_names(inputs: Any) -> list[str]:
     return [inputs] if isinstance(inputs, str) else [str(name) for name in inputs or ()]
 
 
-class MCP:
+class MCP(AskingServer):
     """An MCP server your app connects to.
 
         class Linear(llm_mcp.MCP):
@@ -140,6 +141,12 @@ class MCP:
             callable (or method name) receiving the ``Tool``.
         defer: ``True`` or a list of names: found by the model through tool search.
         rescue_from: ``{exception class: handler}``; the handler's return value becomes the result.
+
+    Questions from the server (see ``docs/questions.md``):
+        before_input_request: a method name or callable run with each :class:`~llm_mcp.Question`
+            before it reaches a chat; it may ``answer()`` or ``decline()`` it.
+        input_requests: the kinds of question accepted: ``True`` (form and URL, the default),
+            ``"form"``, ``"url"``, or ``False`` (none).
     """
 
     url: Any = None
@@ -164,6 +171,8 @@ class MCP:
     requires_approval: Any = False
     defer: Any = False
     rescue_from: Any = None
+    before_input_request: Any = None
+    input_requests: Any = True
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -239,6 +248,7 @@ class MCP:
                     and not self._names_method(owner):
                 raise ValueError(f"{where}: oauth owner {owner!r} is not one of the inputs {_input_names(self.inputs)} "
                                  "(nor a method name)")
+        self._check_question_settings(where)
 
     # -- settings -----------------------------------------------------------------------------
 
@@ -419,6 +429,7 @@ class MCP:
         with self._lock:
             if self._client is None:
                 self._client = self._build_client()
+                self._wire_questions(self._client)
             return self._client
 
     def _build_client(self) -> Client:
@@ -450,9 +461,14 @@ class MCP:
 
     def declared_capabilities(self, era: str) -> dict[str, Any]:
         """The client capabilities this server is told we have, for an era (``"modern"``:
-        2026-07-28 ``_meta``; ``"handshake"``: the ``initialize`` request). Empty by default:
-        features that need a capability (questions, extensions) add theirs here."""
+        2026-07-28 ``_meta``; ``"handshake"``: the ``initialize`` request). Features that need
+        a capability (questions, extensions) add theirs here.
+
+        Questions: ``elicitation`` with the modes ``input_requests`` accepts (``{"form": {},
+        "url": {}}`` by default), on 2026-07-28; to a handshake-era server only when the
+        class has ``before_input_request``, which answers its requests in line."""
         capabilities: dict[str, Any] = {}
+        capabilities.update(self.question_capabilities(era))
         extensions = self._oauth_extensions()
         if extensions:
             capabilities["extensions"] = extensions
@@ -582,18 +598,28 @@ class MCP:
         return self.run(tool, arguments)
 
     def run(self, tool: Tool, arguments: dict[str, Any]) -> Result:
-        """Send ``tools/call`` for ``tool`` with ``arguments`` (as the model or caller gave them)."""
+        """Send ``tools/call`` for ``tool`` with ``arguments`` (as the model or caller gave them).
+
+        Questions the server asks go through ``before_input_request``; when it answers them
+        all, the call is sent again with the answers. Raises :class:`~llm_mcp.InputRequiredError`
+        with the questions left open (``.requests``)."""
         params = {"name": tool.server_name, "arguments": arguments}
+        resume = self.resume_for("tools/call", params)  # a paused chat call going on: its original request
+        if resume is not None:
+            params = resume.params
+            arguments = params.get("arguments") or {}
         on_progress = self.progress_listener()
         try:
-            raw = self.client.request("tools/call", params, headers=param_headers(tool.header_map, arguments),
-                                      resend=tool.idempotent, on_progress=on_progress)
+            raw = self.request_answering("tools/call", params, resume=resume,
+                                         headers=param_headers(tool.header_map, arguments), resend=tool.idempotent,
+                                         on_progress=on_progress)
         except MCPError as exc:
             if exc.code != -32020:  # HEADER_MISMATCH: our idea of the tool is stale
                 raise
             fresh = next((t for t in self.refresh_tools() if t.server_name == tool.server_name), tool)
-            raw = self.client.request("tools/call", params, headers=param_headers(fresh.header_map, arguments),
-                                      resend=fresh.idempotent, on_progress=self.progress_listener())
+            raw = self.request_answering("tools/call", params, resume=resume,
+                                         headers=param_headers(fresh.header_map, arguments), resend=fresh.idempotent,
+                                         on_progress=self.progress_listener())
             tool = fresh
         result = Result(raw, tool_name=tool.server_name)
         tool.check_output(result)
@@ -662,7 +688,7 @@ class MCP:
             raise ValueError("resource() needs a URI, not an empty string")
         if variables or "{" in uri:
             uri = expand_template(uri, variables)
-        result = self.client.request("resources/read", {"uri": uri})
+        result = self.request_answering("resources/read", {"uri": uri})
         listed = next((r.raw for r in self._resources or () if r.uri == uri), None)
         return Resource.read_from(self, uri, result, listed)
 
@@ -695,7 +721,7 @@ class MCP:
         if not name:
             raise ValueError("prompt() needs a prompt name, not an empty string")
         values = check_arguments(arguments)
-        result = self.client.request("prompts/get", {"name": name, "arguments": values})
+        result = self.request_answering("prompts/get", {"name": name, "arguments": values})
         listed = next((p.raw for p in self._prompts or () if p.name == name), None)
         return Prompt(self, listed or {"name": name}, values=values, result=result)
 
@@ -742,9 +768,12 @@ def mcp(**options: Any) -> MCP:
 
     Takes the class settings as keywords (``url``, ``command``, ``allow_http``,
     ``transport``, ``bearer_token``, ``oauth``, ``headers``, ``env``, ``directory``, ``timeout``,
-    ``name``, ``after_progress``, ``log_level``, and the shaping settings ``prefix``, ``only``, ``exclude``, ``tool_options``,
-    ``extra_tools``, ``requires_approval``, ``defer``, ``rescue_from``). Callables are called with the server. Raises ``ValueError`` for an
-    unknown keyword, a refused URL, or a ``transport`` without ``name``.
+    ``name``, ``after_progress``, ``log_level``, the shaping settings ``prefix``, ``only``, ``exclude``,
+    ``tool_options``, ``extra_tools``, ``requires_approval``, ``defer``, ``rescue_from``, and the question
+    settings ``before_input_request`` (a callable taking the question, or the server and the
+    question) and ``input_requests`` (``True``, ``"form"``, ``"url"``, ``False``)). Callables
+    are called with the server. Raises ``ValueError`` for an unknown keyword, a refused URL,
+    or a ``transport`` without ``name``.
     """
     unknown = sorted(k for k in options if k not in SETTINGS or k == "inputs")
     if unknown:

@@ -71,6 +71,10 @@ class Client:
         declared: a callable taking the era (``"modern"`` or ``"handshake"``) and returning the
             client capabilities to declare (``{"elicitation": {...}, "extensions": {...}}``);
             ``None`` declares none.
+        on_input_request: answers a handshake-era server's ``elicitation/create`` request in
+            line: takes its params, returns the ``ElicitResult`` dict; ``None`` refuses such
+            requests (``-32601``). An exception it raises declines the request, then comes out
+            of the call that was running.
         protocol_version: the revision in use once connected, e.g. ``"2026-07-28"``.
         server_info: the server's ``{"name", "version", ...}``, once connected.
         capabilities: the server's capabilities dict, once connected.
@@ -96,6 +100,8 @@ class Client:
         self.capabilities: dict[str, Any] = {}
         self.instructions: str | None = None
         self.on_notification: list[Callable[[dict[str, Any]], None]] = []
+        self.on_input_request: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+        self._inline_errors: list[BaseException] = []
         self._on_legacy = False
         self._progress: dict[Any, Callable[[dict[str, Any]], None]] = {}
         self._tokens = itertools.count(1)
@@ -281,7 +287,9 @@ class Client:
         Raises:
             MCPError: a JSON-RPC error (``.code``), an unknown ``resultType``, or a stream
                 that broke three times. ``ConnectionError`` when unreachable.
-            InputRequiredError: the server answered with an ``InputRequiredResult``.
+            InputRequiredError: the server answered with an ``InputRequiredResult`` (its
+                ``input_requests`` and ``request_state`` as sent; ``requests`` is empty here:
+                ``MCP.run`` turns them into questions).
         """
         self.connect()
         token = None
@@ -291,10 +299,14 @@ class Client:
             params["_meta"] = {**(params.get("_meta") or {}), "progressToken": token}
             self._progress[token] = on_progress
         try:
-            return self._send(method, params, headers, timeout, resend)
+            result = self._send(method, params, headers, timeout, resend)
         finally:
             if token is not None:
                 self._progress.pop(token, None)
+            failure = self._inline_errors.pop(0) if self._inline_errors else None
+            if failure is not None:
+                raise failure
+        return result
 
     def _send(self, method: str, params: dict[str, Any], headers: dict[str, str] | None,
               timeout: float | None, resend: bool) -> dict[str, Any]:
@@ -362,8 +374,10 @@ class Client:
         if kind == "complete":
             return result
         if kind == "input_required":
+            state = result.get("requestState")
             raise InputRequiredError(f"MCP server {self.name!r} needs input to finish {method}", server=self.name,
-                                     requests=result.get("inputRequests"), request_state=result.get("requestState"))
+                                     method=method, input_requests=result.get("inputRequests"),
+                                     request_state=state if isinstance(state, str) else None)
         if kind == "task":
             raise MCPError(f"MCP server {self.name!r} answered {method} with a task, which we did not ask for",
                            server=self.name)
@@ -433,6 +447,8 @@ class Client:
         if protocol.is_request(message):
             if method == "ping":
                 return {"jsonrpc": "2.0", "id": message["id"], "result": {}}
+            if method == "elicitation/create" and self.on_input_request is not None:
+                return {"jsonrpc": "2.0", "id": message["id"], "result": self._answer_inline(message)}
             log.debug("MCP server %s asked %s, which we do not support", self.name, method)
             return protocol.error_response(message["id"], protocol.METHOD_NOT_FOUND, "Method not supported")
         params = protocol.as_object(message.get("params"))
@@ -452,6 +468,16 @@ class Client:
         if scope is not None:
             scope.poll()  # an event: the moment to notice a cancellation made elsewhere (raises CancelledError)
         return None
+
+    def _answer_inline(self, message: dict[str, Any]) -> dict[str, Any]:
+        """A handshake-era ``elicitation/create`` answered now; a failure declines it and is
+        raised from the request that was running."""
+        assert self.on_input_request is not None
+        try:
+            return self.on_input_request(protocol.as_object(message.get("params")))
+        except Exception as exc:  # noqa: BLE001 - raised from the call (request()), not from the reader
+            self._inline_errors.append(exc)
+            return {"action": "decline"}
 
     def _error(self, error: Any, method: str) -> MCPError:
         error = protocol.as_object(error)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from .asking import Asking
 from .definition import (
     Definable,
     check_completions,
@@ -30,7 +31,7 @@ class MissingPromptArguments(ValueError):
     """``prompts/get`` without a required argument (the server answers -32602)."""
 
 
-class Prompt(Definable, CallState):
+class Prompt(Definable, CallState, Asking):
     """Base class of a kit prompt: define it, then implement ``messages()``.
 
         class Greet(Prompt):

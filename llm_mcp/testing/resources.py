@@ -14,6 +14,7 @@ import re
 from typing import Any, ClassVar
 from urllib.parse import unquote
 
+from .asking import Asking
 from .content import resource_contents
 from .definition import Definable, check_completions, check_dict, check_text
 from .results import check_annotations_object, check_contents, run_user_code
@@ -35,7 +36,7 @@ def _entry(cls: Any, key: str, value: Any) -> dict[str, Any]:
     return entry
 
 
-class _Readable(Definable, CallState):
+class _Readable(Definable, CallState, Asking):
     CALLABLE_DEFINITIONS = ("annotations", "meta")
     WORK_METHOD = "read"
 

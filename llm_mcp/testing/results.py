@@ -56,9 +56,11 @@ def _short(value: Any, limit: int = 200) -> str:
 def run_user_code(owner: str, logger: Any, work: Any) -> Any:
     """Run a test author's ``read()``/``messages()``: a failure is logged and becomes
     :class:`InvalidResult` naming ``owner`` (answered as JSON-RPC -32603)."""
+    from .asking import InputNotAccepted
+
     try:
         return work()
-    except InvalidResult:
+    except (InvalidResult, InputNotAccepted):
         raise
     except Exception as exc:
         logger.exception("%s failed", owner)

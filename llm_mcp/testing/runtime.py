@@ -82,13 +82,29 @@ class CallChannel:
         progress_sent: ``(progress, total, message)`` triples sent, in order.
         cancel_event: set when the client cancelled the request.
         progress_requested: whether the request carried a ``progressToken``.
+        request_id: the JSON-RPC id of the request, or ``None`` outside a server.
+        protocol_version: the request's protocol revision (``"2026-07-28"``, ``"2025-11-25"``...).
+        client_capabilities: the capabilities the client declared (``_meta`` or ``initialize``).
+        input_responses: the ``inputResponses`` the request carried (``{}`` when none).
+        request_state: the ``requestState`` the request carried, or ``None``.
+        send_elicit: in the handshake era, sends one ``elicitation/create`` params dict and
+            returns the client's ``ElicitResult`` dict; ``None`` on 2026-07-28.
     """
 
     def __init__(self, *, send_log: _Sender | None = None, send_progress: _Sender | None = None,
-                 progress_requested: bool = False, token: Any = None) -> None:
+                 progress_requested: bool = False, token: Any = None, request_id: Any = None,
+                 protocol_version: str | None = None, client_capabilities: dict[str, Any] | None = None,
+                 input_responses: dict[str, Any] | None = None, request_state: str | None = None,
+                 send_elicit: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> None:
         self._send_log = send_log
         self._send_progress = send_progress
         self._token = token
+        self.request_id = request_id
+        self.protocol_version = protocol_version
+        self.client_capabilities: dict[str, Any] = dict(client_capabilities or {})
+        self.input_responses: dict[str, Any] = dict(input_responses or {})
+        self.request_state = request_state
+        self.send_elicit = send_elicit
         self.progress_requested = progress_requested
         self.cancel_event = threading.Event()
         self.logs: list[tuple[str, str]] = []
@@ -112,6 +128,12 @@ class CallChannel:
             anyio.from_thread.run(sender, *args, token=self._token)
         except Exception as exc:  # noqa: BLE001 - the request may be gone (cancelled); the tool goes on
             log.debug("llm_mcp.testing: could not send to the client: %s: %s", type(exc).__name__, exc)
+
+    def _call(self, sender: _Sender, *args: Any) -> Any:
+        """Run ``sender`` on the server's event loop from the tool's thread and return its value."""
+        import anyio.from_thread
+
+        return anyio.from_thread.run(sender, *args, token=self._token)
 
     def log(self, level: str, message: str) -> None:
         """Send ``notifications/message`` at ``level`` (one of ``LOG_LEVELS``)."""

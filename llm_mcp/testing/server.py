@@ -21,6 +21,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ._require import require_mcp
+from .asking import MISSING_CLIENT_CAPABILITY, InputNotAccepted, run_asking
 from .definition import complete_values
 from .paging import InvalidCursor, page
 from .prompts import MissingPromptArguments, Prompt
@@ -48,6 +49,24 @@ def _field(obj: Any, key: str, default: Any = None) -> Any:
     if isinstance(obj, dict):
         return obj.get(key, default)
     return getattr(obj, key, default)
+
+
+def _capabilities(ctx: Any) -> dict[str, Any]:
+    """The client capabilities behind a request, as a wire dict (both eras)."""
+    capabilities = getattr(_field(ctx, "session"), "client_capabilities", None)
+    if capabilities is None:
+        return {}
+    if isinstance(capabilities, dict):
+        return capabilities
+    return capabilities.model_dump(by_alias=True, exclude_none=True, mode="json")
+
+
+def _responses(params: Any) -> dict[str, Any]:
+    """A request's ``inputResponses`` as wire dicts (``{}`` when none)."""
+    responses = _field(params, "input_responses", _field(params, "inputResponses")) or {}
+    return {str(key): value if isinstance(value, dict) else value.model_dump(by_alias=True, exclude_none=True,
+                                                                             mode="json")
+            for key, value in responses.items()}
 
 
 def _classes(kind: type, items: Iterable[Any], what: str) -> list[Any]:
@@ -210,9 +229,10 @@ class Server:
 
         kit = self
 
-        def channel_for(ctx: Any, logger_name: str) -> CallChannel:
+        def channel_for(ctx: Any, logger_name: str, params: Any = None) -> CallChannel:
             meta = _field(ctx, "meta") or {}
             progress_requested = _field(meta, "progressToken", _field(meta, "progress_token")) is not None
+            version = _field(ctx, "protocol_version")
 
             async def send_log(level: str, message: str) -> None:
                 modern = _field(ctx, "protocol_version") == "2026-07-28"
@@ -226,8 +246,24 @@ class Server:
             async def send_progress(progress: float, total: float | None, message: str | None) -> None:
                 await ctx.session.report_progress(progress, total, message)
 
-            return CallChannel(send_log=send_log, send_progress=send_progress, progress_requested=progress_requested,
-                               token=anyio.lowlevel.current_token())
+            async def elicit(params: dict[str, Any]) -> dict[str, Any]:
+                if params.get("mode") == "url":
+                    answer = await ctx.session.elicit_url(params.get("message", ""), params.get("url", ""),
+                                                          params.get("elicitationId") or "kit",
+                                                          related_request_id=ctx.request_id)
+                else:
+                    answer = await ctx.session.elicit_form(params.get("message", ""), params.get("requestedSchema", {}),
+                                                           related_request_id=ctx.request_id)
+                return answer.model_dump(by_alias=True, exclude_none=True, mode="json")
+
+            channel = CallChannel(send_log=send_log, send_progress=send_progress,
+                                  progress_requested=progress_requested, token=anyio.lowlevel.current_token(),
+                                  request_id=_field(ctx, "request_id"), protocol_version=version,
+                                  client_capabilities=_capabilities(ctx), input_responses=_responses(params),
+                                  request_state=_field(params, "request_state", _field(params, "requestState")))
+            if version != "2026-07-28":
+                channel.send_elicit = lambda request: channel._call(elicit, request)
+            return channel
 
         async def in_thread(channel: CallChannel, fn: Any, *args: Any) -> Any:
             try:
@@ -257,6 +293,8 @@ class Server:
                 raise
             except InvalidResult as exc:
                 raise refuse(str(exc)) from None
+            except InputNotAccepted as exc:
+                raise MCPError(code=MISSING_CLIENT_CAPABILITY, message=str(exc)) from None
             except ToolCancelled:
                 raise refuse(f"{what} raised ToolCancelled but the client did not cancel the request "
                              f"(raise ToolError to answer a tool error)") from None
@@ -266,7 +304,7 @@ class Server:
 
         async def call_tool(ctx: Any, params: Any) -> dict[str, Any]:
             tool, name = named(self._by_name, params, "tool")
-            channel = channel_for(ctx, name)
+            channel = channel_for(ctx, name, params)
             arguments = dict(_field(params, "arguments") or {})
             result = await guarded(channel, f"{tool.__name__}.call()", tool.run, arguments, self.context, channel)
             # 2026-07-28 results say what they are; the SDK drops the key for older eras.
@@ -280,16 +318,22 @@ class Server:
 
         async def read_resource(ctx: Any, params: Any) -> dict[str, Any]:
             uri = str(_field(params, "uri"))
-            channel = channel_for(ctx, uri)
+            channel = channel_for(ctx, uri, params)
             resource = self._resources.get(uri)
             if resource is not None:
-                contents = await guarded(channel, f"{resource.__name__}.read()", resource.read_contents,
+                owner = f"{resource.__name__}.read()"
+                contents = await guarded(channel, owner, run_asking, channel, owner, resource.read_contents,
                                          self.context, channel)
+                if isinstance(contents, dict):  # a question (2026-07-28)
+                    return contents
                 return {"resultType": "complete", "contents": contents}
             for template in self.resource_templates:
                 if template.match(uri) is not None:
-                    contents = await guarded(channel, f"{template.__name__}.read()", template.read_contents, uri,
-                                             self.context, channel)
+                    owner = f"{template.__name__}.read()"
+                    contents = await guarded(channel, owner, run_asking, channel, owner, template.read_contents,
+                                             uri, self.context, channel)
+                    if isinstance(contents, dict):
+                        return contents
                     return {"resultType": "complete", "contents": contents}
             code = kit.resource_not_found_code
             if code is None:
@@ -301,9 +345,10 @@ class Server:
 
         async def get_prompt(ctx: Any, params: Any) -> dict[str, Any]:
             prompt, name = named(self._prompts, params, "prompt")
-            channel = channel_for(ctx, name)
+            channel = channel_for(ctx, name, params)
+            owner = f"{prompt.__name__}.messages()"
             try:
-                result = await guarded(channel, f"{prompt.__name__}.messages()", prompt.render,
+                result = await guarded(channel, owner, run_asking, channel, owner, prompt.render,
                                        dict(_field(params, "arguments") or {}), self.context, channel)
             except MissingPromptArguments as exc:
                 raise MCPError(code=types.INVALID_PARAMS, message=str(exc)) from None

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import Any, ClassVar, TypeVar
 
 from . import content as _content
+from .asking import Asking, InputNotAccepted, InputRequired, run_asking
 from .definition import Definable, check_dict, check_schema, check_text, named_entry
 from .results import check_block, check_call_result
 from .runtime import (
@@ -82,7 +83,7 @@ def _check_security_schemes(owner: str, schemes: Any) -> list[dict[str, Any]] | 
     return [dict(s) for s in schemes]
 
 
-class Tool(Definable, CallState):
+class Tool(Definable, CallState, Asking):
     """Base class of a kit tool: define it, then implement ``call()``.
 
         class Fetch(Tool):
@@ -199,11 +200,17 @@ class Tool(Definable, CallState):
         problems = cls._argument_errors(arguments)
         if problems:
             return cls._error_result(f"Invalid arguments for {cls.name}: {problems[0]}")
+        channel = channel if channel is not None else CallChannel()
+        return run_asking(channel, f"{cls.__name__}.call()", cls._run_once, arguments, context, channel)
+
+    @classmethod
+    def _run_once(cls, arguments: dict[str, Any], context: dict[str, Any] | None,
+                  channel: CallChannel) -> dict[str, Any]:
         tool = cls(arguments, context, channel=channel)
         owner = f"{cls.__name__}.call()"
         try:
             answer = tool.call()
-        except ToolCancelled:
+        except (ToolCancelled, InputRequired, InputNotAccepted):
             raise
         except InvalidResult as exc:
             if cls.__name__ in str(exc):

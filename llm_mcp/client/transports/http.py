@@ -172,6 +172,11 @@ class HTTPTransport:
     cancels_by_closing = True
     """On 2026-07-28, closing a request's response stream is its cancellation."""
 
+    listen_during_calls = False
+    """Handshake era: hold a GET stream open while a ``tools/call``, ``prompts/get`` or
+    ``resources/read`` runs, for server requests not tied to it (set when questions are
+    answered in line; 2025-11-25 "Streamable HTTP / Listening for Messages from the Server")."""
+
     def __init__(self, url: str, *, name: str, headers: Callable[[], dict[str, str]] | None = None,
                  timeout: float = 60.0, client: httpx.Client | None = None, auth: httpx.Auth | None = None):
         hide_in_logs(url)
@@ -202,6 +207,10 @@ class HTTPTransport:
         scope = current_scope()
         interrupt = _Interrupt(self.client) if scope is not None else None
         forget = scope.on_cancel(interrupt.abort) if scope is not None and interrupt is not None else None
+        listener = None
+        if self.listen_during_calls and on_message is not None and version != protocol.LATEST and self.session_id \
+                and message.get("method") in _CALLS:
+            listener = _Listener(self, version, on_message)
         try:
             try:
                 sent = self._send(message, version=version, timeout=timeout, extra=headers, deadline=deadline,
@@ -216,6 +225,8 @@ class HTTPTransport:
         finally:
             if forget is not None:
                 forget()
+            if listener is not None:
+                listener.stop()
         answer = self._find_response(body, message, on_message, version)
         if answer is None:
             raise MCPError(f"MCP server {self.name!r} answered {message.get('method')} without a JSON-RPC response",
@@ -442,6 +453,61 @@ def _events(response: httpx.Response) -> Iterator[tuple[str | None, int | None, 
 
 
 _VISIBLE_ASCII = re.compile(r"^[\x21-\x7e]+$")
+
+_CALLS = ("tools/call", "prompts/get", "resources/read")
+
+LISTEN_READY_TIMEOUT = 5.0
+"""Seconds a call waits for its GET stream to open before it is sent anyway."""
+
+
+class _Listener:
+    """A GET stream held open in a thread while one handshake-era call runs: the server's requests
+    on it (an ``elicitation/create`` not tied to the call) go to ``on_message`` and are answered by
+    POST. A server without GET streams (405) just leaves it closed."""
+
+    def __init__(self, transport: HTTPTransport, version: str | None, on_message: MessageHandler):
+        self.transport = transport
+        self.version = version
+        self.on_message = on_message
+        self.interrupt = _Interrupt(transport.client)
+        self.ready = threading.Event()
+        self.stopped = False
+        self.thread = threading.Thread(target=self._run, name=f"mcp-listen-{transport.name}", daemon=True)
+        self.thread.start()
+        self.ready.wait(LISTEN_READY_TIMEOUT)
+
+    def _run(self) -> None:
+        transport = self.transport
+        headers = transport._base_headers(self.version)
+        headers["Accept"] = "text/event-stream"
+        headers.pop("Content-Type", None)
+        try:
+            request = transport.client.build_request("GET", transport.url, headers=headers,
+                                                     timeout=httpx.Timeout(None, connect=10.0),
+                                                     extensions={"trace": self.interrupt.trace})
+            response = transport.client.send(request, stream=True)
+        except httpx.HTTPError as exc:
+            log.debug("MCP server %s: no GET stream (%s)", transport.name, type(exc).__name__)
+            self.ready.set()
+            return
+        self.ready.set()
+        try:
+            kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
+            if not response.is_success or kind != "text/event-stream":
+                return
+            for _, _, data in _events(response):
+                for item in data if isinstance(data, list) else [data]:
+                    if not self.stopped and protocol.is_message(item) and not protocol.is_response(item):
+                        transport._handle(item, self.on_message, self.version)
+        except httpx.HTTPError:
+            pass  # stopped (the socket was shut down) or the server ended the stream
+        finally:
+            response.close()
+
+    def stop(self) -> None:
+        self.stopped = True
+        self.interrupt.abort()
+        self.thread.join(timeout=2.0)
 
 
 class _Interrupt:
