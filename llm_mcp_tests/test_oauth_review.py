@@ -71,7 +71,10 @@ def test_the_probe_before_any_401_declares_the_client(authority, store):
         assert probes, "no unauthenticated probe was sent"
         meta = probes[0]["params"]["_meta"]
         assert meta["io.modelcontextprotocol/clientInfo"]["name"] == "llm_mcp"
-        assert meta["io.modelcontextprotocol/clientCapabilities"] == {"extensions": {CLIENT_CREDENTIALS_EXTENSION: {}}}
+        assert meta["io.modelcontextprotocol/clientCapabilities"]["extensions"] == {CLIENT_CREDENTIALS_EXTENSION: {}}
+        served = [r["body"] for r in mcp.requests[before:] if r["status"] is None and "id" in (r["body"] or {})]
+        assert served and all(meta["io.modelcontextprotocol/clientCapabilities"]
+                              == b["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] for b in served)
 
 
 def test_the_oauth_package_exports_what_the_docs_name():
