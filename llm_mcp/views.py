@@ -133,7 +133,8 @@ def connect(request: HttpRequest, name: str) -> HttpResponse:
     server = build_server(name, request)
     if request.method != "POST":
         _close(server)
-        return render(request, "llm_mcp/oauth_connect.html", {"server": name, "next": next_url})
+        return render(request, "llm_mcp/oauth_connect.html", {"server": name, "next": next_url,
+                                                                "action": request.path})
     redirect_uri = request.build_absolute_uri(reverse("llm_mcp:oauth_callback"))
     try:
         url = server.authorization_url(redirect_uri=redirect_uri)
