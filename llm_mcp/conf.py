@@ -23,6 +23,8 @@ from urllib.parse import urlsplit
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
+from .client.hosts import is_loopback
+
 __all__ = ["DEFAULTS", "chat_model_name", "credential_store", "get", "import_object", "message_model_name",
            "oauth_server"]
 
@@ -89,21 +91,9 @@ def _https_url_or_none(value: Any) -> bool:
     if not isinstance(value, str):
         return False
     parts = urlsplit(value)
-    secure = parts.scheme == "https" or (parts.scheme == "http" and _loopback(parts.hostname))
+    secure = parts.scheme == "https" or (parts.scheme == "http" and is_loopback(parts.hostname))
     return secure and bool(parts.hostname) and parts.path not in ("", "/") and not parts.fragment
 
-
-def _loopback(host: str | None) -> bool:
-    import ipaddress
-
-    if not host:
-        return False
-    if host == "localhost" or host.endswith(".localhost"):
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 def _oauth_servers(value: Any) -> bool:

@@ -13,6 +13,8 @@ import threading
 from typing import Any
 from urllib.parse import urlsplit
 
+from .hosts import is_loopback
+
 __all__ = ["Config", "config", "configure"]
 
 
@@ -71,18 +73,6 @@ class Config:
         return f"<Config store={type(self._store).__name__} client_id={self.client_id!r}>"
 
 
-def _loopback(host: str | None) -> bool:
-    import ipaddress
-
-    if not host:
-        return False
-    if host == "localhost" or host.endswith(".localhost"):
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
-
 
 config = Config()
 """The process's configuration (see :func:`configure`)."""
@@ -115,7 +105,7 @@ def configure(*, credential_store: Any = _UNSET, client_id: Any = _UNSET, client
     if client_id is not _UNSET:
         if client_id is not None:
             parts = urlsplit(str(client_id))
-            secure = parts.scheme == "https" or (parts.scheme == "http" and _loopback(parts.hostname))
+            secure = parts.scheme == "https" or (parts.scheme == "http" and is_loopback(parts.hostname))
             if not secure or not parts.hostname or parts.path in ("", "/") or parts.fragment:
                 raise ValueError(f"client_id must be the https URL (with a path) of a client ID metadata document, "
                                  f"not {client_id!r}")

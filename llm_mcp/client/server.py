@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import ipaddress
 import logging
 import os
 import re
@@ -34,6 +33,7 @@ from .session import Client
 from .shaping import SHAPING, check_shaping, model_tools, shape
 from .tool import Tool
 from .transports.base import Transport
+from .hosts import is_loopback
 
 __all__ = ["MCP", "Servers", "check_url", "mcp"]
 
@@ -63,19 +63,11 @@ def check_url(url: str, *, allow_http: bool = False) -> str:
         raise ValueError("url has no host")
     if parts.username is not None or parts.password is not None:
         raise ValueError("url must not carry credentials; send them with bearer_token or headers")
-    if parts.scheme == "http" and not allow_http and not _is_loopback(parts.hostname):
+    if parts.scheme == "http" and not allow_http and not is_loopback(parts.hostname):
         raise ValueError(f"plain http to {parts.hostname!r} is not encrypted; use https, or set allow_http=True "
                          "for a private network you trust")
     return url
 
-
-def _is_loopback(host: str) -> bool:
-    if host == "localhost" or host.endswith(".localhost"):
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 _FIELD_VALUE = re.compile(r"^[\t\x20-\x7e]*$")

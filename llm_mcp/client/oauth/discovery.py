@@ -21,7 +21,6 @@ scheme other than https (http only on loopback). Redirects are never followed.
 
 from __future__ import annotations
 
-import ipaddress
 import json
 import logging
 from dataclasses import dataclass, field
@@ -31,6 +30,7 @@ from urllib.parse import urlsplit, urlunsplit
 import httpx
 
 from ..errors import ConnectionError, MCPError
+from ..hosts import is_loopback
 from . import bounded
 
 __all__ = ["Discovery", "authorization_server_urls", "check_endpoint", "discover", "discover_authorization_server",
@@ -86,27 +86,25 @@ class Discovery:
         return [s for s in value if isinstance(s, str)] if isinstance(value, list) else []
 
 
-def _is_loopback(host: str | None) -> bool:
-    if not host:
-        return False
-    if host == "localhost" or host.endswith(".localhost"):
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
-
-def check_endpoint(url: Any, what: str, server_name: str) -> str:
+def check_endpoint(url: Any, what: str, server_name: str, *, local: bool = True) -> str:
     """Return ``url`` if it is an absolute https URL (http only to a loopback host); raise
-    ``MCPError`` naming ``what`` otherwise (``javascript:``, ``data:``, plain http, relative)."""
+    ``MCPError`` naming ``what`` otherwise (``javascript:``, ``data:``, plain http, relative).
+
+    ``local`` says whether the MCP server that led us here is itself on loopback. When it is
+    not, a loopback ``url`` is refused too: a remote server must not aim this app's requests
+    (which may carry its client secret) at services on its own machine."""
     if not isinstance(url, str) or not url:
         raise MCPError(f"MCP server {server_name!r}: the {what} is not a URL", server=server_name)
     parts = urlsplit(url)
     if parts.scheme not in ("https", "http") or not parts.hostname:
         raise MCPError(f"MCP server {server_name!r}: the {what} is not an absolute http(s) URL "
                        f"(scheme {parts.scheme!r}); refused", server=server_name)
-    if parts.scheme == "http" and not _is_loopback(parts.hostname):
+    loopback = is_loopback(parts.hostname)
+    if loopback and not local:
+        raise MCPError(f"MCP server {server_name!r}: the {what} is on this machine ({parts.hostname}) but the MCP "
+                       "server is not; refused", server=server_name)
+    if parts.scheme == "http" and not loopback:
         raise MCPError(f"MCP server {server_name!r}: the {what} ({parts.scheme}://{parts.hostname}) is not https; "
                        "refused", server=server_name)
     if parts.fragment:
@@ -210,19 +208,21 @@ def discover(http: httpx.Client, server_url: str, challenge: dict[str, str], *, 
     host cannot be reached.
     """
     prm: dict[str, Any] | None = None
+    local = is_loopback(urlsplit(server_url).hostname)
     for url in protected_resource_urls(server_url, challenge):
         if url == challenge.get("resource_metadata"):
             try:
-                check_endpoint(url, "resource_metadata URL", server_name)
+                check_endpoint(url, "resource_metadata URL", server_name, local=local)
             except MCPError:
-                log.warning("MCP server %s named a resource_metadata URL that is not https; ignored", server_name)
+                log.warning("MCP server %s named a resource_metadata URL that is not https, or is on this machine "
+                            "while the server is not; ignored", server_name)
                 continue
         prm = _fetch_json(http, url, server_name)
         if prm is not None:
             break
     if prm is None:  # 2025-03-26: the authorization server lives at the MCP server's origin
         origin, _ = _split(server_url)
-        found = discover_authorization_server(http, origin, server_name=server_name, allow_fallback=True)
+        found = discover_authorization_server(http, origin, server_name=server_name, allow_fallback=True, local=local)
         found.resource = server_url
         found.challenge = dict(challenge)
         return found
@@ -234,8 +234,8 @@ def discover(http: httpx.Client, server_url: str, challenge: dict[str, str], *, 
     if not isinstance(servers, list) or not servers or not isinstance(servers[0], str):
         raise MCPError(f"MCP server {server_name!r}: its protected resource metadata names no authorization server",
                        server=server_name)
-    issuer = check_endpoint(servers[0], "authorization server", server_name)
-    found = discover_authorization_server(http, issuer, server_name=server_name)
+    issuer = check_endpoint(servers[0], "authorization server", server_name, local=local)
+    found = discover_authorization_server(http, issuer, server_name=server_name, local=local)
     found.resource = resource
     found.protected_resource = prm
     found.challenge = dict(challenge)
@@ -243,15 +243,16 @@ def discover(http: httpx.Client, server_url: str, challenge: dict[str, str], *, 
 
 
 def discover_authorization_server(http: httpx.Client, issuer: str, *, server_name: str,
-                                  allow_fallback: bool = False) -> Discovery:
+                                  allow_fallback: bool = False, local: bool = True) -> Discovery:
     """The metadata of the authorization server ``issuer`` (RFC 8414), checked.
 
     With ``allow_fallback`` (2025-03-26 servers), no metadata at all means the default
     endpoints under ``issuer``. Raises ``MCPError`` when no metadata is found (without the
     fallback), when its ``issuer`` differs from ``issuer`` in any character, or when an
-    endpoint is not https (http only on loopback).
+    endpoint is not https (http only on loopback), and, unless ``local``, when the issuer or
+    an endpoint is on loopback (see :func:`check_endpoint`).
     """
-    check_endpoint(issuer, "authorization server", server_name)
+    check_endpoint(issuer, "authorization server", server_name, local=local)
     for url in authorization_server_urls(issuer):
         metadata = _fetch_json(http, url, server_name)
         if metadata is None:
@@ -259,7 +260,7 @@ def discover_authorization_server(http: httpx.Client, issuer: str, *, server_nam
         if metadata.get("issuer") != issuer:
             raise MCPError(f"MCP server {server_name!r}: the authorization server metadata at {url} names the issuer "
                            f"{_cut(metadata.get('issuer'))!r}, not {issuer!r}; refused (RFC 8414 §3.3)", server=server_name)
-        check_metadata(metadata, server_name)
+        check_metadata(metadata, server_name, local=local)
         return Discovery(resource="", protected_resource={}, issuer=issuer, metadata=metadata)
     if not allow_fallback:
         raise MCPError(f"MCP server {server_name!r}: the authorization server {issuer} publishes no metadata",
@@ -271,14 +272,15 @@ def discover_authorization_server(http: httpx.Client, issuer: str, *, server_nam
     return Discovery(resource="", protected_resource={}, issuer=issuer, metadata=metadata, fallback=True)
 
 
-def check_metadata(metadata: dict[str, Any], server_name: str) -> None:
+def check_metadata(metadata: dict[str, Any], server_name: str, *, local: bool = True) -> None:
     """Refuse authorization server metadata with an endpoint that is not https (http on
-    loopback only) or has another scheme (``javascript:``); raises ``MCPError``."""
+    loopback only), has another scheme (``javascript:``), or, unless ``local``, is on
+    loopback; raises ``MCPError``."""
     for key, value in metadata.items():
         if key.endswith("_endpoint") or key in ("jwks_uri",):
             if value is None:
                 continue
-            check_endpoint(value, f"authorization server's {key}", server_name)
+            check_endpoint(value, f"authorization server's {key}", server_name, local=local)
     if not metadata.get("token_endpoint"):
         raise MCPError(f"MCP server {server_name!r}: the authorization server metadata has no token_endpoint",
                        server=server_name)

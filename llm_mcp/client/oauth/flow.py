@@ -36,6 +36,7 @@ import httpx
 from .. import protocol
 from ..config import config
 from ..errors import MCPError, UnauthorizedError
+from ..hosts import is_loopback
 from . import bounded
 from . import dpop as dpop_module
 from .discovery import Discovery, check_endpoint, discover, require_pkce
@@ -425,7 +426,7 @@ class OAuth(httpx.Auth):
                        dpop_key: dpop_module.DPoPKey | None) -> dict[str, Any]:
         """One token request as ``client``; an ``invalid_client`` refusal forgets a dynamic
         registration so the next authorization registers again (MCP-REG-05)."""
-        check_endpoint(endpoint, "token endpoint", self.server_name)
+        check_endpoint(endpoint, "token endpoint", self.server_name, local=is_loopback(urlsplit(self.url).hostname))
         auth = ClientAuth(client_id=client.client_id, client_secret=client.client_secret,
                           private_key=client.private_key)
         try:
@@ -653,7 +654,6 @@ def _check_redirect_uri(redirect_uri: str) -> None:
     parts = urlsplit(redirect_uri)
     if parts.scheme not in ("https", "http") or not parts.hostname or parts.fragment:
         raise ValueError(f"redirect_uri must be an absolute https URL without a fragment, not {redirect_uri!r}")
-    from .discovery import _is_loopback
 
-    if parts.scheme == "http" and not _is_loopback(parts.hostname):
+    if parts.scheme == "http" and not is_loopback(parts.hostname):
         raise ValueError("redirect_uri must use https (plain http only for localhost)")

@@ -15,7 +15,6 @@ credential store and reused by every user, forgotten after ``invalid_client``.
 from __future__ import annotations
 
 import hashlib
-import ipaddress
 import json
 import logging
 from dataclasses import dataclass
@@ -26,6 +25,7 @@ import httpx
 
 from ..config import config
 from ..errors import ConnectionError, MCPError, UnauthorizedError
+from ..hosts import is_loopback
 from . import bounded
 from .discovery import Discovery
 from .settings import OAuthSettings
@@ -127,21 +127,12 @@ def _token_auth_method(found: Discovery, *, secret: bool, private_key: bool) -> 
     return next((m for m in ("client_secret_basic", "client_secret_post") if m in supported), "client_secret_basic")
 
 
-def _loopback(redirect_uri: str) -> bool:
-    host = urlsplit(redirect_uri).hostname or ""
-    if host == "localhost" or host.endswith(".localhost"):
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
-
 
 def application_type(redirect_uri: str) -> str:
     """``"native"`` for a loopback (or custom-scheme) redirect URI, ``"web"`` otherwise (OIDC
     Dynamic Client Registration §2, as MCP 2026-07-28 asks)."""
     parts = urlsplit(redirect_uri)
-    if parts.scheme not in ("http", "https") or _loopback(redirect_uri):
+    if parts.scheme not in ("http", "https") or is_loopback(urlsplit(redirect_uri).hostname):
         return "native"
     return "web"
 
