@@ -1,0 +1,47 @@
+"""A kit server whose one tool asks a form question with a schema picked by name, for reviewing questions.
+
+Usage::
+
+    python -m llm_mcp_tests.servers.asking_kit [--http PORT] [--era modern|handshake|auto]
+
+Tool ``asks(schema)``: asks ``SCHEMAS[schema]`` under the key ``q`` (message ``Question <schema>``) and
+answers with the client's reply as JSON (keys sorted).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from llm_mcp.testing import Server, Tool
+
+
+def _form(**properties: Any) -> dict[str, Any]:
+    return {"type": "object", "properties": properties}
+
+
+SCHEMAS = {
+    "nested": _form(address=_form(street={"type": "string"})),
+    "array_free": _form(tags={"type": "array", "items": {"type": "string"}}),
+    "formats": _form(mail={"type": "string", "format": "email"}, day={"type": "string", "format": "date"},
+                     at={"type": "string", "format": "date-time"}, page={"type": "string", "format": "uri"}),
+    "number": _form(ratio={"type": "number", "minimum": 0, "maximum": 10}),
+    "secret": _form(note={"type": "string"}),
+}
+
+
+class Asks(Tool):
+    """``asks(schema)``: asks one form question with ``SCHEMAS[schema]``; answers with the reply, as JSON."""
+
+    name = "asks"
+    input_schema = {"type": "object", "properties": {"schema": {"type": "string"}}}
+
+    def call(self) -> Any:
+        answer = self.ask("q", f"Question {self.arguments['schema']}", schema=SCHEMAS[self.arguments["schema"]])
+        return json.dumps(answer, sort_keys=True)
+
+
+server = Server("asking", tools=[Asks])
+
+if __name__ == "__main__":
+    server.serve()

@@ -1,0 +1,133 @@
+"""Questions from servers, seen by a reviewer: malformed questions and answers a schema refuses.
+
+Real servers: a kit server (HTTP and stdio, both eras where it matters) and a hand-written stdio
+server (``llm_mcp_tests/servers/odd_questions.py``) that sends what a kit server cannot.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import llm_mcp
+from llm_mcp.testing import running_server
+from llm_mcp.testing.scripted_model import reply, tool_call
+
+from .chat_support import make_chat
+from .servers.asking_kit import server
+
+ROOT = str(Path(__file__).resolve().parent.parent)
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module", params=["modern", "handshake"])
+def kit(request: pytest.FixtureRequest) -> Iterator[Any]:
+    """The kit server with ``asks``, over HTTP, in both eras."""
+    with running_server(server, era=request.param) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def modern_kit() -> Iterator[Any]:
+    """The kit server with ``asks``, over stdio, on 2026-07-28 (open questions come out of a call)."""
+    with running_server("llm_mcp_tests.servers.asking_kit", transport="stdio", era="modern", cwd=ROOT,
+                        env={"PYTHONPATH": ROOT}) as running:
+        yield running
+
+
+ODD = {"command": [sys.executable, "-m", "llm_mcp_tests.servers.odd_questions"], "env": {"PYTHONPATH": ROOT},
+       "directory": ROOT}
+
+
+@pytest.fixture(scope="module")
+def odd() -> llm_mcp.MCP:
+    return llm_mcp.mcp(name="odd", **ODD)
+
+
+# -- a server that asks something no form can show ----------------------------------------------------
+
+@pytest.mark.parametrize("schema", ["nested", "array_free"])
+def test_quest_non_primitive_fields_are_declined_before_the_callback(kit, schema, caplog):
+    """MCP-QUEST-17: a requestedSchema with a nested object, or an array without choices, is not a flat form
+    of primitives (MCP "Elicitation": requested schema): the question is declined before the callback or the
+    chat sees it, with a warning naming the field."""
+    seen: list[Any] = []
+    server = kit.mcp(name="asking", before_input_request=seen.append)
+    with caplog.at_level(logging.WARNING, logger="llm_mcp.client"):
+        result = server.call("asks", schema=schema)
+    assert json.loads(result.text) == {"action": "decline"} and seen == []
+    field = "address" if schema == "nested" else "tags"
+    assert any(field in r.getMessage() and "declined" in r.getMessage() for r in caplog.records)
+
+
+def test_quest_non_primitive_field_does_not_pause_a_chat(model, modern_kit):
+    """MCP-QUEST-17: in a chat, the same question never reaches pending_questions: the call finishes declined."""
+    chat = make_chat(model, [tool_call("asks", {"schema": "nested"}), reply("ok")]).with_mcp(modern_kit.mcp(name="asking"))
+    assert chat.ask("go").content == "ok" and not chat.waiting and chat.pending_questions == []
+    assert json.loads(model.requests[1].tool_results[0]["content"]) == {"action": "decline"}
+
+
+# -- answers the schema refuses ---------------------------------------------------------------------
+
+def _open(kit: Any, schema: str) -> llm_mcp.Question:
+    with pytest.raises(llm_mcp.InputRequiredError) as caught:
+        kit.mcp(name="asking").call("asks", schema=schema)
+    [question] = caught.value.requests
+    return question
+
+
+def test_quest_17_string_formats_are_checked(modern_kit):
+    """MCP-QUEST-17: a string field with a format (email, date, date-time, uri: the formats the elicitation
+    schema allows) refuses a text that is not one, and takes one that is."""
+    question = _open(modern_kit, "formats")
+    good = {"mail": "ada@example.com", "day": "2026-11-30", "at": "2026-11-30T13:45:00Z",
+            "page": "https://example.com/a?b=c"}
+    for name, bad in (("mail", "not-an-email"), ("day", "yesterday"), ("day", "2026-13-01"),
+                      ("at", "yesterday"), ("at", "2026-11-30"), ("page", "not a uri"), ("page", "relative/path")):
+        with pytest.raises(ValueError, match=f"field '{name}'"):
+            question.answer(**{**good, name: bad})
+        assert question.response is None
+    question.answer(**good)
+    assert question.response == {"action": "accept", "content": good}
+
+
+@pytest.mark.parametrize("value", [math.nan, math.inf, -math.inf])
+def test_quest_17_numbers_that_are_not_finite_are_refused(modern_kit, value):
+    """MCP-QUEST-17: NaN and infinities are no JSON numbers; a number field refuses them (NaN would also slip
+    past minimum/maximum)."""
+    question = _open(modern_kit, "number")
+    with pytest.raises(ValueError, match="field 'ratio'"):
+        question.answer(value)
+    question.answer(2.5)
+    assert question.response == {"action": "accept", "content": {"ratio": 2.5}}
+
+
+# -- a server whose InputRequiredResult is malformed ----------------------------------------------------
+
+def test_input_requests_not_an_object_is_a_clear_error(odd):
+    """MCP-QUEST-14: inputRequests must map keys to requests; a list is a protocol error named at once (not
+    ten rounds of sending the request again with no answers)."""
+    with pytest.raises(llm_mcp.MCPError, match="inputRequests"):
+        odd.call("odd", case="list")
+
+
+def test_request_state_not_a_string_is_a_clear_error(odd):
+    """MCP-QUEST-11: requestState is an opaque string sent back byte for byte; a number cannot be, so it is a
+    protocol error rather than a state silently dropped from the retry."""
+    with pytest.raises(llm_mcp.MCPError, match="requestState"):
+        odd.call("odd", case="state_int")
+
+
+def test_well_formed_odd_server_round_trips():
+    """The same server, well formed: the answer and the state go back (so the two tests above fail for the
+    reason they name)."""
+    server = llm_mcp.mcp(name="odd", **ODD, before_input_request=lambda q: q.answer("Ada"))
+    assert server.call("odd", case="ok").text == \
+        'got {"q": {"action": "accept", "content": {"name": "Ada"}}} state "s1"'
