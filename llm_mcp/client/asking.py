@@ -156,11 +156,17 @@ class AskingServer:
     def screen_question(self, question: Question) -> None:
         """Decline what must be declined, then run ``before_input_request`` on what is left.
 
-        A URL that is not ``http``/``https`` and a kind not accepted are declined here, and
+        A URL that is not ``http``/``https``, a form with a field that is not a primitive (a
+        nested object, an array of free values) and a kind not accepted are declined here, and
         never reach the callback. ``ValueError`` from an answer the callback gives propagates."""
         if question.mode not in self.input_kinds:
             log.info("MCP server %s asked a %s question, which this client does not accept: declined", self.name,
                      question.mode)
+            question.response = {"action": "decline"}
+            return
+        if question.unsupported is not None:
+            log.warning("MCP server %s asked for the field %r, which is not a string, number, boolean or list of "
+                        "choices; the question was declined", self.name, question.unsupported)
             question.response = {"action": "decline"}
             return
         if question.is_url and not question.web_url:

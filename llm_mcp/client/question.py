@@ -63,6 +63,14 @@ class Field:
     schema: dict[str, Any]
 
     @property
+    def primitive(self) -> bool:
+        """Whether a form can show it: a string, integer, number or boolean, or an array of choices (a
+        multi-select). A nested object, or an array of free values, is not (MCP "Elicitation" allows a
+        flat object of primitive properties only)."""
+        declared = self.schema.get("type", "string")
+        return declared in _TYPES and (declared != "array" or self.choices is not None)
+
+    @property
     def has_default(self) -> bool:
         """Whether the schema gives a ``default`` (which may itself be ``None``)."""
         return "default" in self.schema
@@ -190,6 +198,11 @@ class Question:
         except ValueError:
             return False
         return parts.scheme.lower() in WEB_SCHEMES and bool(parts.hostname)
+
+    @property
+    def unsupported(self) -> str | None:
+        """The name of the first field no form can show (see :attr:`Field.primitive`), or ``None``."""
+        return next((f.name for f in self.fields if not f.primitive), None)
 
     def field(self, name: str) -> Field | None:
         """The field named ``name``, or ``None``."""
