@@ -131,3 +131,29 @@ def test_well_formed_odd_server_round_trips():
     server = llm_mcp.mcp(name="odd", **ODD, before_input_request=lambda q: q.answer("Ada"))
     assert server.call("odd", case="ok").text == \
         'got {"q": {"action": "accept", "content": {"name": "Ada"}}} state "s1"'
+
+
+# -- the user's answers stay out of the logs ----------------------------------------------------------
+
+SECRET = "my-private-note-7f3a"
+
+
+@pytest.mark.parametrize("era", ["modern", "handshake"])
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+def test_answers_do_not_reach_logs_at_info(model, transport, era, caplog):
+    """A form answer is the user's data: answering, resuming and the server's reply go through the client,
+    the chat and the server's stderr without any log record at INFO or above carrying it."""
+    with running_server("llm_mcp_tests.servers.asking_kit", transport=transport, era=era, cwd=ROOT,
+                        env={"PYTHONPATH": ROOT}) as running:
+        with caplog.at_level(logging.DEBUG):
+            if era == "modern":  # a chat pauses, the user answers, the call resumes
+                chat = make_chat(model, [tool_call("asks", {"schema": "secret"}), reply("ok")])
+                chat.with_mcp(running.mcp(name="asking"))
+                chat.ask("note this")
+                chat.pending_questions[0].answer(SECRET)
+                assert chat.complete().content == "ok"
+                assert SECRET in model.requests[1].tool_results[0]["content"]  # it did go through
+            answering = running.mcp(name="asking", before_input_request=lambda q: q.answer(SECRET))
+            assert SECRET in answering.call("asks", schema="secret").text
+    loud = [r.getMessage() for r in caplog.records if r.levelno >= logging.INFO and SECRET in r.getMessage()]
+    assert loud == []
