@@ -21,7 +21,7 @@ from llm_mcp.testing import running_server
 from llm_mcp.testing.scripted_model import reply, tool_call
 
 from .chat_support import make_chat
-from .servers.asking_kit import server
+from .servers.asking_kit import _form, server
 
 ROOT = str(Path(__file__).resolve().parent.parent)
 pytestmark = pytest.mark.slow
@@ -157,3 +157,44 @@ def test_answers_do_not_reach_logs_at_info(model, transport, era, caplog):
             assert SECRET in answering.call("asks", schema="secret").text
     loud = [r.getMessage() for r in caplog.records if r.levelno >= logging.INFO and SECRET in r.getMessage()]
     assert loud == []
+
+
+# -- the example site's question form -------------------------------------------------------------------
+
+@pytest.mark.db
+@pytest.mark.django_db(transaction=True)
+def test_site_form_refuses_nan_format_and_forged_posts(monkeypatch):
+    """MCP-QUEST-17, MCP-QUEST-22: the example site's question form refuses "nan" for a number (float() takes
+    it; the JSON column and the server could not) and a text not of the field's format, leaving the question
+    open; a POST without the CSRF token, or naming a call of another chat, changes nothing."""
+    from django.test import Client
+    from django.urls import reverse
+
+    from example_project import agents
+    from llm_mcp.models import Message as MessageRow
+    from llm_mcp import tasks
+    from llm_mcp.models import ToolCall as ToolCallRow
+
+    jobs: list[tuple] = []
+    monkeypatch.setattr(tasks.resume_chat, "delay", lambda *args: jobs.append(args))  # resumed elsewhere
+    record, other = agents.new_chat("offline", "offline"), agents.new_chat("offline", "offline")
+    assistant = MessageRow.objects.create(chat=record, role="assistant", content="")
+    schema = _form(ratio={"type": "number", "maximum": 10}, day={"type": "string", "format": "date"})
+    question = llm_mcp.Question("q", {"message": "Numbers?", "requestedSchema": schema}, server="s",
+                                request={"method": "tools/call", "params": {"name": "asks", "arguments": {}}})
+    call = ToolCallRow.objects.create(message=assistant, tool_call_id="call_1", name="asks", arguments={},
+                                      pending_questions=[question.to_dict()], request_state="s")
+    url = reverse("answer_question", args=[record.pk, call.pk, "q"])
+    assert Client(enforce_csrf_checks=True).post(url, {"action": "decline"}).status_code == 403
+    client = Client()
+    assert client.post(reverse("answer_question", args=[other.pk, call.pk, "q"]), {"action": "decline"}).status_code \
+        == 404
+    for bad in ({"field-ratio": "nan"}, {"field-ratio": "1e999"}, {"field-ratio": "2", "field-day": "tomorrow"}):
+        page = client.post(url, {"action": "answer", **bad}, follow=True)
+        assert "does not fit the question" in page.content.decode()
+        call.refresh_from_db()
+        assert call.pending_questions[0]["response"] is None and jobs == []
+    client.post(url, {"action": "answer", "field-ratio": "2", "field-day": "2026-11-30"})
+    call.refresh_from_db()
+    assert call.pending_questions[0]["response"] == {"action": "accept", "content": {"ratio": 2.0, "day": "2026-11-30"}}
+    assert jobs == [(record.pk,)]
