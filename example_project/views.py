@@ -215,10 +215,14 @@ def _form_value(field: Any, request: HttpRequest) -> Any:
     text = request.POST.get(name, "")
     if text == "":
         return None
-    if field.type == "integer":
-        return int(text)
-    if field.type == "number":
-        return float(text)
+    try:
+        if field.type == "integer":
+            return int(text)
+        if field.type == "number":
+            return float(text)
+    except ValueError:
+        raise ValueError(f"field {field.name!r} takes a{'n integer' if field.type == 'integer' else ' number'}, "
+                         f"not {text[:60]!r}") from None
     return text
 
 

@@ -165,8 +165,8 @@ def test_answers_do_not_reach_logs_at_info(model, transport, era, caplog):
 @pytest.mark.django_db(transaction=True)
 def test_site_form_refuses_nan_format_and_forged_posts(monkeypatch):
     """MCP-QUEST-17, MCP-QUEST-22: the example site's question form refuses "nan" for a number (float() takes
-    it; the JSON column and the server could not) and a text not of the field's format, leaving the question
-    open; a POST without the CSRF token, or naming a call of another chat, changes nothing."""
+    it; the JSON column and the server could not), a text not of the field's format, and "1.5" for an integer
+    (with a message naming the field), leaving the question open; a POST without the CSRF token, or naming a call of another chat, changes nothing."""
     from django.test import Client
     from django.urls import reverse
 
@@ -179,7 +179,8 @@ def test_site_form_refuses_nan_format_and_forged_posts(monkeypatch):
     monkeypatch.setattr(tasks.resume_chat, "delay", lambda *args: jobs.append(args))  # resumed elsewhere
     record, other = agents.new_chat("offline", "offline"), agents.new_chat("offline", "offline")
     assistant = MessageRow.objects.create(chat=record, role="assistant", content="")
-    schema = _form(ratio={"type": "number", "maximum": 10}, day={"type": "string", "format": "date"})
+    schema = _form(ratio={"type": "number", "maximum": 10}, day={"type": "string", "format": "date"},
+                   count={"type": "integer"})
     question = llm_mcp.Question("q", {"message": "Numbers?", "requestedSchema": schema}, server="s",
                                 request={"method": "tools/call", "params": {"name": "asks", "arguments": {}}})
     call = ToolCallRow.objects.create(message=assistant, tool_call_id="call_1", name="asks", arguments={},
@@ -194,6 +195,8 @@ def test_site_form_refuses_nan_format_and_forged_posts(monkeypatch):
         assert "does not fit the question" in page.content.decode()
         call.refresh_from_db()
         assert call.pending_questions[0]["response"] is None and jobs == []
+    page = client.post(url, {"action": "answer", "field-ratio": "2", "field-count": "1.5"}, follow=True)
+    assert "field &#x27;count&#x27; takes an integer, not &#x27;1.5&#x27;" in page.content.decode()  # not int()'s words
     client.post(url, {"action": "answer", "field-ratio": "2", "field-day": "2026-11-30"})
     call.refresh_from_db()
     assert call.pending_questions[0]["response"] == {"action": "accept", "content": {"ratio": 2.0, "day": "2026-11-30"}}
