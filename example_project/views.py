@@ -199,7 +199,7 @@ def _open_questions(call: ToolCall) -> list[dict[str, Any]]:
             except ValueError:
                 continue
             found.append({"question": question, "fields": [
-                {"field": f, "input": "select" if f.choices is not None and f.type != "array" else
+                {"field": f, "input": ("multiple" if f.type == "array" else "select") if f.choices is not None else
                  {"boolean": "checkbox", "integer": "number", "number": "number"}.get(f.type, "text")}
                 for f in question.fields]})
     return found

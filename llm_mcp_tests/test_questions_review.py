@@ -201,3 +201,35 @@ def test_site_form_refuses_nan_format_and_forged_posts(monkeypatch):
     call.refresh_from_db()
     assert call.pending_questions[0]["response"] == {"action": "accept", "content": {"ratio": 2.0, "day": "2026-11-30"}}
     assert jobs == [(record.pk,)]
+
+
+@pytest.mark.db
+@pytest.mark.django_db(transaction=True)
+def test_site_form_multi_select(monkeypatch):
+    """MCP-QUEST-02, MCP-QUEST-22: a multi-select field (an array of choices) shows as a multiple select with its
+    defaults selected, not a text box holding the list's repr; picking two choices answers with both."""
+    from django.test import Client
+    from django.urls import reverse
+
+    from example_project import agents
+    from llm_mcp import tasks
+    from llm_mcp.models import Message as MessageRow
+    from llm_mcp.models import ToolCall as ToolCallRow
+
+    monkeypatch.setattr(tasks.resume_chat, "delay", lambda *args: None)
+    record = agents.new_chat("offline", "offline")
+    assistant = MessageRow.objects.create(chat=record, role="assistant", content="")
+    schema = _form(tags={"type": "array", "items": {"type": "string", "enum": ["bug", "ui", "docs"]},
+                         "default": ["ui"]})
+    question = llm_mcp.Question("q", {"message": "Labels?", "requestedSchema": schema}, server="s",
+                                request={"method": "tools/call", "params": {"name": "asks", "arguments": {}}})
+    call = ToolCallRow.objects.create(message=assistant, tool_call_id="call_1", name="asks", arguments={},
+                                      pending_questions=[question.to_dict()], request_state="s")
+    client = Client()
+    html = client.get(reverse("chat", args=[record.pk])).content.decode()
+    assert '<select name="field-tags" multiple>' in html
+    assert '<option value="ui" selected>' in html and '<option value="bug">' in html
+    client.post(reverse("answer_question", args=[record.pk, call.pk, "q"]),
+                {"action": "answer", "field-tags": ["bug", "docs"]})
+    call.refresh_from_db()
+    assert call.pending_questions[0]["response"] == {"action": "accept", "content": {"tags": ["bug", "docs"]}}
