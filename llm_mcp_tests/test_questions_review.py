@@ -233,3 +233,37 @@ def test_site_form_multi_select(monkeypatch):
                 {"action": "answer", "field-tags": ["bug", "docs"]})
     call.refresh_from_db()
     assert call.pending_questions[0]["response"] == {"action": "accept", "content": {"tags": ["bug", "docs"]}}
+
+
+@pytest.mark.db
+@pytest.mark.django_db(transaction=True)
+def test_site_form_choice_without_default_is_not_preselected(monkeypatch):
+    """MCP-QUEST-07, MCP-QUEST-17: a choice field without a default starts on an empty option, so pressing
+    Answer without choosing is refused (required) instead of sending the first choice the user never picked."""
+    from django.test import Client
+    from django.urls import reverse
+
+    from example_project import agents
+    from llm_mcp import tasks
+    from llm_mcp.models import Message as MessageRow
+    from llm_mcp.models import ToolCall as ToolCallRow
+
+    from .servers.questions import ENVIRONMENT
+
+    monkeypatch.setattr(tasks.resume_chat, "delay", lambda *args: None)
+    record = agents.new_chat("offline", "offline")
+    assistant = MessageRow.objects.create(chat=record, role="assistant", content="")
+    question = llm_mcp.Question("env", {"message": "Which environment?", "requestedSchema": ENVIRONMENT},
+                                server="deploys", request={"method": "tools/call", "params": {"name": "deploy"}})
+    call = ToolCallRow.objects.create(message=assistant, tool_call_id="call_1", name="deploy", arguments={},
+                                      pending_questions=[question.to_dict()], request_state="s")
+    client = Client()
+    html = client.get(reverse("chat", args=[record.pk])).content.decode()
+    select = html[html.index('<select name="field-environment">'):]
+    select = select[:select.index("</select>")]
+    assert '<option value="" selected>' in select and '<option value="staging">' in select  # nothing picked
+    page = client.post(reverse("answer_question", args=[record.pk, call.pk, "env"]),
+                       {"action": "answer", "field-environment": ""}, follow=True)
+    assert "is required" in page.content.decode()
+    call.refresh_from_db()
+    assert call.pending_questions[0]["response"] is None
