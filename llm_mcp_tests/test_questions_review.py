@@ -267,3 +267,35 @@ def test_site_form_choice_without_default_is_not_preselected(monkeypatch):
     assert "is required" in page.content.decode()
     call.refresh_from_db()
     assert call.pending_questions[0]["response"] is None
+
+
+@pytest.mark.db
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("key", ["step/1", "a?b#c", "100%", " "])
+def test_site_question_keys_chosen_by_the_server(monkeypatch, key):
+    """MCP-QUEST-22: the question's key is the server's choice (any string); the chat page still shows, and its
+    form still answers the right question, when the key holds a slash, ?, # or %."""
+    from django.test import Client
+    from django.urls import reverse
+
+    from example_project import agents
+    from llm_mcp import tasks
+    from llm_mcp.models import Message as MessageRow
+    from llm_mcp.models import ToolCall as ToolCallRow
+
+    from .servers.questions import ENVIRONMENT
+
+    monkeypatch.setattr(tasks.resume_chat, "delay", lambda *args: None)
+    record = agents.new_chat("offline", "offline")
+    assistant = MessageRow.objects.create(chat=record, role="assistant", content="")
+    question = llm_mcp.Question(key, {"message": "Which environment?", "requestedSchema": ENVIRONMENT},
+                                server="deploys", request={"method": "tools/call", "params": {"name": "deploy"}})
+    call = ToolCallRow.objects.create(message=assistant, tool_call_id="call_1", name="deploy", arguments={},
+                                      pending_questions=[question.to_dict()], request_state="s")
+    client = Client()
+    page = client.get(reverse("chat", args=[record.pk]))
+    assert page.status_code == 200 and "Which environment?" in page.content.decode()
+    client.post(reverse("answer_question", args=[record.pk, call.pk, key]),
+                {"action": "answer", "field-environment": "production"})
+    call.refresh_from_db()
+    assert call.pending_questions[0]["response"] == {"action": "accept", "content": {"environment": "production"}}
