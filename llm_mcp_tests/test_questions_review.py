@@ -74,6 +74,26 @@ def test_quest_non_primitive_field_does_not_pause_a_chat(model, modern_kit):
     assert json.loads(model.requests[1].tool_results[0]["content"]) == {"action": "decline"}
 
 
+@pytest.mark.parametrize(("url", "declined"), [
+    ("HTTPS://EXAMPLE.COM/connect", False), ("Http://example.com/a", False),
+    ("JavaScript:alert(1)", True), ("java\tscript:alert(1)", True), (" javascript:alert(1)", True),
+    ("/relative/connect", True), ("//example.com/connect", True), ("https:///no-host", True),
+    ("vbscript:msgbox(1)", True), ("blob:https://example.com/x", True)])
+def test_quest_10_url_schemes_any_case_and_disguised(kit, url, declined):
+    """MCP-QUEST-10: schemes compare without case (HTTPS: is a web URL and reaches the callback); a relative
+    URL, one with no host, and javascript: in any case or with a tab or leading space inside are declined
+    before the callback sees them (both eras)."""
+    seen: list[Any] = []
+
+    def agree(question: llm_mcp.Question) -> None:
+        seen.append(question.url)
+        question.answer()
+
+    answer = json.loads(kit.mcp(name="asking", before_input_request=agree).call("visit", url=url).text)
+    assert answer == ({"action": "decline"} if declined else {"action": "accept"})
+    assert seen == ([] if declined else [url])
+
+
 # -- answers the schema refuses ---------------------------------------------------------------------
 
 def _open(kit: Any, schema: str) -> llm_mcp.Question:

@@ -4,8 +4,11 @@ Usage::
 
     python -m llm_mcp_tests.servers.asking_kit [--http PORT] [--era modern|handshake|auto]
 
-Tool ``asks(schema)``: asks ``SCHEMAS[schema]`` under the key ``q`` (message ``Question <schema>``) and
-answers with the client's reply as JSON (keys sorted).
+Tools:
+
+* ``asks(schema)``: asks ``SCHEMAS[schema]`` under the key ``q`` (message ``Question <schema>``) and
+  answers with the client's reply as JSON (keys sorted).
+* ``visit(url)``: asks the user to visit ``url`` (key ``q``), and answers the reply the same way.
 """
 
 from __future__ import annotations
@@ -41,7 +44,15 @@ class Asks(Tool):
         return json.dumps(answer, sort_keys=True)
 
 
-server = Server("asking", tools=[Asks])
+class Visit(Tool):
+    name = "visit"
+    input_schema = {"type": "object", "properties": {"url": {"type": "string"}}}
+
+    def call(self) -> Any:
+        return json.dumps(self.ask("q", "Please visit", url=self.arguments["url"]), sort_keys=True)
+
+
+server = Server("asking", tools=[Asks, Visit])
 
 if __name__ == "__main__":
     server.serve()
