@@ -94,6 +94,22 @@ def test_quest_10_url_schemes_any_case_and_disguised(kit, url, declined):
     assert seen == ([] if declined else [url])
 
 
+def test_too_many_questions_at_once_stop_the_call(model, modern_kit):
+    """MCP-QUEST-14: a server asking thousands of questions in one round is stopped with an MCPError naming the
+    limit, in a chat too (the call's result is the error, nothing is saved to answer); at the limit it is
+    asked as usual."""
+    from llm_mcp.client.asking import MAX_INPUT_REQUESTS
+
+    server = modern_kit.mcp(name="asking", before_input_request=lambda q: q.answer("x"))
+    assert server.call("many", count=MAX_INPUT_REQUESTS).text == f"{MAX_INPUT_REQUESTS} answered"
+    with pytest.raises(llm_mcp.MCPError, match=f"asked 5000 questions at once .*at most {MAX_INPUT_REQUESTS}"):
+        server.call("many", count=5000)
+    chat = make_chat(model, [tool_call("many", {"count": 5000}), reply("ok")])
+    assert chat.with_mcp(modern_kit.mcp(name="asking")).ask("go").content == "ok"
+    assert not chat.waiting and chat.pending_questions == []
+    assert "5000 questions at once" in model.requests[1].tool_results[0]["content"]
+
+
 # -- answers the schema refuses ---------------------------------------------------------------------
 
 def _open(kit: Any, schema: str) -> llm_mcp.Question:

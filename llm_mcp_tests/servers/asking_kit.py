@@ -9,6 +9,8 @@ Tools:
 * ``asks(schema)``: asks ``SCHEMAS[schema]`` under the key ``q`` (message ``Question <schema>``) and
   answers with the client's reply as JSON (keys sorted).
 * ``visit(url)``: asks the user to visit ``url`` (key ``q``), and answers the reply the same way.
+* ``many(count)``: asks ``count`` one-field questions in one round (keys ``q0``, ``q1``, ...); answers
+  how many it got answered.
 """
 
 from __future__ import annotations
@@ -52,7 +54,19 @@ class Visit(Tool):
         return json.dumps(self.ask("q", "Please visit", url=self.arguments["url"]), sort_keys=True)
 
 
-server = Server("asking", tools=[Asks, Visit])
+class Many(Tool):
+    name = "many"
+    input_schema = {"type": "object", "properties": {"count": {"type": "integer"}}}
+
+    def call(self) -> Any:
+        from llm_mcp.testing.asking import input_request
+
+        replies = self.ask_all({f"q{i}": input_request(f"Question {i}", schema=SCHEMAS["secret"])
+                                for i in range(self.arguments["count"])})
+        return f"{len(replies)} answered"
+
+
+server = Server("asking", tools=[Asks, Visit, Many])
 
 if __name__ == "__main__":
     server.serve()
