@@ -180,17 +180,16 @@ def test_answers_do_not_reach_logs_at_info(model, transport, era, caplog):
     """A form answer is the user's data: answering, resuming and the server's reply go through the client,
     the chat and the server's stderr without any log record at INFO or above carrying it."""
     with running_server("llm_mcp_tests.servers.asking_kit", transport=transport, era=era, cwd=ROOT,
-                        env={"PYTHONPATH": ROOT}) as running:
-        with caplog.at_level(logging.DEBUG):
-            if era == "modern":  # a chat pauses, the user answers, the call resumes
-                chat = make_chat(model, [tool_call("asks", {"schema": "secret"}), reply("ok")])
-                chat.with_mcp(running.mcp(name="asking"))
-                chat.ask("note this")
-                chat.pending_questions[0].answer(SECRET)
-                assert chat.complete().content == "ok"
-                assert SECRET in model.requests[1].tool_results[0]["content"]  # it did go through
-            answering = running.mcp(name="asking", before_input_request=lambda q: q.answer(SECRET))
-            assert SECRET in answering.call("asks", schema="secret").text
+                        env={"PYTHONPATH": ROOT}) as running, caplog.at_level(logging.DEBUG):
+        if era == "modern":  # a chat pauses, the user answers, the call resumes
+            chat = make_chat(model, [tool_call("asks", {"schema": "secret"}), reply("ok")])
+            chat.with_mcp(running.mcp(name="asking"))
+            chat.ask("note this")
+            chat.pending_questions[0].answer(SECRET)
+            assert chat.complete().content == "ok"
+            assert SECRET in model.requests[1].tool_results[0]["content"]  # it did go through
+        answering = running.mcp(name="asking", before_input_request=lambda q: q.answer(SECRET))
+        assert SECRET in answering.call("asks", schema="secret").text
     loud = [r.getMessage() for r in caplog.records if r.levelno >= logging.INFO and SECRET in r.getMessage()]
     assert loud == []
 
@@ -207,8 +206,8 @@ def test_site_form_refuses_nan_format_and_forged_posts(monkeypatch):
     from django.urls import reverse
 
     from example_project import agents
-    from llm_mcp.models import Message as MessageRow
     from llm_mcp import tasks
+    from llm_mcp.models import Message as MessageRow
     from llm_mcp.models import ToolCall as ToolCallRow
 
     jobs: list[tuple] = []

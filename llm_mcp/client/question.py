@@ -137,7 +137,7 @@ def _conforms(value: str, form: str) -> bool:
         if not _DATE_TIME.fullmatch(value):
             return False
         try:
-            datetime.fromisoformat(value.upper().replace("Z", "+00:00"))
+            datetime.fromisoformat(value.upper())
         except ValueError:
             return False
         return True
