@@ -199,7 +199,7 @@ def _open_questions(call: ToolCall) -> list[dict[str, Any]]:
             except ValueError:
                 continue
             found.append({"question": question, "fields": [
-                {"field": f, "input": "select" if f.choices is not None and f.type != "array" else
+                {"field": f, "input": ("multiple" if f.type == "array" else "select") if f.choices is not None else
                  {"boolean": "checkbox", "integer": "number", "number": "number"}.get(f.type, "text")}
                 for f in question.fields]})
     return found
@@ -215,10 +215,14 @@ def _form_value(field: Any, request: HttpRequest) -> Any:
     text = request.POST.get(name, "")
     if text == "":
         return None
-    if field.type == "integer":
-        return int(text)
-    if field.type == "number":
-        return float(text)
+    try:
+        if field.type == "integer":
+            return int(text)
+        if field.type == "number":
+            return float(text)
+    except ValueError:
+        raise ValueError(f"field {field.name!r} takes a{'n integer' if field.type == 'integer' else ' number'}, "
+                         f"not {text[:60]!r}") from None
     return text
 
 

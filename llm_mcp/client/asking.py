@@ -33,7 +33,7 @@ from .question import Question, from_input_request
 if TYPE_CHECKING:
     from .session import Client
 
-__all__ = ["MAX_INPUT_ROUNDS", "QUESTION_SETTINGS", "AskingServer", "Resume", "answers_payload", "current_resume",
+__all__ = ["MAX_INPUT_REQUESTS", "MAX_INPUT_ROUNDS", "QUESTION_SETTINGS", "AskingServer", "Resume", "answers_payload", "current_resume",
            "resuming"]
 
 log = logging.getLogger("llm_mcp.client")
@@ -42,6 +42,10 @@ QUESTION_SETTINGS = ("before_input_request", "input_requests")
 
 MAX_INPUT_ROUNDS = 10
 """Times one call may be answered and sent again in a row before the client gives up (MCPError)."""
+
+MAX_INPUT_REQUESTS = 100
+"""Questions one round may ask; a server that asks more at once is stopped (MCPError) rather than
+filling a chat, its database row and its page with them."""
 
 KINDS = ("form", "url")
 
@@ -156,11 +160,17 @@ class AskingServer:
     def screen_question(self, question: Question) -> None:
         """Decline what must be declined, then run ``before_input_request`` on what is left.
 
-        A URL that is not ``http``/``https`` and a kind not accepted are declined here, and
+        A URL that is not ``http``/``https``, a form with a field that is not a primitive (a
+        nested object, an array of free values) and a kind not accepted are declined here, and
         never reach the callback. ``ValueError`` from an answer the callback gives propagates."""
         if question.mode not in self.input_kinds:
             log.info("MCP server %s asked a %s question, which this client does not accept: declined", self.name,
                      question.mode)
+            question.response = {"action": "decline"}
+            return
+        if question.unsupported is not None:
+            log.warning("MCP server %s asked for the field %r, which is not a string, number, boolean or list of "
+                        "choices; the question was declined", self.name, question.unsupported)
             question.response = {"action": "decline"}
             return
         if question.is_url and not question.web_url:
@@ -194,8 +204,9 @@ class AskingServer:
         """``client.request(method, params)``, answering the server's questions round after round.
 
         Raises :class:`~llm_mcp.InputRequiredError` with the questions left open, and
-        ``MCPError`` after :data:`MAX_INPUT_ROUNDS` answered rounds, or for an input request
-        that is not an ``elicitation/create``."""
+        ``MCPError`` after :data:`MAX_INPUT_ROUNDS` answered rounds, for more than
+        :data:`MAX_INPUT_REQUESTS` questions in one round, or for an input request that is not
+        an ``elicitation/create``."""
         extra = answers_payload(resume.questions, resume.request_state) if resume is not None else {}
         for _ in range(MAX_INPUT_ROUNDS):
             try:
@@ -216,6 +227,9 @@ class AskingServer:
                        "rounds answered); the call was stopped", server=str(self.name))
 
     def _questions(self, exc: InputRequiredError, method: str, params: dict[str, Any]) -> list[Question]:
+        if len(exc.input_requests) > MAX_INPUT_REQUESTS:
+            raise MCPError(f"MCP server {self.name!r} asked {len(exc.input_requests)} questions at once to finish "
+                           f"{method} (at most {MAX_INPUT_REQUESTS}); the call was stopped", server=str(self.name))
         original = {"method": method, "params": copy.deepcopy(params)}
         questions = []
         for key, request in exc.input_requests.items():

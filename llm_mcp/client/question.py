@@ -15,10 +15,15 @@ that round-trips through JSON (:meth:`Question.to_dict` / :meth:`Question.from_d
 from __future__ import annotations
 
 import copy
+import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 from urllib.parse import urlsplit
+
+import jsonschema
 
 from .protocol import as_object, as_text
 
@@ -63,6 +68,14 @@ class Field:
     schema: dict[str, Any]
 
     @property
+    def primitive(self) -> bool:
+        """Whether a form can show it: a string, integer, number or boolean, or an array of choices (a
+        multi-select). A nested object, or an array of free values, is not (MCP "Elicitation" allows a
+        flat object of primitive properties only)."""
+        declared = self.schema.get("type", "string")
+        return declared in _TYPES and (declared != "array" or self.choices is not None)
+
+    @property
     def has_default(self) -> bool:
         """Whether the schema gives a ``default`` (which may itself be ``None``)."""
         return "default" in self.schema
@@ -91,7 +104,12 @@ class Field:
                 limit = self.schema.get(bound)
                 if isinstance(limit, int) and test(limit):
                     raise ValueError(f"field {self.name!r} takes a text of {bound} {limit}, not {len(value)} characters")
+            form = self.schema.get("format")
+            if isinstance(form, str) and not _conforms(value, form):
+                raise ValueError(f"field {self.name!r} takes a text of format {form!r}, not {value!r:.60}")
         elif isinstance(value, (int, float)) and not isinstance(value, bool):
+            if not math.isfinite(value):
+                raise ValueError(f"field {self.name!r} takes a finite number, not {value}")
             low, high = self.schema.get("minimum"), self.schema.get("maximum")
             if _number(low) and value < low or _number(high) and value > high:
                 raise ValueError(f"field {self.name!r} takes a number between {low} and {high}, not {value}")
@@ -105,6 +123,27 @@ class Field:
                    description=as_text(schema.get("description")),
                    choices=_choices(as_object(schema.get("items")) if kind == "array" else schema),
                    default=schema.get("default"), required=required, schema=schema)
+
+
+_FORMATS = jsonschema.FormatChecker(["email", "date"])
+_DATE_TIME = re.compile(r"\d{4}-\d\d-\d\d[Tt]\d\d:\d\d:\d\d(\.\d+)?([Zz]|[+-]\d\d:\d\d)")
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*")
+
+
+def _conforms(value: str, form: str) -> bool:
+    """Whether ``value`` is a text of ``form``: the formats an elicitation schema may name (``email``,
+    ``date`` via jsonschema; ``date-time`` per RFC 3339; ``uri`` with a scheme, per RFC 3986); others pass."""
+    if form == "date-time":
+        if not _DATE_TIME.fullmatch(value):
+            return False
+        try:
+            datetime.fromisoformat(value.upper())
+        except ValueError:
+            return False
+        return True
+    if form == "uri":
+        return bool(_SCHEME.fullmatch(value.split(":", 1)[0])) and ":" in value and not any(c.isspace() for c in value)
+    return _FORMATS.conforms(value, form)
 
 
 def _number(value: Any) -> bool:
@@ -190,6 +229,11 @@ class Question:
         except ValueError:
             return False
         return parts.scheme.lower() in WEB_SCHEMES and bool(parts.hostname)
+
+    @property
+    def unsupported(self) -> str | None:
+        """The name of the first field no form can show (see :attr:`Field.primitive`), or ``None``."""
+        return next((f.name for f in self.fields if not f.primitive), None)
 
     def field(self, name: str) -> Field | None:
         """The field named ``name``, or ``None``."""

@@ -374,10 +374,14 @@ class Client:
         if kind == "complete":
             return result
         if kind == "input_required":
-            state = result.get("requestState")
+            state, requests = result.get("requestState"), result.get("inputRequests", {})
+            if not isinstance(requests, dict) or not isinstance(state, (str, type(None))):
+                wrong = "inputRequests is not an object" if not isinstance(requests, dict) else \
+                    "requestState is not a string"
+                raise MCPError(f"MCP server {self.name!r} answered {method} with a malformed InputRequiredResult: "
+                               f"{wrong}", server=self.name)
             raise InputRequiredError(f"MCP server {self.name!r} needs input to finish {method}", server=self.name,
-                                     method=method, input_requests=result.get("inputRequests"),
-                                     request_state=state if isinstance(state, str) else None)
+                                     method=method, input_requests=requests, request_state=state)
         if kind == "task":
             raise MCPError(f"MCP server {self.name!r} answered {method} with a task, which we did not ask for",
                            server=self.name)
