@@ -72,7 +72,10 @@ else:
         "default": {
             "ENGINE": "django.db.backends.sqlite3",
             "NAME": os.environ.get("DJANGO_DB_PATH", str(BASE_DIR / "db.sqlite3")),
-            "OPTIONS": {"timeout": 20},
+            # IMMEDIATE: a transaction takes the write lock when it starts, so two processes
+            # writing at once wait for each other (up to `timeout` seconds) instead of one of
+            # them failing with "database is locked" when its read turns into a write.
+            "OPTIONS": {"timeout": 20, "transaction_mode": "IMMEDIATE"},
         }
     }
 
