@@ -55,7 +55,7 @@ class Progress:
     @classmethod
     def from_params(cls, params: dict[str, Any]) -> Progress | None:
         """The progress a ``notifications/progress`` params dict reports; ``None`` when its
-        ``progress`` is not a finite number (such a notification is ignored)."""
+        ``progress`` is not a finite number a float holds (such a notification is ignored)."""
         value = _number(params.get("progress"))
         if value is None:
             return None
@@ -65,9 +65,13 @@ class Progress:
 
 
 def _number(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
-    return value
+    try:
+        finite = math.isfinite(value)
+    except OverflowError:  # an integer no float holds (JSON allows any number of digits)
+        return None
+    return value if finite else None
 
 
 class ProgressFilter:
