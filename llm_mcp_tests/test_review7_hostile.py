@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 
 import pytest
 
@@ -70,3 +71,38 @@ def test_progress_with_numbers_too_large_for_a_float_is_ignored(scripted):
     with llm_mcp.mcp(url=server.url, after_progress=reports.append) as client:
         assert client.call("t").text == "done"
     assert [(p.value, p.total, p.fraction) for p in reports] == [(1, 4, 0.25), (2, None, None), (3, 4, 0.75)]
+
+
+def test_server_log_data_cannot_forge_log_lines(scripted, caplog):
+    """Line breaks and other control characters in a server's log data (and logger name) are
+    written escaped, so a server cannot add a line that looks like the application's own."""
+    forged = "fine\n2026-11-30 12:00:00 CRITICAL django: forged\r\x1b[2K\u2028\u0085end\tok"
+    def call(request):
+        return sse(request, [("notifications/message", {"level": "error", "data": forged, "logger": "db\nfake"}),
+                             ("notifications/message", {"level": "error", "data": {"k": "a\nb"}})],
+                   {"content": [{"type": "text", "text": "done"}]})
+    server = scripted(server_of({"tools/call": call}))
+    with caplog.at_level(logging.DEBUG, logger="llm_mcp.server.hostile"), \
+            llm_mcp.mcp(url=server.url, log_level="debug", name="hostile") as client:
+        assert client.call("t").text == "done"
+    records = [r for r in caplog.records if r.name == "llm_mcp.server.hostile"]
+    assert [r.getMessage() for r in records] == [
+        "fine\\n2026-11-30 12:00:00 CRITICAL django: forged\\r\\x1b[2K\\u2028\\x85end\tok", '{"k": "a\\nb"}']
+    assert records[0].mcp_logger == "db\\nfake"
+
+
+def test_stdio_stderr_cannot_forge_log_lines(caplog):
+    """What a stdio server writes to stderr is logged one line per record, control characters escaped."""
+    import shlex
+
+    from llm_mcp_tests.conftest import raw_stdio_command
+    command = ["sh", "-c", "printf 'one\\r2026 CRITICAL forged\\033[2K\\n' >&2; exec "
+               + shlex.join(raw_stdio_command("none"))]
+    with caplog.at_level(logging.INFO, logger="llm_mcp.server.stderr-forge"), \
+            llm_mcp.mcp(command=command, name="stderr-forge") as client:
+        assert client.call("echo", message="hi").text
+        deadline = time.monotonic() + 10  # stderr is read by a thread of its own
+        while not any("forged" in r.getMessage() for r in caplog.records) and time.monotonic() < deadline:
+            time.sleep(0.05)
+    messages = [r.getMessage() for r in caplog.records if r.name == "llm_mcp.server.stderr-forge"]
+    assert "one\\r2026 CRITICAL forged\\x1b[2K" in messages
