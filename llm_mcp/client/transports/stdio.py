@@ -20,8 +20,8 @@ from typing import Any, Callable
 
 from .. import protocol
 from ..cancel import current_scope
-from ..logs import printable
 from ..errors import ConnectionError
+from ..logs import printable
 from .base import MessageHandler
 
 __all__ = ["INHERITED_ENV", "StdioTransport", "child_environment"]
