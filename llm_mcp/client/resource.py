@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -28,7 +29,7 @@ from .result import Attachment, decode_base64, sniff_mime_type
 if TYPE_CHECKING:
     from .server import MCP
 
-__all__ = ["Resource", "ResourceTemplate", "expand_template", "template_variables"]
+__all__ = ["Resource", "ResourceTemplate", "check_template", "expand_template", "template_variables"]
 
 log = logging.getLogger("llm_mcp.client")
 
@@ -37,6 +38,37 @@ OPTIONAL_OPERATORS = ("?", "&")
 
 _TEXT_TYPES = ("application/json", "application/xml", "application/javascript", "application/yaml",
                "application/x-yaml", "application/toml")
+
+
+_VARCHAR = r"(?:[A-Za-z0-9_]|%[0-9A-Fa-f]{2})"
+_VARSPEC = rf"{_VARCHAR}(?:\.?{_VARCHAR})*(?::[1-9][0-9]{{0,3}}|\*)?"
+_EXPRESSION = re.compile(rf"\{{[+#./;?&]?{_VARSPEC}(?:,{_VARSPEC})*\}}")
+_LITERALS = re.compile(r"""(?:[^\x00-\x20"'%<>\\^`{|}\x7f]|%[0-9A-Fa-f]{2})+""")
+"""RFC 6570 section 2 grammar: an expression, and a run of literal characters."""
+
+_NOT_IN_URI = re.compile(r"%(?![0-9A-Fa-f]{2})|[^A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=%]")
+"""What an expanded URI may not hold as is: a ``%`` starting no pct-encoded triplet, and any
+character outside RFC 3986's unreserved and reserved sets."""
+
+
+def check_template(template: str) -> None:
+    """Raise ``ValueError`` naming ``template`` and the place where it is not RFC 6570 (an
+    unclosed or stray brace, a bad variable name, an operator reserved for future use).
+
+        check_template("file:///{+path}")      # fine
+        check_template("file:///{path")        # ValueError: ... is not an RFC 6570 URI template ...
+    """
+    position = 0
+    while position < len(template):
+        match = _EXPRESSION.match(template, position) or _LITERALS.match(template, position)
+        if match is None:
+            raise ValueError(f"{template!r} is not an RFC 6570 URI template: {template[position:position + 20]!r} "
+                             f"at character {position + 1} is neither a literal nor an expression like {{name}}")
+        position = match.end()
+
+
+def _percent_encode(match: re.Match[str]) -> str:
+    return "".join(f"%{byte:02X}" for byte in match.group().encode("utf-8"))
 
 
 def template_variables(template: str) -> list[str]:
@@ -53,9 +85,11 @@ def expand_template(template: str, variables: dict[str, Any]) -> str:
 
         expand_template("file:///{+path}", {"path": "app/models/user.rb"})   # "file:///app/models/user.rb"
 
-    Raises ``ValueError`` naming a variable the template lacks, or one it needs (outside a
+    Raises ``ValueError`` for a template that is not RFC 6570 (see :func:`check_template`),
+    and naming a variable the template lacks, or one it needs (outside a
     ``{?query}``/``{&query}`` expression) that was not given.
     """
+    check_template(template)
     parsed = URITemplate(template)
     names = template_variables(template)
     unknown = [name for name in variables if name not in names]
@@ -67,7 +101,10 @@ def expand_template(template: str, variables: dict[str, Any]) -> str:
     if missing:
         raise ValueError(f"the URI template {template!r} needs {', '.join(repr(m) for m in missing)}: "
                          f"give {'them' if len(missing) > 1 else 'it'} as keywords")
-    return str(parsed.expand({k: v for k, v in variables.items() if v is not None}))
+    expanded = str(parsed.expand({k: v for k, v in variables.items() if v is not None}))
+    # uritemplate leaves a {+var}/{#var} value holding a pct-encoded triplet entirely unencoded;
+    # RFC 6570 3.2.3 keeps the triplets and still encodes the rest (spaces, non-ASCII, a lone %).
+    return _NOT_IN_URI.sub(_percent_encode, expanded)
 
 
 def _is_text_type(mime: str | None) -> bool:
