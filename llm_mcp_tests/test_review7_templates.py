@@ -49,7 +49,7 @@ def test_values_are_encoded_as_rfc_6570_says(value: str, simple: str, reserved: 
     assert expand_template("x:/{#v}", {"v": value}) == "x:/#" + reserved
 
 
-def test_the_server_receives_the_encoded_uri(scripted) -> None:
+def test_the_server_receives_the_encoded_uri(scripted) -> None:  # noqa: F811 - the imported fixture
     """What reaches the server is the encoded URI (a scripted server records the request as sent)."""
     def read(request):
         return result(request, {"contents": [{"uri": request["params"]["uri"], "text": "ok"}]})
