@@ -106,3 +106,19 @@ def test_stdio_stderr_cannot_forge_log_lines(caplog):
             time.sleep(0.05)
     messages = [r.getMessage() for r in caplog.records if r.name == "llm_mcp.server.stderr-forge"]
     assert "one\\r2026 CRITICAL forged\\x1b[2K" in messages
+
+
+def test_suggestions_are_strings_and_at_most_100(scripted):
+    """completion/complete answers at most 100 values (MCP "Completion": maximum 100 items per
+    response): the first 100 strings of a longer answer are kept; values that are not strings are left out."""
+    def complete(request):
+        value = request["params"]["argument"]["value"]
+        values = [f"v{i}" for i in range(500)] if value == "many" else ["ok", 5, None, {"x": 1}, "fine"]
+        return result(request, {"completion": {"values": values, "hasMore": True}})
+    prompts = [{"name": "p", "arguments": [{"name": "a"}]}]
+    server = scripted(server_of({"prompts/list": lambda r: result(r, {"prompts": prompts}),
+                                 "completion/complete": complete}))
+    with llm_mcp.mcp(url=server.url) as client:
+        prompt = client.prompts[0]
+        assert prompt.suggest(a="many") == [f"v{i}" for i in range(100)]
+        assert prompt.suggest(a="mixed") == ["ok", "fine"]
