@@ -13,6 +13,7 @@ import time
 import pytest
 
 import llm_mcp
+from llm_mcp.client.prompt import PromptArgument
 from llm_mcp_tests.test_hostile import DISCOVER, Scripted, answer, result
 
 DISCOVER_ALL = {**DISCOVER, "capabilities": {"tools": {}, "resources": {}, "prompts": {}, "completions": {},
@@ -122,3 +123,15 @@ def test_suggestions_are_strings_and_at_most_100(scripted):
         prompt = client.prompts[0]
         assert prompt.suggest(a="many") == [f"v{i}" for i in range(100)]
         assert prompt.suggest(a="mixed") == ["ok", "fine"]
+
+
+def test_a_prompt_listed_with_ill_typed_arguments_does_not_break_the_listing(scripted, caplog):
+    """prompts/list entries whose ``arguments`` is not a list (a number, an object) are listed with
+    no arguments, and argument entries that are not objects with a string name are left out:
+    the other prompts are still there, with no stray TypeError."""
+    prompts = [{"name": "number", "arguments": 5}, {"name": "object", "arguments": {"name": "a"}},
+               {"name": "mixed", "arguments": [{"name": "a", "required": True}, "x", {"name": 3}, None]}]
+    server = scripted(server_of({"prompts/list": lambda r: result(r, {"prompts": prompts})}))
+    with llm_mcp.mcp(url=server.url) as client:
+        assert [(p.name, p.arguments) for p in client.prompts] == [("number", []), ("object", []), ("mixed", ["a"])]
+        assert client.prompts[2].argument_definitions == [PromptArgument("a", None, None, True)]
