@@ -135,3 +135,17 @@ def test_a_prompt_listed_with_ill_typed_arguments_does_not_break_the_listing(scr
     with llm_mcp.mcp(url=server.url) as client:
         assert [(p.name, p.arguments) for p in client.prompts] == [("number", []), ("object", []), ("mixed", ["a"])]
         assert client.prompts[2].argument_definitions == [PromptArgument("a", None, None, True)]
+
+
+def test_an_invalid_listed_template_does_not_break_the_listing(scripted, caplog):
+    """A listed template that is not RFC 6570 (``{path:}`` makes uritemplate fail) is kept, logged,
+    and raises a ValueError naming it when used; the other templates work."""
+    templates = [{"uriTemplate": "x:/{path:}", "name": "broken"}, {"uriTemplate": "x:/{+path}", "name": "fine"}]
+    server = scripted(server_of({"resources/templates/list": lambda r: result(r, {"resourceTemplates": templates})}))
+    with caplog.at_level(logging.WARNING, logger="llm_mcp.client"), llm_mcp.mcp(url=server.url) as client:
+        broken, fine = client.resource_templates
+        assert (broken.name, broken.variables, fine.variables) == ("broken", [], ["path"])
+        assert fine.expand(path="a/b") == "x:/a/b"
+        with pytest.raises(ValueError, match="not an RFC 6570 URI template"):
+            broken.expand(path="a")
+    assert any("x:/{path:}" in r.getMessage() for r in caplog.records)

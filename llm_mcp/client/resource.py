@@ -75,7 +75,10 @@ def template_variables(template: str) -> list[str]:
     """The variable names of an RFC 6570 template, in order.
 
         template_variables("file:///{+path}{?rev}")    # ["path", "rev"]
+
+    Raises ``ValueError`` for a template that is not RFC 6570 (see :func:`check_template`).
     """
+    check_template(template)
     return list(dict.fromkeys(name for variable in URITemplate(template).variables
                               for name in variable.variable_names))
 
@@ -281,7 +284,8 @@ class ResourceTemplate(Completable):
         mime_type: the MIME type of its resources, when they all share one, else ``None``.
         annotations: the template's annotations, or ``{}``.
         meta: the ``_meta`` of its listing entry, or ``{}``.
-        variables: the template's variable names, in order (``["path"]``).
+        variables: the template's variable names, in order (``["path"]``); ``[]`` for a
+            template that is not RFC 6570 (logged; :meth:`expand` raises ``ValueError``).
         raw: the listing entry as sent.
     """
 
@@ -298,7 +302,11 @@ class ResourceTemplate(Completable):
         self.mime_type = as_text(entry.get("mimeType"))
         self.annotations: dict[str, Any] = as_object(entry.get("annotations"))
         self.meta: dict[str, Any] = as_object(entry.get("_meta"))
-        self.variables: list[str] = template_variables(template)
+        try:
+            self.variables: list[str] = template_variables(template)
+        except ValueError as exc:  # kept, so it can be seen; expanding it raises this again
+            log.warning("MCP server %s listed a resource template that cannot be used: %s", server.name, exc)
+            self.variables = []
 
     def expand(self, **variables: Any) -> str:
         """The URI for these variables (no request); ``ValueError`` as :func:`expand_template` says."""
