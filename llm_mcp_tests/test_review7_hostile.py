@@ -149,3 +149,23 @@ def test_an_invalid_listed_template_does_not_break_the_listing(scripted, caplog)
         with pytest.raises(ValueError, match="not an RFC 6570 URI template"):
             broken.expand(path="a")
     assert any("x:/{path:}" in r.getMessage() for r in caplog.records)
+
+
+def test_progress_that_is_not_a_number_goes_back_or_is_for_another_request_is_dropped(scripted):
+    """Strings, booleans, NaN, values not above the last, and another request's token are not
+    delivered; a total of 0 (or below) gives no fraction instead of dividing by zero."""
+    def call(request):
+        t = token(request)
+        reports = [{"progress": "5"}, {"progress": True}, {"progress": float("nan")}, {"progress": -2, "total": 0},
+                   {"progress": 4, "total": -1}, {"progress": 3}, {"progress": float("inf")},
+                   {"progress": 9, "total": 10, "message": 7}, {"progress": 9, "total": 10}]
+        notes = [("notifications/progress", {"progressToken": t, **r}) for r in reports]
+        notes.insert(3, ("notifications/progress", {"progressToken": f"{t}-other", "progress": 50}))
+        notes.append(("notifications/progress", {"progressToken": ["not", "a", "token"], "progress": 99}))
+        return sse(request, notes, {"content": [{"type": "text", "text": "done"}]})
+    reports: list[llm_mcp.Progress] = []
+    server = scripted(server_of({"tools/call": call}))
+    with llm_mcp.mcp(url=server.url, after_progress=reports.append) as client:
+        assert client.call("t").text == "done"
+    assert [(p.value, p.total, p.message, p.fraction) for p in reports] == [
+        (-2, 0, None, None), (4, -1, None, None), (9, 10, None, 0.9)]

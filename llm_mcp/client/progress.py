@@ -2,7 +2,7 @@
 
     class Deploys(llm_mcp.MCP):
         url = "https://deploys.example.com/mcp"
-        after_progress = lambda self, progress: print(f"{progress.fraction:.0%} {progress.message}")
+        after_progress = lambda self, progress: print(progress.fraction, progress.message)  # fraction: None without a total
 
 The client asks for progress (a ``progressToken`` in the request's ``_meta``) only when
 someone listens: the server's ``after_progress``, or a chat's ``after_tool_progress``.
