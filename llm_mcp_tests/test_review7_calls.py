@@ -1,4 +1,4 @@
-"""Review of issue 7: cancellation edge cases, observed on the kit server ``progress_tools``
+"""Review of issue 7: cancellation edge cases and per-server log levels, observed on the kit server ``progress_tools``
 (its ``steps`` tool appends a line per step to a file, ``cancelled`` when told to stop,
 ``completed`` when it finishes).
 """
@@ -91,3 +91,27 @@ def test_cancelling_a_scope_after_its_call_finished_tells_the_server_nothing(tmp
         scope.cancel()
         server.call("steps", count=1, interval=0.01, path=str(work))  # anything queued is flushed by now
         assert received(record, "notifications/cancelled") == []
+
+
+@pytest.mark.parametrize("era", ["modern", "handshake"])
+def test_a_log_level_on_one_server_object_does_not_reach_another(tmp_path, caplog, era):
+    """Two server objects on one HTTP server: the one with ``log_level="error"`` gets error and
+    above; the other asks for nothing and writes nothing, even after the first set its level."""
+    import logging
+
+    from llm_mcp.client.logs import LOG_LEVEL_META
+    from llm_mcp.testing import running_server
+    from llm_mcp_tests.test_progress import SERVER_MODULE
+
+    record = tmp_path / "received.jsonl"
+    caplog.set_level(logging.DEBUG, logger="llm_mcp.server")
+    with running_server(SERVER_MODULE, transport="http", era=era, args=["--context", f"record={record}"]) as running:
+        with running.mcp(name="loud", log_level="error") as loud, running.mcp(name="quiet") as quiet:
+            assert loud.call("log_levels").text == "logged"
+            assert quiet.call("log_levels").text == "logged"
+    written = [(r.name, r.getMessage()) for r in caplog.records if r.getMessage().endswith(" message")]
+    assert written == [("llm_mcp.server.loud", f"{level} message")
+                       for level in ("error", "critical", "alert", "emergency")]
+    loud_meta, quiet_meta = (call["meta"] for call in received(record, "tools/call"))
+    assert LOG_LEVEL_META not in quiet_meta
+    assert loud_meta.get(LOG_LEVEL_META) == ("error" if era == "modern" else None)
