@@ -1,4 +1,4 @@
-"""Review of issue 7: cancellation edge cases and per-server log levels, observed on the kit server ``progress_tools``
+"""Review of issue 7: cancellation edge cases and per-server log levels, on the kit server ``progress_tools``
 (its ``steps`` tool appends a line per step to a file, ``cancelled`` when told to stop,
 ``completed`` when it finishes).
 """
@@ -13,7 +13,14 @@ import pytest
 import llm_mcp
 from llm_mcp.testing.scripted_model import ScriptedModel, reply, tool_call
 from llm_mcp_tests.chat_support import make_chat
-from llm_mcp_tests.test_progress import kit, lines, received, settled, steps_done, wait_until
+from llm_mcp_tests.test_progress import (
+    kit,
+    lines,
+    received,
+    settled,
+    steps_done,
+    wait_until,
+)
 
 pytestmark = pytest.mark.slow
 
