@@ -221,10 +221,11 @@ class Resource:
         return isinstance(self.content, str)
 
     def save(self, path: str | os.PathLike[str]) -> Path:
-        """Write the content to ``path``: text as UTF-8 exactly as sent, a blob as its bytes.
+        """Write the content to ``path``: text as UTF-8 exactly as sent, a blob as its bytes
+        (a file already there is replaced; no directory is created).
 
-        Returns the path. Raises ``OSError`` when the file cannot be written, and what
-        :attr:`content` raises."""
+        Returns the path. Raises ``OSError`` when the file cannot be written
+        (``FileNotFoundError`` for a missing directory), and what :attr:`content` raises."""
         content = self.content
         target = Path(path)
         if isinstance(content, bytes):
