@@ -1,4 +1,4 @@
-"""Review of issue 7: RFC 6570 expansion of resource templates, against the library kit server.
+"""Review of issue 7: resource templates (RFC 6570) and saving resources, against the library kit server.
 
 The library server (``llm_mcp_tests/servers/library.py``) logs every URI ``resources/read``
 asked for (its ``read_log`` tool), so each test sees what reached it.
@@ -75,3 +75,18 @@ def test_resource_with_an_invalid_template_sends_nothing(library: llm_mcp.MCP) -
     with pytest.raises(ValueError, match="RFC 6570"):
         library.resource("file:///{path", path="x")
     assert json.loads(library.call("read_log").text) == before
+
+
+def test_save_replaces_a_file_and_creates_no_directory(library: llm_mcp.MCP, tmp_path) -> None:
+    """save() over an existing file replaces it (a blob as its bytes); into a missing directory it
+    raises FileNotFoundError and creates nothing."""
+    from llm_mcp_tests.servers import library as kit
+
+    target = tmp_path / "saved"
+    target.write_text("old and much longer than the logo" * 100, encoding="utf-8")
+    logo = next(r for r in library.resources if r.name == "logo")
+    assert logo.save(target) == target
+    assert target.read_bytes() == kit.PNG_BYTES
+    with pytest.raises(FileNotFoundError):
+        logo.save(tmp_path / "missing" / "logo.png")
+    assert not (tmp_path / "missing").exists()
