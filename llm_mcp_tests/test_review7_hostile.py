@@ -169,3 +169,33 @@ def test_progress_that_is_not_a_number_goes_back_or_is_for_another_request_is_dr
         assert client.call("t").text == "done"
     assert [(p.value, p.total, p.message, p.fraction) for p in reports] == [
         (-2, 0, None, None), (4, -1, None, None), (9, 10, None, 0.9)]
+
+
+def test_arguments_and_variables_named_self_are_keywords_like_any_other(scripted):
+    """A prompt argument or template variable named ``self`` (any name is valid MCP) can be given
+    to ``fill``, ``suggest``, ``expand`` and ``read``."""
+    prompts = [{"name": "p", "arguments": [{"name": "self"}, {"name": "other"}]}]
+    templates = [{"uriTemplate": "x:/{self}", "name": "t"}]
+
+    def get(request):
+        text = json.dumps(request["params"]["arguments"], sort_keys=True)
+        return result(request, {"messages": [{"role": "user", "content": {"type": "text", "text": text}}]})
+
+    def complete(request):
+        params = request["params"]
+        return result(request, {"completion": {"values": [params["argument"]["name"] + "=" + params["argument"]["value"]]}})
+
+    def read(request):
+        return result(request, {"contents": [{"uri": request["params"]["uri"], "text": "read"}]})
+
+    server = scripted(server_of({"prompts/list": lambda r: result(r, {"prompts": prompts}), "prompts/get": get,
+                                 "completion/complete": complete, "resources/read": read,
+                                 "resources/templates/list": lambda r: result(r, {"resourceTemplates": templates})}))
+    with llm_mcp.mcp(url=server.url) as client:
+        prompt = client.prompts[0]
+        assert prompt.fill(self="me", other="you").messages[0].content == '{"other": "you", "self": "me"}'
+        assert prompt.suggest(self="m", other="you") == ["self=m"]
+        template = client.resource_templates[0]
+        assert template.expand(self="a b") == "x:/a%20b"
+        assert template.read(self="me").uri == "x:/me"
+        assert template.suggest(self="m") == ["self=m"]

@@ -46,7 +46,7 @@ class Completable:
         """The names ``suggest`` accepts (argument or variable names); empty: any name."""
         return []
 
-    def suggest(self, **values: str) -> list[str]:
+    def suggest(self, /, **values: str) -> list[str]:
         """Ask the server to complete an argument; returns its suggestions (strings, at most
         :data:`MAX_SUGGESTIONS`), best first.
 

@@ -161,7 +161,7 @@ class Prompt(Completable):
             assert self._messages is not None
             return list(self._messages)
 
-    def fill(self, **arguments: str) -> Prompt:
+    def fill(self, /, **arguments: str) -> Prompt:
         """The prompt filled in with these arguments (sends ``prompts/get``); see ``MCP.prompt``."""
         return self.server.prompt(self.name, **arguments)
 

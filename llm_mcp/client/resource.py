@@ -309,11 +309,11 @@ class ResourceTemplate(Completable):
             log.warning("MCP server %s listed a resource template that cannot be used: %s", server.name, exc)
             self.variables = []
 
-    def expand(self, **variables: Any) -> str:
+    def expand(self, /, **variables: Any) -> str:
         """The URI for these variables (no request); ``ValueError`` as :func:`expand_template` says."""
         return expand_template(self.uri, variables)
 
-    def read(self, **variables: Any) -> Resource:
+    def read(self, /, **variables: Any) -> Resource:
         """Read the resource these variables name (``server.resource(template, **variables)``)."""
         return self.server.resource(self.uri, **variables)
 
