@@ -199,3 +199,28 @@ def test_arguments_and_variables_named_self_are_keywords_like_any_other(scripted
         assert template.expand(self="a b") == "x:/a%20b"
         assert template.read(self="me").uri == "x:/me"
         assert template.suggest(self="m") == ["self=m"]
+
+
+def test_names_a_server_sends_cannot_forge_lines_in_the_clients_warnings(scripted, caplog):
+    """The client's own warnings about what a server sent (a resource listed twice, a prompt turn
+    skipped, an unknown notification) quote server-sent names, so line breaks in them stay escaped."""
+    uri = "x:/a\n2026-11-30 CRITICAL forged"
+    resources = [{"uri": uri, "name": "a"}, {"uri": uri, "name": "b"}]
+    prompts = [{"name": "p\nforged"}]
+
+    def get(request):
+        return result(request, {"messages": [{"role": "system", "content": {"type": "text", "text": "x"}},
+                                             {"role": "user", "content": {"type": "text", "text": "kept"}}]})
+
+    def call(request):
+        return sse(request, [("vendor/odd\nforged", {})], {"content": [{"type": "text", "text": "done"}]})
+
+    server = scripted(server_of({"resources/list": lambda r: result(r, {"resources": resources}),
+                                 "prompts/list": lambda r: result(r, {"prompts": prompts}), "prompts/get": get,
+                                 "tools/call": call}))
+    with caplog.at_level(logging.DEBUG, logger="llm_mcp.client"), llm_mcp.mcp(url=server.url) as client:
+        assert [r.name for r in client.resources] == ["a"]
+        assert [m.content for m in client.prompts[0].messages] == ["kept"]
+        assert client.call("t").text == "done"
+    messages = [r.getMessage() for r in caplog.records if r.name == "llm_mcp.client"]
+    assert [m for m in messages if "forged" in m] and not [m for m in messages if "\n" in m]

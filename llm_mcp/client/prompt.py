@@ -206,5 +206,5 @@ def _message(server: str, prompt: str, index: int, raw: Any) -> PromptMessage | 
                         attachments.append(attachment)
         if problem is None:
             return PromptMessage(raw["role"], "\n".join(texts), attachments, raw)
-    log.warning("MCP server %s: prompt %s message %d %s; skipped", server, prompt, index, problem)
+    log.warning("MCP server %s: prompt %r message %d %s; skipped", server, prompt, index, problem)
     return None
