@@ -18,7 +18,10 @@ from .errors import MCPError
 if TYPE_CHECKING:
     from .server import MCP
 
-__all__ = ["Completable"]
+__all__ = ["MAX_SUGGESTIONS", "Completable"]
+
+MAX_SUGGESTIONS = 100
+"""Values one ``completion/complete`` answer may hold (MCP "Completion": at most 100); more are cut."""
 
 
 class Completable:
@@ -43,8 +46,9 @@ class Completable:
         """The names ``suggest`` accepts (argument or variable names); empty: any name."""
         return []
 
-    def suggest(self, **values: str) -> list[str]:
-        """Ask the server to complete an argument; returns its suggestions, best first.
+    def suggest(self, /, **values: str) -> list[str]:
+        """Ask the server to complete an argument; returns its suggestions (strings, at most
+        :data:`MAX_SUGGESTIONS`), best first.
 
         The first keyword names the argument being completed and gives the text typed so
         far; further keywords are sent as ``context.arguments`` (values chosen already).
@@ -70,4 +74,4 @@ class Completable:
         if not isinstance(completion, dict) or not isinstance(completion.get("values"), list):
             raise MCPError(f"MCP server {self.server.name!r} answered completion/complete without completion values",
                            server=self.server.name)
-        return [value for value in completion["values"] if isinstance(value, str)]
+        return [value for value in completion["values"] if isinstance(value, str)][:MAX_SUGGESTIONS]

@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from typing import Any
 
-__all__ = ["LOG_LEVELS", "LOG_LEVEL_META", "check_log_level", "python_level", "wanted", "write"]
+__all__ = ["LOG_LEVELS", "LOG_LEVEL_META", "check_log_level", "printable", "python_level", "wanted", "write"]
 
 LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 """The protocol's levels, least severe first."""
@@ -31,6 +32,18 @@ _PYTHON_LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "notice": loggin
 
 MAX_LOG_CHARS = 10_000
 """Characters of one server log message written; the rest is cut."""
+
+_CONTROL = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+"""Control characters (tab excepted), line and paragraph separators, and bidi overrides."""
+
+
+def printable(text: str) -> str:
+    r"""``text`` with control characters escaped as Python writes them (``\n``, ``\x1b``,
+    ``\u2028``), so a server's text can never start a log line of its own or rewrite a terminal.
+
+        printable("done\n2026 ERROR forged")      # "done\\n2026 ERROR forged": one line
+    """
+    return _CONTROL.sub(lambda match: match.group().encode("unicode_escape").decode("ascii"), text)
 
 
 def check_log_level(value: Any, where: str = "log_level") -> str | None:
@@ -62,12 +75,13 @@ def wanted(level: Any, threshold: str | None) -> bool:
 
 def write(logger: logging.Logger, params: dict[str, Any]) -> None:
     """Write one ``notifications/message`` params dict to ``logger``: ``data`` as the message
-    (text as it is, other values as JSON, cut at :data:`MAX_LOG_CHARS`); the server's own
-    ``logger`` name, when it gives one, goes on the record as ``mcp_logger``."""
+    (text as it is, other values as JSON, cut at :data:`MAX_LOG_CHARS`, control characters
+    escaped by :func:`printable`); the server's own ``logger`` name, when it gives one, goes on
+    the record as ``mcp_logger`` (escaped too)."""
     data = params.get("data")
     text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False, default=str)
     if len(text) > MAX_LOG_CHARS:
         text = text[:MAX_LOG_CHARS] + " [cut]"
     name = params.get("logger")
-    logger.log(python_level(str(params.get("level"))), "%s", text,
-               extra={"mcp_logger": name[:200] if isinstance(name, str) else None})
+    logger.log(python_level(str(params.get("level"))), "%s", printable(text),
+               extra={"mcp_logger": printable(name[:200]) if isinstance(name, str) else None})

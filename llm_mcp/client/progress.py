@@ -2,7 +2,7 @@
 
     class Deploys(llm_mcp.MCP):
         url = "https://deploys.example.com/mcp"
-        after_progress = lambda self, progress: print(f"{progress.fraction:.0%} {progress.message}")
+        after_progress = lambda self, progress: print(progress.fraction, progress.message)  # fraction: None without a total
 
 The client asks for progress (a ``progressToken`` in the request's ``_meta``) only when
 someone listens: the server's ``after_progress``, or a chat's ``after_tool_progress``.
@@ -55,7 +55,7 @@ class Progress:
     @classmethod
     def from_params(cls, params: dict[str, Any]) -> Progress | None:
         """The progress a ``notifications/progress`` params dict reports; ``None`` when its
-        ``progress`` is not a finite number (such a notification is ignored)."""
+        ``progress`` is not a finite number a float holds (such a notification is ignored)."""
         value = _number(params.get("progress"))
         if value is None:
             return None
@@ -65,9 +65,13 @@ class Progress:
 
 
 def _number(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
-    return value
+    try:
+        finite = math.isfinite(value)
+    except OverflowError:  # an integer no float holds (JSON allows any number of digits)
+        return None
+    return value if finite else None
 
 
 class ProgressFilter:

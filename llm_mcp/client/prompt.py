@@ -72,6 +72,12 @@ class PromptMessage:
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
 
 
+def _arguments(entry: dict[str, Any]) -> list[Any]:
+    """A listing entry's ``arguments`` when they are a list, else ``[]`` (a server may send anything)."""
+    arguments = entry.get("arguments")
+    return arguments if isinstance(arguments, list) else []
+
+
 def check_arguments(arguments: dict[str, Any]) -> dict[str, str]:
     """Prompt arguments as the protocol carries them (strings); ``TypeError`` naming one that is not."""
     for name, value in arguments.items():
@@ -115,7 +121,7 @@ class Prompt(Completable):
         self.meta: dict[str, Any] = as_object(entry.get("_meta"))
         self.argument_definitions: list[PromptArgument] = [
             PromptArgument(a["name"], as_text(a.get("title")), as_text(a.get("description")), a.get("required") is True)
-            for a in entry.get("arguments") or () if isinstance(a, dict) and isinstance(a.get("name"), str)]
+            for a in _arguments(entry) if isinstance(a, dict) and isinstance(a.get("name"), str)]
         self.arguments: list[str] = [a.name for a in self.argument_definitions]
         self.values: dict[str, str] = dict(values or {})
         self._messages: list[PromptMessage] | None = None
@@ -155,7 +161,7 @@ class Prompt(Completable):
             assert self._messages is not None
             return list(self._messages)
 
-    def fill(self, **arguments: str) -> Prompt:
+    def fill(self, /, **arguments: str) -> Prompt:
         """The prompt filled in with these arguments (sends ``prompts/get``); see ``MCP.prompt``."""
         return self.server.prompt(self.name, **arguments)
 
@@ -200,5 +206,5 @@ def _message(server: str, prompt: str, index: int, raw: Any) -> PromptMessage | 
                         attachments.append(attachment)
         if problem is None:
             return PromptMessage(raw["role"], "\n".join(texts), attachments, raw)
-    log.warning("MCP server %s: prompt %s message %d %s; skipped", server, prompt, index, problem)
+    log.warning("MCP server %s: prompt %r message %d %s; skipped", server, prompt, index, problem)
     return None

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -28,7 +29,7 @@ from .result import Attachment, decode_base64, sniff_mime_type
 if TYPE_CHECKING:
     from .server import MCP
 
-__all__ = ["Resource", "ResourceTemplate", "expand_template", "template_variables"]
+__all__ = ["Resource", "ResourceTemplate", "check_template", "expand_template", "template_variables"]
 
 log = logging.getLogger("llm_mcp.client")
 
@@ -39,11 +40,45 @@ _TEXT_TYPES = ("application/json", "application/xml", "application/javascript", 
                "application/x-yaml", "application/toml")
 
 
+_VARCHAR = r"(?:[A-Za-z0-9_]|%[0-9A-Fa-f]{2})"
+_VARSPEC = rf"{_VARCHAR}(?:\.?{_VARCHAR})*(?::[1-9][0-9]{{0,3}}|\*)?"
+_EXPRESSION = re.compile(rf"\{{[+#./;?&]?{_VARSPEC}(?:,{_VARSPEC})*\}}")
+_LITERALS = re.compile(r"""(?:[^\x00-\x20"'%<>\\^`{|}\x7f]|%[0-9A-Fa-f]{2})+""")
+"""RFC 6570 section 2 grammar: an expression, and a run of literal characters."""
+
+_NOT_IN_URI = re.compile(r"%(?![0-9A-Fa-f]{2})|[^A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=%]")
+"""What an expanded URI may not hold as is: a ``%`` starting no pct-encoded triplet, and any
+character outside RFC 3986's unreserved and reserved sets."""
+
+
+def check_template(template: str) -> None:
+    """Raise ``ValueError`` naming ``template`` and the place where it is not RFC 6570 (an
+    unclosed or stray brace, a bad variable name, an operator reserved for future use).
+
+        check_template("file:///{+path}")      # fine
+        check_template("file:///{path")        # ValueError: ... is not an RFC 6570 URI template ...
+    """
+    position = 0
+    while position < len(template):
+        match = _EXPRESSION.match(template, position) or _LITERALS.match(template, position)
+        if match is None:
+            raise ValueError(f"{template!r} is not an RFC 6570 URI template: {template[position:position + 20]!r} "
+                             f"at character {position + 1} is neither a literal nor an expression like {{name}}")
+        position = match.end()
+
+
+def _percent_encode(match: re.Match[str]) -> str:
+    return "".join(f"%{byte:02X}" for byte in match.group().encode("utf-8"))
+
+
 def template_variables(template: str) -> list[str]:
     """The variable names of an RFC 6570 template, in order.
 
         template_variables("file:///{+path}{?rev}")    # ["path", "rev"]
+
+    Raises ``ValueError`` for a template that is not RFC 6570 (see :func:`check_template`).
     """
+    check_template(template)
     return list(dict.fromkeys(name for variable in URITemplate(template).variables
                               for name in variable.variable_names))
 
@@ -53,9 +88,11 @@ def expand_template(template: str, variables: dict[str, Any]) -> str:
 
         expand_template("file:///{+path}", {"path": "app/models/user.rb"})   # "file:///app/models/user.rb"
 
-    Raises ``ValueError`` naming a variable the template lacks, or one it needs (outside a
+    Raises ``ValueError`` for a template that is not RFC 6570 (see :func:`check_template`),
+    and naming a variable the template lacks, or one it needs (outside a
     ``{?query}``/``{&query}`` expression) that was not given.
     """
+    check_template(template)
     parsed = URITemplate(template)
     names = template_variables(template)
     unknown = [name for name in variables if name not in names]
@@ -67,7 +104,10 @@ def expand_template(template: str, variables: dict[str, Any]) -> str:
     if missing:
         raise ValueError(f"the URI template {template!r} needs {', '.join(repr(m) for m in missing)}: "
                          f"give {'them' if len(missing) > 1 else 'it'} as keywords")
-    return str(parsed.expand({k: v for k, v in variables.items() if v is not None}))
+    expanded = str(parsed.expand({k: v for k, v in variables.items() if v is not None}))
+    # uritemplate leaves a {+var}/{#var} value holding a pct-encoded triplet entirely unencoded;
+    # RFC 6570 3.2.3 keeps the triplets and still encodes the rest (spaces, non-ASCII, a lone %).
+    return _NOT_IN_URI.sub(_percent_encode, expanded)
 
 
 def _is_text_type(mime: str | None) -> bool:
@@ -181,10 +221,11 @@ class Resource:
         return isinstance(self.content, str)
 
     def save(self, path: str | os.PathLike[str]) -> Path:
-        """Write the content to ``path``: text as UTF-8 exactly as sent, a blob as its bytes.
+        """Write the content to ``path``: text as UTF-8 exactly as sent, a blob as its bytes
+        (a file already there is replaced; no directory is created).
 
-        Returns the path. Raises ``OSError`` when the file cannot be written, and what
-        :attr:`content` raises."""
+        Returns the path. Raises ``OSError`` when the file cannot be written
+        (``FileNotFoundError`` for a missing directory), and what :attr:`content` raises."""
         content = self.content
         target = Path(path)
         if isinstance(content, bytes):
@@ -244,7 +285,8 @@ class ResourceTemplate(Completable):
         mime_type: the MIME type of its resources, when they all share one, else ``None``.
         annotations: the template's annotations, or ``{}``.
         meta: the ``_meta`` of its listing entry, or ``{}``.
-        variables: the template's variable names, in order (``["path"]``).
+        variables: the template's variable names, in order (``["path"]``); ``[]`` for a
+            template that is not RFC 6570 (logged; :meth:`expand` raises ``ValueError``).
         raw: the listing entry as sent.
     """
 
@@ -261,13 +303,17 @@ class ResourceTemplate(Completable):
         self.mime_type = as_text(entry.get("mimeType"))
         self.annotations: dict[str, Any] = as_object(entry.get("annotations"))
         self.meta: dict[str, Any] = as_object(entry.get("_meta"))
-        self.variables: list[str] = template_variables(template)
+        try:
+            self.variables: list[str] = template_variables(template)
+        except ValueError as exc:  # kept, so it can be seen; expanding it raises this again
+            log.warning("MCP server %s listed a resource template that cannot be used: %s", server.name, exc)
+            self.variables = []
 
-    def expand(self, **variables: Any) -> str:
+    def expand(self, /, **variables: Any) -> str:
         """The URI for these variables (no request); ``ValueError`` as :func:`expand_template` says."""
         return expand_template(self.uri, variables)
 
-    def read(self, **variables: Any) -> Resource:
+    def read(self, /, **variables: Any) -> Resource:
         """Read the resource these variables name (``server.resource(template, **variables)``)."""
         return self.server.resource(self.uri, **variables)
 

@@ -545,13 +545,13 @@ class MCP(AskingServer):
                 log.warning("MCP server %s listed a tool without a name; skipped", self.name)
                 continue
             if definition["name"] in names:
-                log.warning("MCP server %s listed the tool %s twice; kept the first", self.name, definition["name"])
+                log.warning("MCP server %s listed the tool %r twice; kept the first", self.name, definition["name"])
                 continue
             names.add(definition["name"])
             try:
                 tool = Tool(self, definition)
             except ValueError as exc:
-                log.warning("MCP server %s: dropped tool %s: %s", self.name, definition["name"], str(exc))
+                log.warning("MCP server %s: dropped tool %r: %s", self.name, definition["name"], str(exc))
                 continue
             shape(self, tool)
             tools.append(tool)
@@ -727,7 +727,7 @@ class MCP(AskingServer):
                 log.warning("MCP server %s listed an entry of %s without a %s; skipped", self.name, key, field)
                 continue
             if identity in seen:
-                log.warning("MCP server %s listed %s %s twice; kept the first", self.name, key, identity)
+                log.warning("MCP server %s listed %s %r twice; kept the first", self.name, key, identity)
                 continue
             seen.add(identity)
             items.append(kind(self, entry))

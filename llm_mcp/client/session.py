@@ -453,7 +453,7 @@ class Client:
                 return {"jsonrpc": "2.0", "id": message["id"], "result": {}}
             if method == "elicitation/create" and self.on_input_request is not None:
                 return {"jsonrpc": "2.0", "id": message["id"], "result": self._answer_inline(message)}
-            log.debug("MCP server %s asked %s, which we do not support", self.name, method)
+            log.debug("MCP server %s asked %r, which we do not support", self.name, method)
             return protocol.error_response(message["id"], protocol.METHOD_NOT_FOUND, "Method not supported")
         params = protocol.as_object(message.get("params"))
         if method == "notifications/progress":
@@ -465,7 +465,7 @@ class Client:
             if wanted(params.get("level"), self.log_level):  # none unless asked for, and none below the level
                 write_log(self._server_log, params)
         elif method and not any(method.startswith(p) for p in ("notifications/",)):
-            log.debug("MCP server %s sent an unknown notification %s; ignored", self.name, method)
+            log.debug("MCP server %s sent an unknown notification %r; ignored", self.name, method)
         for callback in self.on_notification:
             callback(message)
         scope = current_scope()

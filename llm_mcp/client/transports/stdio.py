@@ -21,6 +21,7 @@ from typing import Any, Callable
 from .. import protocol
 from ..cancel import current_scope
 from ..errors import ConnectionError
+from ..logs import printable
 from .base import MessageHandler
 
 __all__ = ["INHERITED_ENV", "StdioTransport", "child_environment"]
@@ -403,4 +404,4 @@ def _log_stderr(process: subprocess.Popen[bytes], name: str) -> None:
     assert process.stderr is not None
     server_log = logging.getLogger(f"llm_mcp.server.{name}")
     for raw in iter(process.stderr.readline, b""):
-        server_log.info("%s", raw.decode("utf-8", "replace").rstrip())
+        server_log.info("%s", printable(raw.decode("utf-8", "replace").rstrip()))
