@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from .completion import Completable
 from .errors import MCPError
 from .protocol import as_object, as_text
-from .result import Attachment
+from .result import Attachment, read_block
 
 if TYPE_CHECKING:
     from .server import MCP
@@ -187,23 +187,14 @@ def _message(server: str, prompt: str, index: int, raw: Any) -> PromptMessage | 
         texts: list[str] = []
         attachments: list[Attachment] = []
         for block in blocks if isinstance(blocks, list) else [blocks]:
-            if not isinstance(block, dict):
-                problem = "has content that is not a content block"
-            elif block.get("type") == "text":
-                if isinstance(block.get("text"), str):
-                    texts.append(block["text"])
-                else:
-                    problem = "has a text block whose text is not a string"
+            text, attachment, trouble = read_block(block)
+            if text is not None:
+                texts.append(text)
+            elif attachment is not None:
+                attachments.append(attachment)
             else:
-                try:
-                    attachment = Attachment.from_block(block)
-                except ValueError as exc:
-                    problem = str(exc)
-                else:
-                    if attachment is None:
-                        problem = f"has a content block of unknown type {block.get('type')!r}"
-                    else:
-                        attachments.append(attachment)
+                problem = f"has a content block that {trouble}" if trouble else \
+                    f"has a content block of unknown type {block.get('type')!r}"
         if problem is None:
             return PromptMessage(raw["role"], "\n".join(texts), attachments, raw)
     log.warning("MCP server %s: prompt %r message %d %s; skipped", server, prompt, index, problem)

@@ -16,7 +16,7 @@ from typing import Any
 
 from .protocol import as_object, as_text
 
-__all__ = ["Attachment", "Result"]
+__all__ = ["Attachment", "Result", "read_block"]
 
 OCTET_STREAM = "application/octet-stream"
 
@@ -132,6 +132,26 @@ class Attachment:
         return None
 
 
+def read_block(block: Any) -> tuple[str | None, Attachment | None, str | None]:
+    """One content block (MCP "Content") as ``(text, attachment, problem)``.
+
+    A text block gives its text; an image, audio, resource link or embedded resource gives
+    an :class:`Attachment`; a block of a type this client does not know gives three ``None``;
+    a malformed block gives ``problem``, a phrase such as ``"is not an object"``.
+    """
+    if not isinstance(block, dict):
+        return None, None, "is not an object"
+    if block.get("type") == "text":
+        text = block.get("text")
+        if isinstance(text, str):
+            return text, None, None
+        return None, None, "is a text block whose text is not a string"
+    try:
+        return None, Attachment.from_block(block), None
+    except ValueError as exc:
+        return None, None, str(exc)
+
+
 class Result:
     """The answer to a ``tools/call``.
 
@@ -166,22 +186,11 @@ class Result:
             self.schema_errors.append("content is not a list; ignored")
             log.warning("MCP tool %s: content is not a list; ignored", tool_name)
         for index, block in enumerate(content if isinstance(content, list) else []):
-            problem = None
-            if not isinstance(block, dict):
-                problem = "is not an object"
-            elif block.get("type") == "text":
-                if isinstance(block.get("text"), str):
-                    texts.append(block["text"])
-                else:
-                    problem = "is a text block whose text is not a string"
-            else:
-                try:
-                    attachment = Attachment.from_block(block)
-                except ValueError as exc:
-                    problem = str(exc)
-                else:
-                    if attachment is not None:
-                        self.attachments.append(attachment)
+            text, attachment, problem = read_block(block)
+            if text is not None:
+                texts.append(text)
+            elif attachment is not None:
+                self.attachments.append(attachment)
             if problem:  # keep the rest of the result: the tool has run, its other blocks count
                 self.schema_errors.append(f"content[{index}] {problem}; skipped")
                 log.warning("MCP tool %s: content block %d %s; skipped", tool_name, index, problem)
