@@ -13,7 +13,12 @@ import inspect
 import re
 from typing import Any
 
-__all__ = ["evaluate", "names_method", "snake_case"]
+__all__ = ["evaluate", "input_names", "names_method", "snake_case"]
+
+
+def input_names(inputs: Any) -> list[str]:
+    """The names an ``inputs`` declaration gives: one string, or an iterable of names."""
+    return [inputs] if isinstance(inputs, str) else [str(name) for name in inputs or ()]
 
 
 def names_method(cls: type, value: Any, base: type) -> bool:

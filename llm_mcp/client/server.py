@@ -19,11 +19,10 @@ from typing import Any, Callable, Iterator
 from urllib.parse import urlsplit
 
 from .asking import QUESTION_SETTINGS, AskingServer
-from .declared import evaluate, names_method, snake_case
+from .authorizing import AuthorizingServer
+from .declared import evaluate, input_names, names_method, snake_case
 from .errors import MCPError
 from .logs import check_log_level
-from .oauth.flow import OAuth
-from .oauth.settings import OAuthSettings, check_oauth, evaluate_settings
 from .param_headers import HEADER_TOKEN, param_headers
 from .progress import Progress, ProgressFilter, tool_listener
 from .prompt import Prompt, check_arguments
@@ -86,11 +85,7 @@ def _header_text(value: Any, setting: str) -> str:
     return text
 
 
-def _input_names(inputs: Any) -> list[str]:
-    return [inputs] if isinstance(inputs, str) else [str(name) for name in inputs or ()]
-
-
-class MCP(AskingServer):
+class MCP(AuthorizingServer, AskingServer):
     """An MCP server your app connects to.
 
         class Linear(llm_mcp.MCP):
@@ -172,13 +167,13 @@ class MCP(AskingServer):
         if isinstance(url, str) and not cls._names_method(url):
             check_url(url, allow_http=bool(cls.allow_http))
         check_log_level(cls.__dict__.get("log_level"), f"{cls.__name__}.log_level")
-        for name in _input_names(cls.inputs):
+        for name in input_names(cls.inputs):
             if not name.isidentifier() or name.startswith("_") or hasattr(MCP, name):
                 raise ValueError(f"{cls.__name__}.inputs: {name!r} cannot be an input name (it must be an "
                                  "identifier that is not an attribute of llm_mcp.MCP)")
 
     def __init__(self, **inputs: Any):
-        declared = _input_names(self.inputs)
+        declared = input_names(self.inputs)
         for key in inputs:
             if key not in declared:
                 raise TypeError(f"{type(self).__name__} takes the inputs {declared}, not {key!r}")
@@ -192,7 +187,7 @@ class MCP(AskingServer):
         self._resource_templates: list[ResourceTemplate] | None = None
         self._prompts: list[Prompt] | None = None
         self._lock = threading.RLock()
-        self._oauth: OAuth | None = None
+        self._oauth = None
         self._check_settings()
         self.name = self._default_name()
 
@@ -226,20 +221,7 @@ class MCP(AskingServer):
                     and not isinstance(value, dict):
                 raise ValueError(f"{where}: {key} must be a dict (or a callable returning one)")
         check_shaping(self, where)
-        oauth = self._option("oauth")
-        if oauth is not None:
-            if callable(oauth) or self._names_method(oauth):
-                raise ValueError(f"{where}: oauth must be a dict (its values may be callables or method names)")
-            check_oauth(oauth, where)
-            if self._option("url") is None:
-                raise ValueError(f"{where}: oauth needs a url (stdio and custom transports carry no HTTP authorization)")
-            if self._option("bearer_token") is not None:
-                raise ValueError(f"{where}: oauth and bearer_token both set the Authorization header; use one")
-            owner = oauth.get("owner")
-            if isinstance(owner, str) and type(self) is not _Inline and owner not in _input_names(self.inputs) \
-                    and not self._names_method(owner):
-                raise ValueError(f"{where}: oauth owner {owner!r} is not one of the inputs {_input_names(self.inputs)} "
-                                 "(nor a method name)")
+        self._check_oauth_settings(where, inline=type(self) is _Inline)
         self._check_question_settings(where)
 
     # -- settings -----------------------------------------------------------------------------
@@ -295,85 +277,6 @@ class MCP(AskingServer):
             return os.path.basename(command.split()[0])
         raise ValueError("an inline server with a transport or a computed url/command needs a name=")
 
-    # -- OAuth --------------------------------------------------------------------------------
-
-    def oauth_settings(self) -> OAuthSettings:
-        """The ``oauth`` setting evaluated now (each value; the owner resolved).
-
-        Raises ``ValueError`` when the server has no ``oauth`` setting or a value is refused."""
-        oauth = self._option("oauth")
-        if oauth is None:
-            raise ValueError(f"MCP server {self.name!r} has no oauth setting")
-        settings = evaluate_settings(oauth, self._evaluate, f"MCP server {self.name!r}")
-        settings.owner = self.oauth_owner()
-        return settings
-
-    def oauth_owner(self) -> Any:
-        """Whose credentials these are: the value of the input ``oauth["owner"]`` names, or the
-        owner object (or what its callable or method returns); ``None`` without one."""
-        oauth = self._option("oauth") or {}
-        if "owner" not in oauth:
-            return None
-        owner = oauth["owner"]
-        if isinstance(owner, str) and owner in _input_names(self.inputs):
-            value = getattr(self, owner)
-        else:
-            value = self._evaluate("oauth['owner']", owner) if owner is not None else None
-        if value is None:  # a user that was not passed must not get the application's credentials
-            raise ValueError(f"MCP server {self.name!r}: the oauth owner ({owner!r}) is None; pass whose credentials "
-                             "these are, or leave owner out for credentials of the application as a whole")
-        return value
-
-    @property
-    def oauth_flow(self) -> OAuth | None:
-        """The server's :class:`~llm_mcp.client.oauth.OAuth` (``None`` without ``oauth``)."""
-        if self._option("oauth") is None:
-            return None
-        with self._lock:
-            if self._oauth is None:
-                url = check_url(self.setting("url"), allow_http=bool(self._option("allow_http")))
-                timeout = float(self.setting("timeout") or DEFAULT_TIMEOUT)
-                self._oauth = OAuth(server_name=self.name, url=url, settings=self.oauth_settings,
-                                    owner=self.oauth_owner, timeout=min(timeout, 30.0),
-                                    capabilities=lambda: self.declared_capabilities("modern"))
-            return self._oauth
-
-    def _oauth_or_fail(self) -> OAuth:
-        flow = self.oauth_flow
-        if flow is None:
-            raise ValueError(f"MCP server {self.name!r} has no oauth setting")
-        return flow
-
-    def authorization_url(self, redirect_uri: str | None = None, *, scopes: list[str] | str | None = None) -> str:
-        """The URL to send the owner to so they authorize this app (authorization code + PKCE).
-
-            return redirect(Linear(user=request.user).authorization_url(redirect_uri=callback_url))
-
-        ``scopes`` asks for these scopes this time (stepping up after an
-        ``InsufficientScopeError``); otherwise the ``scopes`` setting, else the server's.
-        Raises ``ValueError`` (no oauth, bad redirect URI), ``MCPError`` (a discovery or
-        pinning refusal), ``UnauthorizedError`` (registration refused).
-        """
-        return self._oauth_or_fail().authorization_url(redirect_uri=redirect_uri, scopes=scopes)
-
-    def authorize(self, params: Any) -> None:
-        """Finish the authorization in the callback: ``server.authorize(request.GET)``.
-
-        Raises ``MCPError`` when the callback does not belong to an authorization started
-        here (``state``, or an ``iss`` naming another issuer), ``UnauthorizedError`` when the
-        authorization server refused.
-        """
-        self._oauth_or_fail().authorize(params)
-
-    @property
-    def authorized(self) -> bool:
-        """Whether the owner has stored credentials for this server."""
-        return self._oauth_or_fail().authorized
-
-    def deauthorize(self) -> None:
-        """Forget the owner's credentials for this server; ``authorized`` is ``False`` after."""
-        self._oauth_or_fail().deauthorize()
-
     def http_headers(self) -> dict[str, str]:
         """The headers sent with every HTTP request: ``headers`` then ``Authorization``.
 
@@ -424,8 +327,16 @@ class MCP(AskingServer):
                 self._wire_questions(self._client)
             return self._client
 
+    def _endpoint(self) -> str:
+        """The ``url`` setting evaluated now and checked (see :func:`check_url`)."""
+        return check_url(self.setting("url"), allow_http=bool(self._option("allow_http")))
+
+    def _timeout(self) -> float:
+        """Seconds a request may take: the ``timeout`` setting, else :data:`DEFAULT_TIMEOUT`."""
+        return float(self.setting("timeout") or DEFAULT_TIMEOUT)
+
     def _build_client(self) -> Client:
-        timeout = float(self.setting("timeout") or DEFAULT_TIMEOUT)
+        timeout = self._timeout()
         if self._option("transport") is not None:
             transport: Transport = self.setting("transport")
             return Client(transport, name=self.name, timeout=timeout, declared=self.declared_capabilities,
@@ -434,7 +345,7 @@ class MCP(AskingServer):
             from .transports.http import HTTPTransport
             from .transports.sse import SSETransport
 
-            url = check_url(self.setting("url"), allow_http=bool(self._option("allow_http")))
+            url = self._endpoint()
             auth = self.oauth_flow
             http = HTTPTransport(url, name=self.name, headers=self.http_headers, timeout=timeout, auth=auth)
             return Client(http, name=self.name, timeout=timeout, era_key=url, declared=self.declared_capabilities,
@@ -465,17 +376,6 @@ class MCP(AskingServer):
         if extensions:
             capabilities["extensions"] = extensions
         return capabilities
-
-    def _oauth_extensions(self) -> dict[str, dict[str, Any]]:
-        """The authorization extensions the ``oauth`` setting uses (declared on every request):
-        ``io.modelcontextprotocol/oauth-client-credentials`` for ``grant="client_credentials"``,
-        ``io.modelcontextprotocol/enterprise-managed-authorization`` for ``identity_provider``."""
-        oauth = self._option("oauth")
-        if not oauth:
-            return {}
-        from .oauth.grants import extensions_for
-
-        return extensions_for(oauth, lambda key, value: self._evaluate(f"oauth[{key!r}]", value))
 
     def connect(self) -> MCP:
         """Contact the server now (it is otherwise contacted on first use); returns ``self``."""
