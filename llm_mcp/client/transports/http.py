@@ -257,7 +257,7 @@ class HTTPTransport:
                 if self._version:
                     headers["MCP-Protocol-Version"] = self._version
                 response = client.delete(self.url, headers=headers, timeout=min(self.timeout, 5.0),
-                                         auth=self.auth or httpx.USE_CLIENT_DEFAULT)
+                                         auth=self._auth)
                 if response.status_code not in (200, 202, 204, 404, 405):
                     log.debug("MCP server %s answered DELETE with %s", self.name, response.status_code)
             except Exception as exc:  # noqa: BLE001 - closing must not fail; the session times out anyway
@@ -276,6 +276,18 @@ class HTTPTransport:
             headers["Mcp-Session-Id"] = self.session_id
         return headers
 
+    def _stream_headers(self, version: str | None) -> dict[str, str]:
+        """The headers of a GET event stream (a resumed stream, or the listener's)."""
+        headers = self._base_headers(version)
+        headers["Accept"] = "text/event-stream"
+        headers.pop("Content-Type", None)
+        return headers
+
+    @property
+    def _auth(self) -> Any:
+        """What every request of this transport is sent with: ``auth``, else the client's default."""
+        return self.auth or httpx.USE_CLIENT_DEFAULT
+
     def _send(self, message: dict[str, Any], *, version: str | None, timeout: float,
               extra: dict[str, str] | None = None, deadline: float | None = None,
               trace: Callable[[str, dict[str, Any]], None] | None = None):
@@ -290,7 +302,7 @@ class HTTPTransport:
             request = self.client.build_request("POST", self.url, content=body, headers=headers,
                                                 timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)),
                                                 extensions={"trace": trace} if trace is not None else None)
-            response = self.client.send(request, stream=True, auth=self.auth or httpx.USE_CLIENT_DEFAULT)
+            response = self.client.send(request, stream=True, auth=self._auth)
         except httpx.TimeoutException:
             raise ConnectionError(f"MCP server {self.name!r} did not answer {message.get('method')} within "
                                   f"{timeout:g} s", server=self.name, timed_out=True) from None
@@ -416,13 +428,11 @@ class HTTPTransport:
             response = self._resume(last_id, version, timeout, deadline)
 
     def _resume(self, last_id: str, version: str | None, timeout: float, deadline: float) -> httpx.Response:
-        headers = self._base_headers(version)
-        headers["Accept"] = "text/event-stream"
+        headers = self._stream_headers(version)
         headers["Last-Event-ID"] = last_id
-        headers.pop("Content-Type", None)
         try:
             request = self.client.build_request("GET", self.url, headers=headers, timeout=timeout)
-            response = self.client.send(request, stream=True, auth=self.auth or httpx.USE_CLIENT_DEFAULT)
+            response = self.client.send(request, stream=True, auth=self._auth)
         except httpx.HTTPError as exc:
             raise ConnectionError(f"MCP server {self.name!r} could not be reached to resume a stream at "
                                   f"{describe(exc, self.url)}", server=self.name) from None
@@ -478,14 +488,12 @@ class _Listener:
 
     def _run(self) -> None:
         transport = self.transport
-        headers = transport._base_headers(self.version)
-        headers["Accept"] = "text/event-stream"
-        headers.pop("Content-Type", None)
+        headers = transport._stream_headers(self.version)
         try:
             request = transport.client.build_request("GET", transport.url, headers=headers,
                                                      timeout=httpx.Timeout(None, connect=10.0),
                                                      extensions={"trace": self.interrupt.trace})
-            response = transport.client.send(request, stream=True)
+            response = transport.client.send(request, stream=True, auth=transport._auth)
         except httpx.HTTPError as exc:
             log.debug("MCP server %s: no GET stream (%s)", transport.name, type(exc).__name__)
             self.ready.set()
