@@ -79,8 +79,11 @@ def template_variables(template: str) -> list[str]:
     Raises ``ValueError`` for a template that is not RFC 6570 (see :func:`check_template`).
     """
     check_template(template)
-    return list(dict.fromkeys(name for variable in URITemplate(template).variables
-                              for name in variable.variable_names))
+    return _variable_names(URITemplate(template))
+
+
+def _variable_names(parsed: URITemplate) -> list[str]:
+    return list(dict.fromkeys(name for variable in parsed.variables for name in variable.variable_names))
 
 
 def expand_template(template: str, variables: dict[str, Any]) -> str:
@@ -94,7 +97,7 @@ def expand_template(template: str, variables: dict[str, Any]) -> str:
     """
     check_template(template)
     parsed = URITemplate(template)
-    names = template_variables(template)
+    names = _variable_names(parsed)
     unknown = [name for name in variables if name not in names]
     if unknown:
         raise ValueError(f"the URI template {template!r} has no variable {unknown[0]!r} "
