@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import InputRequiredError, MCPError
 from .question import Question, from_input_request
+from .shaping import _call_with
 
 if TYPE_CHECKING:
     from .session import Client
@@ -179,8 +180,6 @@ class AskingServer:
             return
         callback = self._option("before_input_request")
         if callback is not None:
-            from .shaping import _call_with
-
             _call_with(callback, self, question)
 
     def _answer_inline(self, params: dict[str, Any]) -> dict[str, Any]:

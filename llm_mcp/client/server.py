@@ -29,7 +29,7 @@ from .prompt import Prompt, check_arguments
 from .resource import Resource, ResourceTemplate, expand_template
 from .result import Result
 from .session import Client
-from .shaping import SHAPING, check_shaping, model_tools, shape
+from .shaping import SHAPING, _call_with, check_shaping, model_tools, shape
 from .tool import Tool
 from .transports.base import Transport
 from .hosts import is_loopback
@@ -525,8 +525,6 @@ class MCP(AuthorizingServer, AskingServer):
         listeners: list[Callable[[Progress], Any]] = []
         after = self._option("after_progress")
         if after is not None:
-            from .shaping import _call_with
-
             listeners.append(lambda progress: _call_with(after, self, progress))
         chat_listener = tool_listener()
         if chat_listener is not None:
