@@ -22,6 +22,7 @@ from .asking import QUESTION_SETTINGS, AskingServer
 from .authorizing import AuthorizingServer
 from .declared import evaluate, input_names, names_method, snake_case
 from .errors import MCPError
+from .hosts import is_loopback
 from .logs import check_log_level
 from .param_headers import HEADER_TOKEN, param_headers
 from .progress import Progress, ProgressFilter, tool_listener
@@ -32,7 +33,6 @@ from .session import Client
 from .shaping import SHAPING, _call_with, check_shaping, model_tools, shape
 from .tool import Tool
 from .transports.base import Transport
-from .hosts import is_loopback
 
 __all__ = ["MCP", "Servers", "check_url", "mcp"]
 
@@ -66,7 +66,6 @@ def check_url(url: str, *, allow_http: bool = False) -> str:
         raise ValueError(f"plain http to {parts.hostname!r} is not encrypted; use https, or set allow_http=True "
                          "for a private network you trust")
     return url
-
 
 
 _FIELD_VALUE = re.compile(r"^[\t\x20-\x7e]*$")
