@@ -38,6 +38,7 @@ class Config:
 
     @property
     def credential_store(self) -> Any:
+        """The store of OAuth credentials; setting one without ``read``/``write``/``delete`` raises ``ValueError``."""
         with self._lock:
             if self._store is None:
                 from .oauth.store import MemoryStore

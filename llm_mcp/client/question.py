@@ -117,6 +117,7 @@ class Field:
 
     @classmethod
     def from_schema(cls, name: str, schema: Any, required: bool) -> Field:
+        """The field one ``requestedSchema`` property describes (a schema that is not an object counts as ``{}``)."""
         schema = as_object(schema)
         kind = schema.get("type") if isinstance(schema.get("type"), str) else "string"
         return cls(name=name, type=kind, title=as_text(schema.get("title")),
@@ -217,6 +218,7 @@ class Question:
 
     @property
     def declined(self) -> bool:
+        """Whether its answer is a decline (``{"action": "decline"}``)."""
         return self.response is not None and self.response.get("action") == "decline"
 
     @property

@@ -68,14 +68,17 @@ class Discovery:
 
     @property
     def token_endpoint(self) -> str:
+        """The authorization server's ``token_endpoint`` URL (RFC 8414 §2), ``""`` when it gives none."""
         return str(self.metadata.get("token_endpoint") or "")
 
     @property
     def authorization_endpoint(self) -> str:
+        """The ``authorization_endpoint`` URL (RFC 8414 §2), ``""`` when it gives none."""
         return str(self.metadata.get("authorization_endpoint") or "")
 
     @property
     def registration_endpoint(self) -> str | None:
+        """The dynamic client registration endpoint URL (RFC 8414 §2, RFC 7591), or ``None``."""
         value = self.metadata.get("registration_endpoint")
         return str(value) if value else None
 

@@ -108,10 +108,12 @@ class DPoPKey:
 
     @property
     def public_jwk(self) -> dict[str, str]:
+        """The public key as a JWK dict (RFC 7517), the ``jwk`` header of each DPoP proof (RFC 9449 §4.2)."""
         return dict(self._key.as_dict(private=False))
 
     @property
     def thumbprint(self) -> str:
+        """The public key's JWK SHA-256 thumbprint (RFC 7638), base64url without padding."""
         return self._key.thumbprint()
 
     def nonce_for(self, url: str) -> str | None:

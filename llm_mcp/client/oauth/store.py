@@ -35,12 +35,16 @@ class CredentialStore(Protocol):
     """
 
     def read(self, key: str) -> dict[str, Any] | None:
+        """The data last written under ``key``, or ``None`` when there is none."""
         ...
 
     def write(self, key: str, data: dict[str, Any], *, owner: Any = None) -> None:
+        """Keep ``data`` under ``key`` (replacing what was there); ``owner`` is whose
+        credentials they are, or ``None``."""
         ...
 
     def delete(self, key: str) -> None:
+        """Forget ``key`` (nothing happens when it is not there)."""
         ...
 
 
