@@ -33,7 +33,7 @@ from ..client.errors import (
     MCPError,
     TurnLimitError,
 )
-from ..client.progress import Progress, listening
+from ..client.progress import Progress, ProgressFilter, listening
 from ..client.prompt import Prompt
 from ..client.question import Question
 from ..client.result import Attachment, Result, sniff_mime_type
@@ -348,21 +348,10 @@ class Chat:
         return self
 
     def _progress_listener(self, call: ToolCall) -> Callable[[Progress], None] | None:
+        """One call's progress to every ``after_tool_progress`` callback; values only grow, whoever reports them."""
         if not self._tool_progress:
             return None
-
-        last: list[float] = []
-
-        def deliver(progress: Progress) -> None:
-            if last and progress.value <= last[0]:
-                return  # values only grow, whoever reports them
-            last[:] = [progress.value]
-            for callback in list(self._tool_progress):
-                try:
-                    callback(call, progress)
-                except Exception:  # noqa: BLE001 - a listener's bug must not break the call
-                    log.exception("an after_tool_progress callback failed")
-        return deliver
+        return ProgressFilter([functools.partial(callback, call) for callback in self._tool_progress]).deliver
 
     def _check_cancelled(self) -> None:
         if self.store.cancelled and not self._scope.cancelled:

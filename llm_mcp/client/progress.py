@@ -97,8 +97,11 @@ class ProgressFilter:
 
     def __call__(self, params: dict[str, Any]) -> None:
         progress = Progress.from_params(params)
-        if progress is None:
-            return
+        if progress is not None:
+            self.deliver(progress)
+
+    def deliver(self, progress: Progress) -> None:
+        """Give ``progress`` to every listener, unless its value is not above the last delivered."""
         with self._lock:
             if self.last is not None and progress.value <= self.last:
                 return
