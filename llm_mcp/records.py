@@ -30,7 +30,7 @@ from django.db import connections, models, router, transaction
 
 from . import conf
 from .chat import Chat as LiveChat
-from .chat.chat import is_waiting, pending_approvals, pending_questions
+from .chat.chat import is_waiting, pending_approvals, pending_questions, with_answer
 from .chat.messages import (
     Message,
     ToolCall,
@@ -173,16 +173,7 @@ class DatabaseStore:
             calls = calls.filter(message_id=message.id)
         with transaction.atomic(using=self._db):
             row = calls.select_for_update().values_list("pk", "pending_questions").first()
-            stored = list((row[1] if row else None) or [])
-            for index, data in enumerate(stored):
-                if isinstance(data, dict) and data.get("key") == question.key:
-                    if data.get("response") is not None:
-                        raise ValueError(f"question {question.key!r} of tool call {call.id} was answered elsewhere "
-                                         f"already ({data['response'].get('action')})")
-                    stored[index] = question.to_dict()
-                    break
-            else:
-                raise ValueError(f"tool call {call.id} ({call.name}) no longer asks question {question.key!r}")
+            stored = with_answer((row[1] if row else None) or [], question, call, elsewhere=True)
             tool_call_model().objects.filter(pk=row[0]).update(pending_questions=_storable(stored))
         call.pending_questions = stored
 

@@ -47,7 +47,7 @@ from .store import MemoryStore, Store
 from .tools import ToolSearch, as_tool
 
 __all__ = ["Chat", "is_waiting", "new_chat", "pending_approvals", "pending_questions", "prompt_turns", "save_call",
-           "settle_call_ids", "unanswered"]
+           "settle_call_ids", "unanswered", "with_answer"]
 
 log = logging.getLogger("llm_mcp.chat")
 
@@ -729,14 +729,24 @@ def _save_answer(store: Store, message: Message, call: ToolCall, question: Quest
     if writer is not None:
         writer(message, call, question)
         return
-    for index, data in enumerate(call.pending_questions):
+    call.pending_questions = with_answer(call.pending_questions, question, call)
+    save_call(store, message, call)
+
+
+def with_answer(stored: list[Any], question: Question, call: ToolCall, *, elsewhere: bool = False) -> list[Any]:
+    """A copy of ``stored`` (a call's ``pending_questions`` dicts) with ``question``'s entry
+    replaced by ``question.to_dict()``. Raises ``ValueError`` when that entry has a response
+    already (``elsewhere``: say it was answered elsewhere, by another process), or the call
+    no longer asks the question."""
+    stored = list(stored)
+    for index, data in enumerate(stored):
         if isinstance(data, dict) and data.get("key") == question.key:
             if data.get("response") is not None:
-                raise ValueError(f"question {question.key!r} was answered already ({data['response'].get('action')})")
-            call.pending_questions[index] = question.to_dict()
-            save_call(store, message, call)
-            return
-    raise ValueError(f"tool call {call.id} no longer asks question {question.key!r}")
+                raise ValueError(f"question {question.key!r} of tool call {call.id} was answered "
+                                 f"{'elsewhere ' if elsewhere else ''}already ({data['response'].get('action')})")
+            stored[index] = question.to_dict()
+            return stored
+    raise ValueError(f"tool call {call.id} ({call.name}) no longer asks question {question.key!r}")
 
 
 def save_call(store: Store, message: Message, call: ToolCall) -> None:
