@@ -44,6 +44,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from . import conf
+from .client.declared import input_names
 from .client.errors import MCPError
 
 __all__ = ["SESSION_KEY", "build_server", "callback", "client_metadata", "connect", "disconnect"]
@@ -76,10 +77,9 @@ def build_server(name: str, request: HttpRequest) -> Any:
     except KeyError:
         raise Http404("No such MCP server to connect") from None
     if isinstance(target, type):
-        owner = (getattr(target, "oauth", None) or {}).get("owner") if isinstance(
-            getattr(target, "oauth", None), dict) else None
-        inputs = [target.inputs] if isinstance(target.inputs, str) else list(target.inputs or ())
-        if not isinstance(owner, str) or owner not in inputs:
+        oauth = getattr(target, "oauth", None)
+        owner = oauth.get("owner") if isinstance(oauth, dict) else None
+        if not isinstance(owner, str) or owner not in input_names(target.inputs):
             raise ImproperlyConfigured(
                 f"settings.LLM_MCP['OAUTH_SERVERS'][{name!r}]: {target.__name__} must declare oauth = "
                 f"{{'owner': '<input>'}} with that input in inputs (the view passes the signed-in user), or the "
