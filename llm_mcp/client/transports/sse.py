@@ -106,7 +106,7 @@ class SSETransport:
             request = self._client.build_request("GET", self.url, headers={"Accept": "text/event-stream",
                                                                            **self.headers()},
                                                  timeout=httpx.Timeout(self.timeout, read=None))
-            response = self._client.send(request, stream=True, auth=self.auth or httpx.USE_CLIENT_DEFAULT)
+            response = self._client.send(request, stream=True, auth=self._auth)
         except httpx.HTTPError as exc:
             raise ConnectionError(f"MCP server {self.name!r} could not be reached at {describe(exc, self.url)}",
                                   server=self.name) from None
@@ -161,6 +161,11 @@ class SSETransport:
         finally:
             forget()
 
+    @property
+    def _auth(self) -> Any:
+        """What the stream and every POST are sent with: ``auth``, else the client's default."""
+        return self.auth or httpx.USE_CLIENT_DEFAULT
+
     def notify(self, message: dict[str, Any], *, version: str | None) -> None:
         self.connect()
         self._post(message)
@@ -192,7 +197,7 @@ class SSETransport:
         try:
             response = self._client.post(self.endpoint, content=protocol.encode(message),
                                          headers={"Content-Type": "application/json", **self.headers()},
-                                         auth=self.auth or httpx.USE_CLIENT_DEFAULT)
+                                         auth=self._auth)
         except httpx.HTTPError as exc:
             raise ConnectionError(f"MCP server {self.name!r} could not be reached at {describe(exc, self.url)}",
                                   server=self.name) from None
@@ -252,7 +257,7 @@ class SSETransport:
                 waiting = list(self._pending.values())
             for pending in waiting:
                 pending.wake.set()  # an event: waiting requests look at their cancel scopes
-        if protocol.is_request(message):
+        else:
             try:
                 self._post(reply or protocol.error_response(message["id"], protocol.METHOD_NOT_FOUND,
                                                             "Method not supported"))
