@@ -37,9 +37,10 @@ from .. import protocol
 from ..config import config
 from ..errors import MCPError, UnauthorizedError
 from ..hosts import is_loopback
+from ..transports.http import parse_challenge, shared_ssl_context
 from . import bounded
 from . import dpop as dpop_module
-from .discovery import Discovery, check_endpoint, discover, require_pkce
+from .discovery import Discovery, _cut, check_endpoint, discover, require_pkce
 from .registration import ClientInfo, check_pin, client_for, forget_registration
 from .settings import OAuthSettings
 from .store import synchronized
@@ -132,13 +133,7 @@ def _repeated(params: Mapping[str, Any]) -> str | None:
     return None
 
 
-def _cut(text: str, limit: int = 200) -> str:
-    return text if len(text) <= limit else text[:limit] + "..."
-
-
 def _challenge(value: str | None) -> dict[str, str]:
-    from ..transports.http import parse_challenge
-
     return parse_challenge(value or "")
 
 
@@ -193,8 +188,6 @@ class OAuth(httpx.Auth):
         """The client for metadata, registration and token requests (never follows redirects)."""
         with self._lock:
             if self._http_client is None:
-                from ..transports.http import shared_ssl_context
-
                 self._http_client = httpx.Client(verify=shared_ssl_context(), follow_redirects=False,
                                                  timeout=self.timeout)
             return self._http_client
