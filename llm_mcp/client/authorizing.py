@@ -17,6 +17,7 @@ from typing import Any
 
 from .declared import input_names
 from .oauth.flow import OAuth
+from .oauth.grants import extensions_for
 from .oauth.settings import OAuthSettings, check_oauth, evaluate_settings
 
 __all__ = ["AuthorizingServer"]
@@ -135,6 +136,4 @@ class AuthorizingServer:
         oauth = self._option("oauth")
         if not oauth:
             return {}
-        from .oauth.grants import extensions_for
-
         return extensions_for(oauth, lambda key, value: self._evaluate(f"oauth[{key!r}]", value))

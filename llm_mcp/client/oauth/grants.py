@@ -30,7 +30,9 @@ from typing import TYPE_CHECKING, Any
 import httpx
 
 from llm_mcp.client.errors import MCPError
+from llm_mcp.client.oauth.discovery import discover_authorization_server
 from llm_mcp.client.oauth.tokens import ClientAuth, choose_auth_method, request_token
+from llm_mcp.client.transports.http import shared_ssl_context
 
 if TYPE_CHECKING:
     from llm_mcp.client.oauth.dpop import DPoPKey
@@ -151,12 +153,8 @@ def identity_provider_metadata(http: httpx.Client | None, issuer: str, *, server
         cached = _idp_metadata.get(issuer)
         if cached is not None and cached[0] > time.monotonic():
             return cached[1]
-    from llm_mcp.client.oauth.discovery import discover_authorization_server
-
     name = server_name or "identity provider"
     if http is None:
-        from llm_mcp.client.transports.http import shared_ssl_context
-
         with httpx.Client(verify=shared_ssl_context(), follow_redirects=False, timeout=30.0) as own:
             metadata = discover_authorization_server(own, issuer, server_name=name).metadata
     else:
