@@ -95,7 +95,6 @@ def _https_url_or_none(value: Any) -> bool:
     return secure and bool(parts.hostname) and parts.path not in ("", "/") and not parts.fragment
 
 
-
 def _oauth_servers(value: Any) -> bool:
     return isinstance(value, dict) and all(
         isinstance(k, str) and SERVER_NAME.match(k) and isinstance(v, str) and DOTTED.match(v)
@@ -217,7 +216,10 @@ def credential_store() -> Any:
     store = import_object(path, setting="settings.LLM_MCP['CREDENTIAL_STORE']")
     if isinstance(store, type):
         store = store()
-    missing = [name for name in ("read", "write", "delete") if not callable(getattr(store, name, None))]
+    # Imported here, not with conf: conf is read before the client is needed.
+    from .client.oauth.store import missing_methods
+
+    missing = missing_methods(store)
     if missing:
         raise ImproperlyConfigured(f"settings.LLM_MCP['CREDENTIAL_STORE']: {path!r} is not a credential store "
                                    f"(it lacks {', '.join(missing)})")

@@ -48,7 +48,9 @@ class Config:
 
     @credential_store.setter
     def credential_store(self, store: Any) -> None:
-        missing = [name for name in ("read", "write", "delete") if not callable(getattr(store, name, None))]
+        from .oauth.store import missing_methods
+
+        missing = missing_methods(store)
         if missing:
             raise ValueError(f"credential_store needs read, write and delete methods; {type(store).__name__} "
                              f"lacks {', '.join(missing)}")

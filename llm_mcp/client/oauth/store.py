@@ -19,7 +19,12 @@ import threading
 from collections.abc import Iterator
 from typing import Any, ContextManager, Protocol, runtime_checkable
 
-__all__ = ["CredentialStore", "MemoryStore", "key_lock", "synchronized"]
+__all__ = ["CredentialStore", "MemoryStore", "key_lock", "missing_methods", "synchronized"]
+
+
+def missing_methods(store: Any) -> list[str]:
+    """Which of ``read``, ``write`` and ``delete`` ``store`` lacks (``[]``: it can be a credential store)."""
+    return [name for name in ("read", "write", "delete") if not callable(getattr(store, name, None))]
 
 
 @runtime_checkable
