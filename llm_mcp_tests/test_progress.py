@@ -31,6 +31,8 @@ SERVER_MODULE = "llm_mcp_tests.servers.progress_tools"
 
 COMBOS = [("stdio", "modern"), ("stdio", "handshake"), ("http", "modern"), ("http", "handshake")]
 COMBO_IDS = [f"{t}-{e}" for t, e in COMBOS]
+CANCEL_COMBOS = [("stdio", "modern"), ("http", "modern"), ("http", "handshake")]
+"""Where a cancel is observed on the server side (see test_cancel_stops_the_server_call_at_the_next_event)."""
 
 BOUND = 20.0
 """Seconds: a generous bound for work to be seen stopped (or started) on the server."""
@@ -274,7 +276,10 @@ def test_log_level_must_be_a_protocol_level(value):
 # -- cancellation --------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("transport, era", COMBOS, ids=COMBO_IDS)
+# Not stdio-handshake: under CPU load the kit's SDK stdio server (handshake era) sometimes leaves the
+# cancelled tool's worker thread hanging, so the server's side cannot be observed there; the client's
+# notifications/cancelled over stdio is shown on 2026-07-28 stdio, and to older servers on handshake HTTP.
+@pytest.mark.parametrize("transport, era", CANCEL_COMBOS, ids=[f"{t}-{e}" for t, e in CANCEL_COMBOS])
 def test_cancel_stops_the_server_call_at_the_next_event(chat_on, tmp_path, transport, era):
     """MCP-PROG-09, MCP-PROG-12, MCP-PROG-13: chat.cancel() (here from an after_tool_progress callback, so
     no thread of ours is involved and none is started) stops the call; the server's work stops (no step
