@@ -88,7 +88,7 @@ bench: install
 
 # `docs` fails on any warning (a broken link, a reference that does not resolve).
 docs: install-python
-	$(PY) -m mkdocs build --strict --quiet --site-dir site
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --quiet --site-dir site
 
 # `dist` builds in an isolated environment: python -m build installs the
 # build-system requirements of pyproject.toml (setuptools) from the package index.
