@@ -24,8 +24,8 @@ from httpx_sse import EventSource
 
 from .. import protocol
 from ..cancel import CancelScope, current_scope
-from ..errors import ConnectionError, ForbiddenError, MCPError, UnauthorizedError
-from .base import MessageHandler
+from ..errors import ConnectionError, ForbiddenError, MCPError, ServerTimeoutError, UnauthorizedError, from_httpx
+from .base import MessageHandler, Transport
 from .http import describe, hide_in_logs, insufficient_scope, parse_challenge, shared_ssl_context
 
 __all__ = ["SSETransport"]
@@ -62,7 +62,7 @@ class _Pending:
         self.wake.set()
 
 
-class SSETransport:
+class SSETransport(Transport):
     """A GET event stream for answers, and POSTs to the endpoint it announces.
 
         transport = SSETransport("http://127.0.0.1:9000/sse", name="legacy")
@@ -108,8 +108,7 @@ class SSETransport:
                                                  timeout=httpx.Timeout(self.timeout, read=None))
             response = self._client.send(request, stream=True, auth=self._auth)
         except httpx.HTTPError as exc:
-            raise ConnectionError(f"MCP server {self.name!r} could not be reached at {describe(exc, self.url)}",
-                                  server=self.name) from None
+            raise self._unreachable(exc) from None
         if not response.is_success or "text/event-stream" not in response.headers.get("content-type", ""):
             response.close()
             refused(response, self.url, self.name)
@@ -133,8 +132,8 @@ class SSETransport:
         try:
             self._post(message)
             if not self._wait(pending, self.timeout if timeout is None else timeout, current_scope()):
-                raise ConnectionError(f"MCP server {self.name!r} did not answer {message.get('method')} in time",
-                                      server=self.name, timed_out=True)
+                raise ServerTimeoutError(f"MCP server {self.name!r} did not answer {message.get('method')} in time",
+                                         server=self.name)
         finally:
             with self._lock:
                 self._pending.pop(message["id"], None)
@@ -160,6 +159,11 @@ class SSETransport:
             return True
         finally:
             forget()
+
+    def _unreachable(self, exc: httpx.HTTPError) -> ConnectionError:
+        """The error for a stream or POST that failed (a timeout included)."""
+        return from_httpx(exc, server=self.name,
+                          message=f"MCP server {self.name!r} could not be reached at {describe(exc, self.url)}")
 
     @property
     def _auth(self) -> Any:
@@ -199,8 +203,7 @@ class SSETransport:
                                          headers={"Content-Type": "application/json", **self.headers()},
                                          auth=self._auth)
         except httpx.HTTPError as exc:
-            raise ConnectionError(f"MCP server {self.name!r} could not be reached at {describe(exc, self.url)}",
-                                  server=self.name) from None
+            raise self._unreachable(exc) from None
         if not response.is_success:
             refused(response, self.url, self.name)
             raise MCPError(f"MCP server {self.name!r} refused a message (HTTP {response.status_code})",
