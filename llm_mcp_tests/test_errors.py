@@ -17,22 +17,11 @@ import pytest
 import llm_mcp
 from llm_mcp.client import errors
 from llm_mcp.client.errors import (
-    CancelledError,
-    ConfigurationError,
     ConnectionError,
-    ForbiddenError,
-    InputRequiredError,
-    InsufficientScopeError,
-    InvalidToolChoiceError,
-    LegacyProtocolError,
     MCPError,
     ProcessExitedError,
     ServerTimeoutError,
-    SessionExpiredError,
     StreamBrokenError,
-    TokenRequestError,
-    TurnLimitError,
-    UnauthorizedError,
 )
 
 
@@ -48,10 +37,10 @@ def _package_errors() -> set[type]:
 
 
 def test_the_tree_draws_exactly_the_classes_that_exist():
-    import llm_mcp.client.oauth  # noqa: F401 - every module that could define one is loaded
-    import llm_mcp.client.transports.http  # noqa: F401
-    import llm_mcp.client.transports.sse  # noqa: F401
-    import llm_mcp.client.transports.stdio  # noqa: F401
+    import llm_mcp.client.oauth
+    import llm_mcp.client.transports.http
+    import llm_mcp.client.transports.sse
+    import llm_mcp.client.transports.stdio
 
     drawn = re.findall(r"^\s*(?:[│ ]*[├└]── )?(\w+Error)\s", errors.__doc__, re.MULTILINE)
     assert len(drawn) == len(set(drawn))
@@ -78,18 +67,18 @@ SAMPLES = [
     ServerTimeoutError("t", server="s"),
     ProcessExitedError("p", server="s", exit_status=3),
     StreamBrokenError("b", server="s", attempts=2),
-    LegacyProtocolError("l", status=405, server="s"),
-    SessionExpiredError("e", server="s"),
-    UnauthorizedError("u", server="s", www_authenticate='Bearer realm="x"'),
-    TokenRequestError("r", server="s", error="invalid_client", error_description="no", status=401),
-    ForbiddenError("f", server="s"),
-    InsufficientScopeError("i", server="s", scopes=["a", "b"], reason="more"),
-    ConfigurationError("g", server="s"),
-    CancelledError("x", server="s"),
-    InputRequiredError("q", server="s", request_state="st", method="tools/call", params={"name": "a"},
+    errors.LegacyProtocolError("l", status=405, server="s"),
+    errors.SessionExpiredError("e", server="s"),
+    errors.UnauthorizedError("u", server="s", www_authenticate='Bearer realm="x"'),
+    errors.TokenRequestError("r", server="s", error="invalid_client", error_description="no", status=401),
+    errors.ForbiddenError("f", server="s"),
+    errors.InsufficientScopeError("i", server="s", scopes=["a", "b"], reason="more"),
+    errors.ConfigurationError("g", server="s"),
+    errors.CancelledError("x", server="s"),
+    errors.InputRequiredError("q", server="s", request_state="st", method="tools/call", params={"name": "a"},
                        input_requests={"k": {"method": "elicitation/create"}}),
-    InvalidToolChoiceError("v"),
-    TurnLimitError("n"),
+    errors.InvalidToolChoiceError("v"),
+    errors.TurnLimitError("n"),
 ]
 
 
@@ -112,8 +101,8 @@ def test_connection_errors_are_builtin_connection_errors():
             raise error
         assert isinstance(error, OSError) and str(error) == error.args[0]
     assert llm_mcp.ConnectionError is ConnectionError
-    assert issubclass(InvalidToolChoiceError, ValueError) and issubclass(TurnLimitError, RuntimeError)
-    assert issubclass(InvalidToolChoiceError, MCPError) and issubclass(TurnLimitError, MCPError)
+    assert issubclass(errors.InvalidToolChoiceError, ValueError) and issubclass(errors.TurnLimitError, RuntimeError)
+    assert issubclass(errors.InvalidToolChoiceError, MCPError) and issubclass(errors.TurnLimitError, MCPError)
 
 
 def test_the_old_flags_build_the_subclasses_and_stay_readable():
@@ -134,12 +123,12 @@ def test_the_old_flags_build_the_subclasses_and_stay_readable():
     (ServerTimeoutError("slow"), False, True, True, False),
     (ProcessExitedError("gone", exit_status=1), False, True, True, True),
     (StreamBrokenError("broke"), False, True, False, False),
-    (UnauthorizedError("401"), True, False, False, False),
-    (TokenRequestError("refused", error="invalid_grant", status=400), True, False, False, False),
-    (ForbiddenError("403"), True, False, False, False),
-    (InsufficientScopeError("scope"), True, False, False, False),
+    (errors.UnauthorizedError("401"), True, False, False, False),
+    (errors.TokenRequestError("refused", error="invalid_grant", status=400), True, False, False, False),
+    (errors.ForbiddenError("403"), True, False, False, False),
+    (errors.InsufficientScopeError("scope"), True, False, False, False),
     (MCPError("json-rpc", code=-32603), False, False, False, False),
-    (LegacyProtocolError("old", status=404), False, False, False, False),
+    (errors.LegacyProtocolError("old", status=404), False, False, False, False),
     (ValueError("not ours"), False, False, False, False),
 ], ids=lambda v: type(v).__name__ if isinstance(v, BaseException) else str(v))
 def test_the_three_questions(error, refusal, partly_run, outage, call_outage):
@@ -190,7 +179,7 @@ def failing_url() -> Iterator[str]:
     """A server answering every GET with HTTP 500 and ``Retry-After: 3``."""
 
     class Failing(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 - the http.server spelling
+        def do_GET(self) -> None:
             self.send_response(500)
             self.send_header("Retry-After", "3")
             self.send_header("Content-Length", "0")

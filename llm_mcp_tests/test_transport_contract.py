@@ -49,8 +49,9 @@ def test_defaults_are_declared_on_the_base():
 
 
 def test_builtin_transports_subclass_the_base_and_are_not_wrapped():
-    for transport in (HTTPTransport("http://127.0.0.1:1/mcp", name="h"), SSETransport("http://127.0.0.1:1/sse", name="s"),
-                      StdioTransport(lambda: (["true"], {}), name="p")):
+    built = (HTTPTransport("http://127.0.0.1:1/mcp", name="h"), SSETransport("http://127.0.0.1:1/sse", name="s"),
+             StdioTransport(lambda: (["true"], {}), name="p"))
+    for transport in built:
         assert adopt(transport) is transport
     assert HTTPTransport.cancels_by_closing and not StdioTransport.cancels_by_closing
 

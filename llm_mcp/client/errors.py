@@ -124,11 +124,12 @@ class ConnectionError(MCPError, builtins.ConnectionError):  # noqa: A001 - the p
 
     def __new__(cls, message: str = "", *, timed_out: bool = False, exit_status: int | None = None,
                 **_: Any) -> ConnectionError:
+        built = cls
         if cls is ConnectionError and timed_out:
-            cls = ServerTimeoutError
+            built = ServerTimeoutError
         elif cls is ConnectionError and exit_status is not None:
-            cls = ProcessExitedError
-        return super().__new__(cls, message)
+            built = ProcessExitedError
+        return super().__new__(built, message)
 
     def __init__(self, message: str = "", *, server: str | None = None, status: int | None = None,
                  exit_status: int | None = None, retry_after: float | None = None, timed_out: bool = False,

@@ -27,7 +27,12 @@ from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
 from joserfc import jwt
 from joserfc.jwk import ECKey, OKPKey, RSAKey
 
-from llm_mcp.client.errors import ConnectionError, MCPError, TokenRequestError, from_httpx
+from llm_mcp.client.errors import (
+    ConnectionError,
+    MCPError,
+    TokenRequestError,
+    from_httpx,
+)
 from llm_mcp.client.oauth import bounded
 
 if TYPE_CHECKING:

@@ -35,13 +35,12 @@ from ..errors import (
     StreamBrokenError,
     UnauthorizedError,
     from_httpx,
-    retry_after_seconds,
 )
 from ..param_headers import method_headers
 from ..protocol import origin
 from .base import MessageHandler, Transport
 
-__all__ = ["HTTPTransport", "retry_after_seconds", "shared_ssl_context"]
+__all__ = ["HTTPTransport", "shared_ssl_context"]
 
 log = logging.getLogger("llm_mcp.client.http")
 

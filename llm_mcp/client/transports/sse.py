@@ -24,9 +24,22 @@ from httpx_sse import EventSource
 
 from .. import protocol
 from ..cancel import CancelScope, current_scope
-from ..errors import ConnectionError, ForbiddenError, MCPError, ServerTimeoutError, UnauthorizedError, from_httpx
+from ..errors import (
+    ConnectionError,
+    ForbiddenError,
+    MCPError,
+    ServerTimeoutError,
+    UnauthorizedError,
+    from_httpx,
+)
 from .base import MessageHandler, Transport
-from .http import describe, hide_in_logs, insufficient_scope, parse_challenge, shared_ssl_context
+from .http import (
+    describe,
+    hide_in_logs,
+    insufficient_scope,
+    parse_challenge,
+    shared_ssl_context,
+)
 
 __all__ = ["SSETransport"]
 
