@@ -116,6 +116,7 @@ class Client:
 
     @property
     def transport(self) -> Any:
+        """The transport as given; setting it also sets `channel`."""
         return self._transport
 
     @transport.setter
