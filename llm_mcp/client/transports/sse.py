@@ -104,7 +104,6 @@ class SSETransport(Transport):
         self._stream: httpx.Response | None = None
         self._pending: dict[Any, _Pending] = {}
         self._lock = threading.Lock()
-        self._ready = threading.Event()
         self._closed = threading.Event()
 
     def connect(self) -> None:
@@ -113,7 +112,6 @@ class SSETransport(Transport):
             return
         self.close()
         self._client = httpx.Client(verify=shared_ssl_context(), follow_redirects=False, timeout=self.timeout)
-        self._ready.clear()
         self._closed.clear()
         try:
             request = self._client.build_request("GET", self.url, headers={"Accept": "text/event-stream",
@@ -128,8 +126,9 @@ class SSETransport(Transport):
             raise MCPError(f"MCP server {self.name!r} speaks no MCP revision we know (HTTP {response.status_code} "
                            "to the 2024-11-05 event stream)", server=self.name)
         self._stream = response
-        threading.Thread(target=self._read, args=(response,), name=f"mcp-sse-{self.name}", daemon=True).start()
-        if not self._ready.wait(self.timeout) or self.endpoint is None:
+        ready = threading.Event()  # this stream's own: the reader of a stream closed before sets only its event
+        threading.Thread(target=self._read, args=(response, ready), name=f"mcp-sse-{self.name}", daemon=True).start()
+        if not ready.wait(self.timeout) or self.endpoint is None:
             self.close()
             raise MCPError(f"MCP server {self.name!r} sent no usable endpoint event (none, or one on another "
                            "origin)", server=self.name)
@@ -222,7 +221,7 @@ class SSETransport(Transport):
             raise MCPError(f"MCP server {self.name!r} refused a message (HTTP {response.status_code})",
                            server=self.name)
 
-    def _read(self, response: httpx.Response) -> None:
+    def _read(self, response: httpx.Response, ready: threading.Event) -> None:
         try:
             for sse in EventSource(response).iter_sse():
                 if sse.event == "endpoint":
@@ -230,7 +229,7 @@ class SSETransport(Transport):
                         self.endpoint = self._same_origin(urljoin(self.url, sse.data.strip()))
                         if self.endpoint:
                             hide_in_logs(self.endpoint)  # it holds the session id
-                        self._ready.set()
+                        ready.set()
                     continue
                 try:
                     message = protocol.decode(sse.data) if sse.data.strip() else None
@@ -243,7 +242,7 @@ class SSETransport(Transport):
         finally:
             if self._stream is response:
                 self._closed.set()  # the session ended with its stream: the next request opens a new one
-            self._ready.set()
+            ready.set()
             with self._lock:
                 waiting = list(self._pending.values())
             for pending in waiting:
