@@ -153,8 +153,7 @@ class AskingServer:
     def _wire_questions(self, client: Client) -> None:
         if self.input_kinds and self._option("before_input_request") is not None:
             client.on_input_request = self._answer_inline
-            if hasattr(client.transport, "listen_during_calls"):  # Streamable HTTP: requests may come on GET
-                client.transport.listen_during_calls = True
+            client.channel.listen_during_calls = True  # Streamable HTTP: requests may come on GET
 
     # -- screening one question ----------------------------------------------------------------
 

@@ -1,13 +1,60 @@
-"""The exceptions the client raises.
+"""The exceptions the client raises, as one tree.
 
-Every error the client raises on its own account derives from :class:`MCPError`, so
+Every error the package raises on its own account derives from `MCPError`, so
 ``except llm_mcp.MCPError`` catches them all. Messages never carry tokens, headers or
 request bodies: they name the server, the method and what went wrong.
+
+    MCPError                        a protocol error, or no revision we know (.code, .data, .server)
+    ├── ConnectionError             unreachable, or HTTP 429/5xx (.status, .retry_after; also the builtin)
+    │   ├── ServerTimeoutError      no answer within the request's timeout (.timed_out is True)
+    │   └── ProcessExitedError      a stdio server's process ended (.exit_status)
+    ├── StreamBrokenError           a response stream ended before the response and could not be resumed
+    ├── LegacyProtocolError         HTTP 400/404/405 without a JSON-RPC body: a server older than 2026-07-28
+    ├── SessionExpiredError         a handshake-era server ended our Mcp-Session-Id (HTTP 404)
+    ├── UnauthorizedError           credentials wanted (HTTP 401)
+    │   └── TokenRequestError       an authorization server refused a token request (RFC 6749 §5.2)
+    ├── ForbiddenError              the request was refused (HTTP 403)
+    │   └── InsufficientScopeError  the token lacks a scope (RFC 6750 §3.1)
+    ├── ConfigurationError          a server class declares a tool the server does not list
+    ├── CancelledError              the call was cancelled before the server answered
+    ├── InputRequiredError          the server asked questions nobody answered
+    ├── InvalidToolChoiceError      a chat's tool choice names a tool it cannot offer (also ValueError)
+    └── TurnLimitError              a chat turn reached max_steps (also RuntimeError)
+
+Three questions about a failure are answered here and nowhere else:
+
+* may it be retried? `is_refusal` says when retrying will not help (401, 403, HTTP 404);
+* has the call partly run? `may_have_run`;
+* is the server down? `is_outage` (the chat's backoff in `llm_mcp.client.outages` acts on it).
+
+`from_httpx` is the one translation of an `httpx` failure into this tree.
+
+`ConnectionError`'s subclasses replace the flags callers branched on; the flags stay, derived
+from the class: ``timed_out`` is ``isinstance(exc, ServerTimeoutError)``, and
+``ConnectionError(message, timed_out=True)`` (or ``exit_status=...``) still builds the
+matching subclass. An HTTP 429 or 5xx stays a plain `ConnectionError` with ``.status``, a
+number like `MCPError.code` rather than a flag: ``rescue_from`` handlers and chat tools show
+the model ``type(error).__name__``, and for those answers it has always been
+``"ConnectionError"``. `ServerTimeoutError` does not also derive from the builtin
+``TimeoutError``: code waiting on a future with ``except TimeoutError`` would take a tool's
+timeout for its own. The builtin bases of `ConnectionError`, `InvalidToolChoiceError` and
+`TurnLimitError` keep older ``except`` clauses working.
+
+Not in the tree: ``ValueError`` for settings of the wrong shape (raised when a server is
+built), private control-flow classes that never leave their module (their names start with
+``_``, and ``oauth.bounded.TooLarge``, an ``httpx.HTTPError`` turned into one of ours), and
+the exceptions of ``llm_mcp.testing``, which tool code inside a test server raises.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import builtins
+import email.utils
+import time
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import httpx
 
 __all__ = [
     "CancelledError",
@@ -17,9 +64,21 @@ __all__ = [
     "InputRequiredError",
     "InsufficientScopeError",
     "InvalidToolChoiceError",
+    "LegacyProtocolError",
     "MCPError",
+    "ProcessExitedError",
+    "ServerTimeoutError",
+    "SessionExpiredError",
+    "StreamBrokenError",
+    "TokenRequestError",
     "TurnLimitError",
     "UnauthorizedError",
+    "from_httpx",
+    "is_outage",
+    "is_refusal",
+    "may_have_run",
+    "reported_name",
+    "retry_after_seconds",
 ]
 
 
@@ -40,31 +99,107 @@ class MCPError(Exception):
         self.server = server
 
 
-class ConnectionError(MCPError):  # noqa: A001 - the public name the docs promise
+# -- could not be reached ------------------------------------------------------------------------
+
+
+class ConnectionError(MCPError, builtins.ConnectionError):  # noqa: A001 - the public name the docs promise
     """The server could not be reached: refused, timed out, or its process exited.
+
+    Also a builtin ``ConnectionError`` (an ``OSError``), so ``except ConnectionError`` catches
+    it whichever of the two the name means. Its subclasses say why; this class itself means the
+    connection failed or broke off (refused, DNS, reset, a process that could not start), or
+    the server answered HTTP 429 or 5xx (``status``): it is there but will not serve now.
 
     Attributes:
         status: the HTTP status when one was received (429, 5xx), else ``None``.
-        exit_status: a stdio server's exit status when its process ended, else ``None``.
+        exit_status: a stdio server's exit status when its process ended (`ProcessExitedError`), else ``None``.
         retry_after: seconds the server asked us to wait (``Retry-After``), else ``None``.
-        timed_out: ``True`` when no answer came within the request's timeout.
+        timed_out: ``True`` for a `ServerTimeoutError` (read-only: it is the class).
+        request_sent: whether the request had left when the failure came (``True``/``False``),
+            or ``None`` when unknown. `from_httpx` knows it; nothing reads it yet.
+
+    ``ConnectionError(message, timed_out=True)`` or ``exit_status=<int>`` builds the subclass
+    the flag stands for (a timeout first), as callers wrote before the subclasses existed.
     """
 
-    def __init__(
-        self,
-        message: str,
-        *,
-        server: str | None = None,
-        status: int | None = None,
-        exit_status: int | None = None,
-        retry_after: float | None = None,
-        timed_out: bool = False,
-    ):
+    def __new__(cls, message: str = "", *, timed_out: bool = False, exit_status: int | None = None,
+                **_: Any) -> ConnectionError:
+        built = cls
+        if cls is ConnectionError and timed_out:
+            built = ServerTimeoutError
+        elif cls is ConnectionError and exit_status is not None:
+            built = ProcessExitedError
+        return super().__new__(built, message)
+
+    def __init__(self, message: str = "", *, server: str | None = None, status: int | None = None,
+                 exit_status: int | None = None, retry_after: float | None = None, timed_out: bool = False,
+                 request_sent: bool | None = None):
         super().__init__(message, server=server)
         self.status = status
         self.exit_status = exit_status
         self.retry_after = retry_after
-        self.timed_out = timed_out
+        self.request_sent = request_sent
+
+    @property
+    def timed_out(self) -> bool:
+        """Whether no answer came within the request's timeout (this is a `ServerTimeoutError`)."""
+        return isinstance(self, ServerTimeoutError)
+
+
+class ServerTimeoutError(ConnectionError):
+    """No answer came within the request's timeout (the server may still be working on it).
+
+    A tool call that times out does not mark the server down: a slow tool is not a down server.
+    """
+
+
+class ProcessExitedError(ConnectionError):
+    """A stdio server's process ended while a request waited for it, or before it was written.
+
+    Attributes:
+        exit_status: the process's exit status (``int``; negative for a signal), or ``None``
+            when unknown.
+    """
+
+
+# -- spoke, but not as expected ------------------------------------------------------------------
+
+
+class StreamBrokenError(MCPError):
+    """A response stream ended before the response arrived and could not be resumed.
+
+    Attributes:
+        attempts: how many streams were already read for this request (the POST, plus any
+            resumptions), counted against the client's limit of three.
+    """
+
+    def __init__(self, message: str = "", *, server: str | None = None, attempts: int = 1):
+        super().__init__(message, server=server)
+        self.attempts = attempts
+
+
+class LegacyProtocolError(MCPError):
+    """The peer answered like a server that predates 2026-07-28.
+
+    Raised by the HTTP transport for HTTP 400, 404 or 405 without a JSON-RPC error body
+    (MCP 2026-07-28, "Backward compatibility"); the client then tries the handshake.
+
+    Attributes:
+        status: the HTTP status (``int``), or ``None``.
+    """
+
+    def __init__(self, message: str = "", *, status: int | None = None, server: str | None = None):
+        super().__init__(message, server=server)
+        self.status = status
+
+
+class SessionExpiredError(MCPError):
+    """A handshake-era HTTP server answered 404 to our ``Mcp-Session-Id``: the session is gone.
+
+    The client answers it with a new handshake; it reaches callers only when that session ends too."""
+
+
+# -- refused -------------------------------------------------------------------------------------
 
 
 class UnauthorizedError(MCPError):
@@ -74,9 +209,32 @@ class UnauthorizedError(MCPError):
         www_authenticate: the ``WWW-Authenticate`` challenge, or ``None``.
     """
 
-    def __init__(self, message: str, *, server: str | None = None, www_authenticate: str | None = None):
+    def __init__(self, message: str = "", *, server: str | None = None, www_authenticate: str | None = None):
         super().__init__(message, server=server)
         self.www_authenticate = www_authenticate
+
+
+class TokenRequestError(UnauthorizedError):
+    """An authorization server refused a token request (RFC 6749 §5.2).
+
+        try: request_token(http, endpoint, form, client=client, auth_method="client_secret_basic")
+        except TokenRequestError as refusal:
+            refusal.error, refusal.error_description   # ("invalid_client", "client is disabled")
+
+    Importable from ``llm_mcp.client.oauth`` too, where it is raised.
+
+    Attributes:
+        error: the server's ``error`` code, e.g. ``"invalid_client"`` (``str``).
+        error_description: the server's ``error_description``, or ``None``.
+        status: the HTTP status of the refusal (``int``).
+    """
+
+    def __init__(self, message: str = "", *, server: str | None = None, error: str = "",
+                 error_description: str | None = None, status: int = 0):
+        super().__init__(message, server=server)
+        self.error = error
+        self.error_description = error_description
+        self.status = status
 
 
 class ForbiddenError(MCPError):
@@ -91,11 +249,14 @@ class InsufficientScopeError(ForbiddenError):
         reason: the server's ``error_description``, or ``None``.
     """
 
-    def __init__(self, message: str, *, server: str | None = None, scopes: list[str] | None = None,
+    def __init__(self, message: str = "", *, server: str | None = None, scopes: list[str] | None = None,
                  reason: str | None = None):
         super().__init__(message, server=server)
         self.scopes = scopes or []
         self.reason = reason
+
+
+# -- the client's own ----------------------------------------------------------------------------
 
 
 class ConfigurationError(MCPError):
@@ -114,7 +275,7 @@ class InputRequiredError(MCPError):
         except llm_mcp.InputRequiredError as exc: [q.message for q in exc.requests]
 
     Attributes:
-        requests: the unanswered :class:`~llm_mcp.Question` objects.
+        requests: the unanswered `Question` objects.
         questions: every question of the round, the ones the callback answered included.
         request_state: the server's opaque ``requestState`` to send back, or ``None``.
         method: the request that asked (``"tools/call"``), or ``None``.
@@ -122,7 +283,7 @@ class InputRequiredError(MCPError):
         input_requests: the ``inputRequests`` map as the server sent it.
     """
 
-    def __init__(self, message: str, *, server: str | None = None, requests: Any = None,
+    def __init__(self, message: str = "", *, server: str | None = None, requests: Any = None,
                  request_state: str | None = None, questions: Any = None, method: str | None = None,
                  params: dict[str, Any] | None = None, input_requests: Any = None):
         super().__init__(message, server=server)
@@ -134,10 +295,99 @@ class InputRequiredError(MCPError):
         self.input_requests = input_requests if isinstance(input_requests, dict) else {}
 
 
-class InvalidToolChoiceError(ValueError):
+class InvalidToolChoiceError(MCPError, ValueError):
     """A chat's tool choice names a tool it cannot offer (unknown, or its server is down),
-    or asks for ``"required"`` when no tool is left."""
+    or asks for ``"required"`` when no tool is left. Also a ``ValueError``."""
 
 
-class TurnLimitError(RuntimeError):
-    """A chat asked the model ``max_steps`` times in one turn and the model still called tools."""
+class TurnLimitError(MCPError, RuntimeError):
+    """A chat asked the model ``max_steps`` times in one turn and the model still called tools.
+    Also a ``RuntimeError``."""
+
+
+# -- the three questions -------------------------------------------------------------------------
+
+
+def is_refusal(exc: BaseException) -> bool:
+    """Whether retrying will not fix the failure: 401, 403 (scopes included) and HTTP 404."""
+    return isinstance(exc, (UnauthorizedError, ForbiddenError)) or (
+        isinstance(exc, ConnectionError) and exc.status == 404)
+
+
+def may_have_run(exc: BaseException) -> bool:
+    """Whether a call that failed this way may have partly run on the server: it timed out,
+    its process exited, the server answered 5xx, or its response stream broke."""
+    return isinstance(exc, (StreamBrokenError, ServerTimeoutError, ProcessExitedError)) or (
+        isinstance(exc, ConnectionError) and exc.status is not None and exc.status >= 500)
+
+
+def is_outage(exc: BaseException, *, tool_call: bool = False) -> bool:
+    """Whether the failure means the server is down: it could not be reached, answered 429 or
+    5xx, or its process exited; refusals and protocol errors are not outages.
+
+    With ``tool_call=True`` (the failure of a ``tools/call``) a timeout does not count: a slow
+    tool is not a down server."""
+    if not isinstance(exc, ConnectionError) or is_refusal(exc):
+        return False
+    return not (tool_call and isinstance(exc, ServerTimeoutError))
+
+
+def reported_name(exc: BaseException) -> str:
+    """The error's class name as outage logs and listeners report it: ``"ConnectionError"`` for
+    `ConnectionError` and its subclasses (listeners, and the ``mcp_unreachable`` signal, have
+    always been sent that name), else the class's own name."""
+    return ConnectionError.__name__ if isinstance(exc, ConnectionError) else type(exc).__name__
+
+
+# -- from httpx ----------------------------------------------------------------------------------
+
+
+def retry_after_seconds(value: str | None) -> float | None:
+    """Parse ``Retry-After`` (RFC 9110 §10.2.3): delay seconds or an HTTP date; ``None`` when absent
+    or unreadable."""
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def from_httpx(failure: httpx.HTTPError | httpx.Response, *, server: str | None, message: str,
+               timeout_message: str | None = None) -> ConnectionError:
+    """The error for a failed ``httpx`` request, to raise ``from None``.
+
+        except httpx.HTTPError as exc:
+            raise from_httpx(exc, server=name, message=f"{name} could not be reached",
+                             timeout_message=f"{name} did not answer within 5 s") from None
+
+    Args:
+        failure: the ``httpx`` exception, or a response whose status means "not now" (429, 5xx).
+        server: the server's name, for `MCPError.server`.
+        message: the message for a failure to reach the server (or for a response).
+        timeout_message: the message for a timeout; ``None`` treats a timeout as any other
+            failure to reach the server.
+
+    Returns:
+        `ConnectionError` with ``.status`` and ``.retry_after`` for a response or an
+        ``httpx.HTTPStatusError``; `ServerTimeoutError` for an ``httpx.TimeoutException`` when
+        ``timeout_message`` is given; `ConnectionError` otherwise. ``.request_sent`` is
+        ``False`` when the request never left (connect failures and timeouts, an exhausted pool),
+        ``True`` otherwise.
+    """
+    import httpx
+
+    if isinstance(failure, httpx.HTTPStatusError):
+        failure = failure.response
+    if isinstance(failure, httpx.Response):
+        return ConnectionError(message, server=server, status=failure.status_code, request_sent=True,
+                               retry_after=retry_after_seconds(failure.headers.get("retry-after")))
+    sent = not isinstance(failure, (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout,
+                                    httpx.UnsupportedProtocol, httpx.ProxyError))
+    if timeout_message is not None and isinstance(failure, httpx.TimeoutException):
+        return ServerTimeoutError(timeout_message, server=server, request_sent=sent)
+    return ConnectionError(message, server=server, request_sent=sent)

@@ -23,7 +23,7 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any, Callable
 
-from .errors import ConnectionError
+from .errors import is_outage, reported_name
 
 if TYPE_CHECKING:
     from .server import MCP
@@ -41,11 +41,6 @@ never with the error's message. A Django signal can be sent from here."""
 
 _lock = threading.Lock()
 _until: dict[Any, float] = {}
-
-
-def is_outage(error: BaseException) -> bool:
-    """Whether an error means the server is down (not a refusal, not a protocol error)."""
-    return isinstance(error, ConnectionError) and error.status != 404
 
 
 def _key(server: MCP) -> Any:
@@ -93,10 +88,10 @@ def record(server: MCP, error: BaseException) -> None:
         else:
             _until[key] = until
     log.warning("MCP server %s is unavailable (%s); chats leave it out for %.0f s", server.name,
-                f"HTTP {status}" if status else type(error).__name__, until - time.monotonic())
+                f"HTTP {status}" if status else reported_name(error), until - time.monotonic())
     for listener in list(listeners):
         try:
-            listener(server.name, type(error).__name__, status)
+            listener(server.name, reported_name(error), status)
         except Exception:  # noqa: BLE001 - a listener must not break the chat
             log.exception("an mcp_unreachable listener failed")
 

@@ -18,15 +18,19 @@ from typing import Any, Callable
 
 from . import protocol
 from .cancel import current_scope
-from .errors import CancelledError, ConnectionError, InputRequiredError, MCPError
-from .logs import LOG_LEVEL_META, check_log_level, wanted
-from .logs import write as write_log
-from .transports.base import (
+from .errors import (
+    CancelledError,
+    ConnectionError,
+    InputRequiredError,
     LegacyProtocolError,
+    MCPError,
+    ServerTimeoutError,
     SessionExpiredError,
     StreamBrokenError,
-    Transport,
 )
+from .logs import LOG_LEVEL_META, check_log_level, wanted
+from .logs import write as write_log
+from .transports.base import Transport, adopt
 
 __all__ = ["Client"]
 
@@ -62,7 +66,9 @@ class Client:
         result = client.request("tools/call", {"name": "search", "arguments": {"q": "x"}})
 
     Attributes:
-        transport: the object that carries messages (see ``transports.base``).
+        transport: the object that carries messages, as given (see ``transports.base``).
+        channel: ``transport`` as a `Transport`: itself when it subclasses it, else the adapter
+            that gives the optional attributes it lacks their defaults (``transports.base.adopt``).
         name: the server's name, for logs and errors.
         timeout: seconds a request may take, or ``None`` for the transport's own.
         era_key: where the detected era is remembered for the process (an endpoint URL),
@@ -109,6 +115,15 @@ class Client:
         self._server_log = logging.getLogger(f"llm_mcp.server.{name}")
 
     @property
+    def transport(self) -> Any:
+        """The transport as given; setting it also sets `channel`."""
+        return self._transport
+
+    @transport.setter
+    def transport(self, transport: Any) -> None:
+        self._transport, self.channel = transport, adopt(transport)
+
+    @property
     def meta(self) -> dict[str, Any]:
         """The ``_meta`` every 2026-07-28 request carries; computed, nothing is sent.
 
@@ -138,7 +153,7 @@ class Client:
 
     def _transport_alive(self) -> bool:
         # A handshake-era stdio server whose process ended needs a new handshake.
-        return self.era == MODERN or getattr(self.transport, "running", True)
+        return self.era == MODERN or self.channel.running
 
     def _remember(self, era: str) -> None:
         self.era = era
@@ -334,9 +349,8 @@ class Client:
                         raise CancelledError(f"{method} to MCP server {self.name!r} was cancelled: {scope.reason}",
                                              server=self.name) from None
                     raise
-            except ConnectionError as exc:
-                if exc.timed_out:
-                    self._cancel(message["id"], "timed out")
+            except ServerTimeoutError:
+                self._cancel(message["id"], "timed out")
                 raise
             except SessionExpiredError:
                 if renewed:
@@ -394,7 +408,7 @@ class Client:
         Over 2026-07-28 HTTP the transport has already closed the response stream, which
         is the cancellation there; everywhere else a ``notifications/cancelled`` is sent.
         """
-        if self.era == MODERN and getattr(self.transport, "cancels_by_closing", False):
+        if self.era == MODERN and self.channel.cancels_by_closing:
             return
         params: dict[str, Any] = {"requestId": request_id, "reason": reason}
         if self.era == MODERN:

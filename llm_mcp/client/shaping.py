@@ -23,13 +23,12 @@ from . import outages
 from .errors import (
     CancelledError,
     ConfigurationError,
-    ConnectionError,
-    ForbiddenError,
     InputRequiredError,
     MCPError,
-    UnauthorizedError,
+    is_outage,
+    is_refusal,
+    may_have_run,
 )
-from .transports.base import StreamBrokenError
 
 if TYPE_CHECKING:
     from .server import MCP
@@ -224,24 +223,11 @@ def _build_extra(extra: Any, server: MCP) -> Any:
 # -- calls ------------------------------------------------------------------------------------
 
 
-def is_refusal(exc: BaseException) -> bool:
-    """Failures that retrying will not fix: 401, 403 (scopes included) and HTTP 404."""
-    return isinstance(exc, (UnauthorizedError, ForbiddenError)) or (
-        isinstance(exc, ConnectionError) and exc.status == 404)
-
-
-def _may_have_run(exc: BaseException) -> bool:
-    if isinstance(exc, StreamBrokenError):
-        return True
-    return isinstance(exc, ConnectionError) and (
-        exc.timed_out or exc.exit_status is not None or (exc.status is not None and exc.status >= 500))
-
-
 def failure_text(tool: Tool, exc: BaseException) -> str:
     """What the model is told when the server failed a call: the server's own words, and a
     warning when a tool with effects may have partly run."""
     text = f"The MCP server {tool.server.name!r} failed to run {tool.server_name}: {str(exc).rstrip('.')}."
-    if _may_have_run(exc) and not tool.read_only and not (tool.idempotent and not tool.destructive):
+    if may_have_run(exc) and not tool.read_only and not (tool.idempotent and not tool.destructive):
         text += (" The call may have partly run before it broke off: check its effects before "
                  "calling it again.")
     return text
@@ -290,7 +276,7 @@ def invoke(tool: Tool, arguments: dict[str, Any]) -> Any:
     except (CancelledError, InputRequiredError):
         raise
     except Exception as exc:
-        if outages.is_outage(exc) and not getattr(exc, "timed_out", False):  # a slow tool is not a down server
+        if is_outage(exc, tool_call=True):
             outages.record(server, exc)
         handler = _handler(server._option("rescue_from") or {}, exc)
         if handler is not None:

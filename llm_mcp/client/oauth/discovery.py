@@ -29,7 +29,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
-from ..errors import ConnectionError, MCPError
+from ..errors import MCPError, from_httpx
 from ..hosts import is_loopback
 from . import bounded
 
@@ -169,12 +169,10 @@ def _fetch_json(http: httpx.Client, url: str, server_name: str) -> dict[str, Any
     except bounded.TooLarge:
         log.warning("MCP server %s: metadata at %s is too large; ignored", server_name, _origin(url))
         return None
-    except httpx.TimeoutException:
-        raise ConnectionError(f"MCP server {server_name!r}: {_origin(url)} did not answer a metadata request in "
-                              "time", server=server_name, timed_out=True) from None
     except httpx.HTTPError as exc:
-        raise ConnectionError(f"MCP server {server_name!r}: {_origin(url)} could not be reached for metadata "
-                              f"({type(exc).__name__})", server=server_name) from None
+        raise from_httpx(exc, server=server_name, message=f"MCP server {server_name!r}: {_origin(url)} could not be "
+                         f"reached for metadata ({type(exc).__name__})", timeout_message=f"MCP server "
+                         f"{server_name!r}: {_origin(url)} did not answer a metadata request in time") from None
     if response.status_code != 200:
         if 300 <= response.status_code < 400:
             log.warning("MCP server %s: %s answered a metadata request with a redirect; not followed", server_name,

@@ -35,7 +35,7 @@ import httpx
 
 from .. import protocol
 from ..config import config
-from ..errors import MCPError, UnauthorizedError
+from ..errors import MCPError, UnauthorizedError, from_httpx
 from ..hosts import is_loopback
 from ..transports.http import parse_challenge, shared_ssl_context
 from . import bounded
@@ -374,10 +374,8 @@ class OAuth(httpx.Auth):
                 "Accept": "application/json, text/event-stream", "Content-Type": "application/json",
                 "MCP-Protocol-Version": protocol.LATEST, "Mcp-Method": "server/discover"})
         except httpx.HTTPError as exc:
-            from ..errors import ConnectionError
-
-            raise ConnectionError(f"MCP server {self.server_name!r} could not be reached ({type(exc).__name__})",
-                                  server=self.server_name) from None
+            raise from_httpx(exc, server=self.server_name, message=f"MCP server {self.server_name!r} could not be "
+                             f"reached ({type(exc).__name__})") from None
         raw = response.headers.get("www-authenticate", "") if response.status_code == 401 else ""
         challenge = _challenge(raw)
         with self._lock:

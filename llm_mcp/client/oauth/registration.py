@@ -24,7 +24,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from ..config import config
-from ..errors import ConnectionError, MCPError, UnauthorizedError
+from ..errors import MCPError, UnauthorizedError, from_httpx
 from ..hosts import is_loopback
 from . import bounded
 from .discovery import Discovery
@@ -189,8 +189,8 @@ def register(found: Discovery, *, redirect_uri: str, http: httpx.Client, store: 
     try:
         response = bounded.send(http, "POST", endpoint, json=body, headers={"Accept": "application/json"})
     except httpx.HTTPError as exc:
-        raise ConnectionError(f"MCP server {server_name!r}: its authorization server could not be reached to register "
-                              f"({type(exc).__name__})", server=server_name) from None
+        raise from_httpx(exc, server=server_name, message=f"MCP server {server_name!r}: its authorization server "
+                         f"could not be reached to register ({type(exc).__name__})") from None
     try:
         answer = json.loads(response.content) if response.content else {}
     except (ValueError, RecursionError):

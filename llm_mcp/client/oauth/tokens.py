@@ -27,7 +27,12 @@ from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
 from joserfc import jwt
 from joserfc.jwk import ECKey, OKPKey, RSAKey
 
-from llm_mcp.client.errors import ConnectionError, MCPError, UnauthorizedError
+from llm_mcp.client.errors import (
+    ConnectionError,
+    MCPError,
+    TokenRequestError,
+    from_httpx,
+)
 from llm_mcp.client.oauth import bounded
 
 if TYPE_CHECKING:
@@ -91,27 +96,6 @@ class ClientAuth:
         if self.private_key is not None:
             extras += ", private_key=<hidden>"
         return f"ClientAuth(client_id={self.client_id!r}{extras})"
-
-
-class TokenRequestError(UnauthorizedError):
-    """An authorization server refused a token request (RFC 6749 §5.2).
-
-        try: request_token(http, endpoint, form, client=client, auth_method="client_secret_basic")
-        except TokenRequestError as refusal:
-            refusal.error, refusal.error_description   # ("invalid_client", "client is disabled")
-
-    Attributes:
-        error: the server's ``error`` code, e.g. ``"invalid_client"`` (``str``).
-        error_description: the server's ``error_description``, or ``None``.
-        status: the HTTP status of the refusal (``int``).
-    """
-
-    def __init__(self, message: str, *, server: str | None = None, error: str, error_description: str | None,
-                 status: int):
-        super().__init__(message, server=server)
-        self.error = error
-        self.error_description = error_description
-        self.status = status
 
 
 def choose_auth_method(client: ClientAuth | None, supported: Iterable[str] | None) -> str:
@@ -313,11 +297,10 @@ def request_token(http: httpx.Client | None, endpoint: str, form: Mapping[str, s
                 response = bounded.send(http, "POST", endpoint, data=body, headers=headers)
             except bounded.TooLarge:
                 raise MCPError(f"{name}: the token endpoint's answer is too large", server=name) from None
-            except httpx.TimeoutException:
-                raise ConnectionError(f"{name}: the token request timed out", server=name, timed_out=True) from None
             except httpx.HTTPError as error:
-                raise ConnectionError(f"{name}: the token endpoint could not be reached ({type(error).__name__})",
-                                      server=name) from None
+                raise from_httpx(error, server=name, message=f"{name}: the token endpoint could not be reached "
+                                 f"({type(error).__name__})", timeout_message=f"{name}: the token request timed out"
+                                 ) from None
             if dpop is not None and not nonce_retried:
                 from llm_mcp.client.oauth.dpop import nonce_challenge
 

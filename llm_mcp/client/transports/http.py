@@ -11,7 +11,6 @@ Safety: redirects are never followed, and headers never reach the logs.
 
 from __future__ import annotations
 
-import email.utils
 import functools
 import logging
 import re
@@ -28,20 +27,18 @@ from httpx_sse import EventSource
 from .. import protocol
 from ..cancel import current_scope
 from ..errors import (
-    ConnectionError,
     ForbiddenError,
     InsufficientScopeError,
+    LegacyProtocolError,
     MCPError,
+    SessionExpiredError,
+    StreamBrokenError,
     UnauthorizedError,
+    from_httpx,
 )
 from ..param_headers import method_headers
 from ..protocol import origin
-from .base import (
-    LegacyProtocolError,
-    MessageHandler,
-    SessionExpiredError,
-    StreamBrokenError,
-)
+from .base import MessageHandler, Transport
 
 __all__ = ["HTTPTransport", "shared_ssl_context"]
 
@@ -94,20 +91,6 @@ def describe(exc: httpx.HTTPError, url: str) -> str:
     return f"{origin(url)} ({reason})"
 
 
-def retry_after_seconds(value: str | None) -> float | None:
-    """Parse ``Retry-After`` (RFC 9110 §10.2.3): delay seconds or an HTTP date."""
-    if not value:
-        return None
-    value = value.strip()
-    if value.isdigit():
-        return float(value)
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - time.time())
-
-
 def parse_challenge(value: str) -> dict[str, str]:
     """The auth-params of a ``WWW-Authenticate: Bearer`` challenge (RFC 6750 §3), lower-cased keys."""
     params: dict[str, str] = {}
@@ -153,7 +136,7 @@ def insufficient_scope(url: str, name: str, challenge: dict[str, str]) -> Insuff
                                   reason=challenge.get("error_description"))
 
 
-class HTTPTransport:
+class HTTPTransport(Transport):
     """Streamable HTTP to one endpoint, over one pooled ``httpx.Client``.
 
         transport = HTTPTransport("https://mcp.example.com/mcp", name="example", headers=lambda: {...})
@@ -172,10 +155,9 @@ class HTTPTransport:
     cancels_by_closing = True
     """On 2026-07-28, closing a request's response stream is its cancellation."""
 
-    listen_during_calls = False
-    """Handshake era: hold a GET stream open while a ``tools/call``, ``prompts/get`` or
-    ``resources/read`` runs, for server requests not tied to it (set when questions are
-    answered in line; 2025-11-25 "Streamable HTTP / Listening for Messages from the Server")."""
+    # listen_during_calls (False, set by the client): in the handshake era, hold a GET stream open
+    # while a tools/call, prompts/get or resources/read runs, for server requests not tied to it
+    # (2025-11-25 "Streamable HTTP / Listening for Messages from the Server").
 
     def __init__(self, url: str, *, name: str, headers: Callable[[], dict[str, str]] | None = None,
                  timeout: float = 60.0, client: httpx.Client | None = None, auth: httpx.Auth | None = None):
@@ -303,12 +285,9 @@ class HTTPTransport:
                                                 timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)),
                                                 extensions={"trace": trace} if trace is not None else None)
             response = self.client.send(request, stream=True, auth=self._auth)
-        except httpx.TimeoutException:
-            raise ConnectionError(f"MCP server {self.name!r} did not answer {message.get('method')} within "
-                                  f"{timeout:g} s", server=self.name, timed_out=True) from None
         except httpx.HTTPError as exc:
-            raise ConnectionError(f"MCP server {self.name!r} could not be reached at {describe(exc, self.url)}",
-                                  server=self.name) from None
+            raise from_httpx(exc, server=self.name, message=f"MCP server {self.name!r} could not be reached at "
+                             f"{describe(exc, self.url)}", timeout_message=self._no_answer(message, timeout)) from None
         if response.is_success:
             session = response.headers.get("mcp-session-id")
             if session and version != protocol.LATEST:
@@ -325,6 +304,10 @@ class HTTPTransport:
             response.close()
         raise AssertionError("unreachable")
 
+    def _no_answer(self, message: dict[str, Any], timeout: float) -> str:
+        """The message of a request that timed out."""
+        return f"MCP server {self.name!r} did not answer {message.get('method')} within {timeout:g} s"
+
     def _raise_for_status(self, response: httpx.Response, message: dict[str, Any], sent_session: str | None) -> None:
         status = response.status_code
         method = message.get("method")
@@ -340,8 +323,8 @@ class HTTPTransport:
                 raise insufficient_scope(self.url, self.name, challenge)
             raise ForbiddenError(f"MCP server {self.name!r} refused {method} (HTTP 403)", server=self.name)
         if status == 429 or status >= 500:
-            raise ConnectionError(f"MCP server {self.name!r} answered {method} with HTTP {status}", server=self.name,
-                                  status=status, retry_after=retry_after_seconds(response.headers.get("retry-after")))
+            raise from_httpx(response, server=self.name, message=f"MCP server {self.name!r} answered {method} with "
+                             f"HTTP {status}")
         if status == 404 and sent_session:
             self.session_id = None
             raise SessionExpiredError(f"MCP server {self.name!r} ended the session (HTTP 404)", server=self.name)
@@ -356,13 +339,10 @@ class HTTPTransport:
     def _json_body(self, response: httpx.Response, strict: bool = True, timeout: float | None = None) -> Any:
         try:
             raw = response.read()
-        except httpx.TimeoutException:
-            raise ConnectionError(f"MCP server {self.name!r} did not finish its answer within "
-                                  f"{self.timeout if timeout is None else timeout:g} s",
-                                  server=self.name, timed_out=True) from None
         except httpx.HTTPError as exc:
-            raise ConnectionError(f"MCP server {self.name!r} broke off its answer: {type(exc).__name__}",
-                                  server=self.name) from None
+            raise from_httpx(exc, server=self.name, message=f"MCP server {self.name!r} broke off its answer: "
+                             f"{type(exc).__name__}", timeout_message=f"MCP server {self.name!r} did not finish its "
+                             f"answer within {self.timeout if timeout is None else timeout:g} s") from None
         if not raw.strip():
             return None
         try:
@@ -410,9 +390,9 @@ class HTTPTransport:
                     answer = self._find_response(data, message, on_message, version)
                     if answer is not None:
                         return answer
-            except httpx.TimeoutException:
-                raise ConnectionError(f"MCP server {self.name!r} did not answer {message.get('method')} within "
-                                      f"{timeout:g} s", server=self.name, timed_out=True) from None
+            except httpx.TimeoutException as exc:
+                no_answer = self._no_answer(message, timeout)
+                raise from_httpx(exc, server=self.name, message=no_answer, timeout_message=no_answer) from None
             except httpx.HTTPError:
                 pass  # the stream broke: resume below, as when it ended early
             finally:
@@ -433,9 +413,9 @@ class HTTPTransport:
         try:
             request = self.client.build_request("GET", self.url, headers=headers, timeout=timeout)
             response = self.client.send(request, stream=True, auth=self._auth)
-        except httpx.HTTPError as exc:
-            raise ConnectionError(f"MCP server {self.name!r} could not be reached to resume a stream at "
-                                  f"{describe(exc, self.url)}", server=self.name) from None
+        except httpx.HTTPError as exc:  # a timeout included: the stream is not there to resume
+            raise from_httpx(exc, server=self.name, message=f"MCP server {self.name!r} could not be reached to "
+                             f"resume a stream at {describe(exc, self.url)}") from None
         if not response.is_success:
             response.close()
             raise StreamBrokenError(f"MCP server {self.name!r} refused to resume the stream "

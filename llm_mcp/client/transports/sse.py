@@ -24,9 +24,22 @@ from httpx_sse import EventSource
 
 from .. import protocol
 from ..cancel import CancelScope, current_scope
-from ..errors import ConnectionError, ForbiddenError, MCPError, UnauthorizedError
-from .base import MessageHandler
-from .http import describe, hide_in_logs, insufficient_scope, parse_challenge, shared_ssl_context
+from ..errors import (
+    ConnectionError,
+    ForbiddenError,
+    MCPError,
+    ServerTimeoutError,
+    UnauthorizedError,
+    from_httpx,
+)
+from .base import MessageHandler, Transport
+from .http import (
+    describe,
+    hide_in_logs,
+    insufficient_scope,
+    parse_challenge,
+    shared_ssl_context,
+)
 
 __all__ = ["SSETransport"]
 
@@ -62,7 +75,7 @@ class _Pending:
         self.wake.set()
 
 
-class SSETransport:
+class SSETransport(Transport):
     """A GET event stream for answers, and POSTs to the endpoint it announces.
 
         transport = SSETransport("http://127.0.0.1:9000/sse", name="legacy")
@@ -91,7 +104,6 @@ class SSETransport:
         self._stream: httpx.Response | None = None
         self._pending: dict[Any, _Pending] = {}
         self._lock = threading.Lock()
-        self._ready = threading.Event()
         self._closed = threading.Event()
 
     def connect(self) -> None:
@@ -100,7 +112,6 @@ class SSETransport:
             return
         self.close()
         self._client = httpx.Client(verify=shared_ssl_context(), follow_redirects=False, timeout=self.timeout)
-        self._ready.clear()
         self._closed.clear()
         try:
             request = self._client.build_request("GET", self.url, headers={"Accept": "text/event-stream",
@@ -108,16 +119,16 @@ class SSETransport:
                                                  timeout=httpx.Timeout(self.timeout, read=None))
             response = self._client.send(request, stream=True, auth=self._auth)
         except httpx.HTTPError as exc:
-            raise ConnectionError(f"MCP server {self.name!r} could not be reached at {describe(exc, self.url)}",
-                                  server=self.name) from None
+            raise self._unreachable(exc) from None
         if not response.is_success or "text/event-stream" not in response.headers.get("content-type", ""):
             response.close()
             refused(response, self.url, self.name)
             raise MCPError(f"MCP server {self.name!r} speaks no MCP revision we know (HTTP {response.status_code} "
                            "to the 2024-11-05 event stream)", server=self.name)
         self._stream = response
-        threading.Thread(target=self._read, args=(response,), name=f"mcp-sse-{self.name}", daemon=True).start()
-        if not self._ready.wait(self.timeout) or self.endpoint is None:
+        ready = threading.Event()  # this stream's own: the reader of a stream closed before sets only its event
+        threading.Thread(target=self._read, args=(response, ready), name=f"mcp-sse-{self.name}", daemon=True).start()
+        if not ready.wait(self.timeout) or self.endpoint is None:
             self.close()
             raise MCPError(f"MCP server {self.name!r} sent no usable endpoint event (none, or one on another "
                            "origin)", server=self.name)
@@ -133,8 +144,8 @@ class SSETransport:
         try:
             self._post(message)
             if not self._wait(pending, self.timeout if timeout is None else timeout, current_scope()):
-                raise ConnectionError(f"MCP server {self.name!r} did not answer {message.get('method')} in time",
-                                      server=self.name, timed_out=True)
+                raise ServerTimeoutError(f"MCP server {self.name!r} did not answer {message.get('method')} in time",
+                                         server=self.name)
         finally:
             with self._lock:
                 self._pending.pop(message["id"], None)
@@ -160,6 +171,11 @@ class SSETransport:
             return True
         finally:
             forget()
+
+    def _unreachable(self, exc: httpx.HTTPError) -> ConnectionError:
+        """The error for a stream or POST that failed (a timeout included)."""
+        return from_httpx(exc, server=self.name,
+                          message=f"MCP server {self.name!r} could not be reached at {describe(exc, self.url)}")
 
     @property
     def _auth(self) -> Any:
@@ -199,14 +215,13 @@ class SSETransport:
                                          headers={"Content-Type": "application/json", **self.headers()},
                                          auth=self._auth)
         except httpx.HTTPError as exc:
-            raise ConnectionError(f"MCP server {self.name!r} could not be reached at {describe(exc, self.url)}",
-                                  server=self.name) from None
+            raise self._unreachable(exc) from None
         if not response.is_success:
             refused(response, self.url, self.name)
             raise MCPError(f"MCP server {self.name!r} refused a message (HTTP {response.status_code})",
                            server=self.name)
 
-    def _read(self, response: httpx.Response) -> None:
+    def _read(self, response: httpx.Response, ready: threading.Event) -> None:
         try:
             for sse in EventSource(response).iter_sse():
                 if sse.event == "endpoint":
@@ -214,7 +229,7 @@ class SSETransport:
                         self.endpoint = self._same_origin(urljoin(self.url, sse.data.strip()))
                         if self.endpoint:
                             hide_in_logs(self.endpoint)  # it holds the session id
-                        self._ready.set()
+                        ready.set()
                     continue
                 try:
                     message = protocol.decode(sse.data) if sse.data.strip() else None
@@ -227,7 +242,7 @@ class SSETransport:
         finally:
             if self._stream is response:
                 self._closed.set()  # the session ended with its stream: the next request opens a new one
-            self._ready.set()
+            ready.set()
             with self._lock:
                 waiting = list(self._pending.values())
             for pending in waiting:

@@ -20,9 +20,9 @@ from typing import Any, Callable
 
 from .. import protocol
 from ..cancel import current_scope
-from ..errors import ConnectionError
+from ..errors import ConnectionError, ProcessExitedError, ServerTimeoutError
 from ..logs import printable
-from .base import MessageHandler
+from .base import MessageHandler, Transport
 
 __all__ = ["INHERITED_ENV", "StdioTransport", "child_environment"]
 
@@ -126,7 +126,7 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
 _CAN_POLL = hasattr(select, "poll")  # POSIX; on Windows a read waits until the server writes
 
 
-class StdioTransport:
+class StdioTransport(Transport):
     """Talks to a subprocess over its stdin and stdout.
 
         transport = StdioTransport(lambda: (["npx", "-y", "server"], {"NODE_ENV": "production"}), name="files")
@@ -181,15 +181,15 @@ class StdioTransport:
         try:
             self._write(stream.process, message, deadline)
             if not self._wait(pending, deadline):
-                raise ConnectionError(f"MCP server {self.name!r} did not answer {message.get('method')} within "
-                                      f"{seconds:g} s", server=self.name, timed_out=True)
+                raise ServerTimeoutError(f"MCP server {self.name!r} did not answer {message.get('method')} within "
+                                         f"{seconds:g} s", server=self.name)
         finally:
             with self._lock:
                 self._pending.pop(message["id"], None)
         if pending.response is None:
-            raise ConnectionError(f"MCP server {self.name!r} exited with status {self._exit_status} while "
-                                  f"handling {message.get('method')}", server=self.name,
-                                  exit_status=self._exit_status)
+            raise ProcessExitedError(f"MCP server {self.name!r} exited with status {self._exit_status} while "
+                                     f"handling {message.get('method')}", server=self.name,
+                                     exit_status=self._exit_status)
         return pending.response
 
     def notify(self, message: dict[str, Any], *, version: str | None) -> None:
@@ -267,11 +267,15 @@ class StdioTransport:
                         writable.register(fd, select.POLLOUT)
                         if not writable.poll(max(deadline - time.monotonic(), 0) * 1000):
                             process.kill()  # half a message sits in its pipe: this process is done
-                            raise ConnectionError(f"MCP server {self.name!r} stopped reading its input",
-                                                  server=self.name, timed_out=True) from None
+                            raise ServerTimeoutError(f"MCP server {self.name!r} stopped reading its input",
+                                                     server=self.name) from None
+        except ConnectionError:
+            raise  # ours is an OSError too
         except (OSError, ValueError):
-            raise ConnectionError(f"MCP server {self.name!r} is not running (exit status {process.poll()})",
-                                  server=self.name, exit_status=process.poll()) from None
+            status = process.poll()
+            failure = ConnectionError if status is None else ProcessExitedError  # a broken pipe, exit not yet seen
+            raise failure(f"MCP server {self.name!r} is not running (exit status {status})", server=self.name,
+                          exit_status=status) from None
 
     # -- reading: whoever waits reads -----------------------------------------------------------
 
