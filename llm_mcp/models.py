@@ -23,7 +23,7 @@ from encrypted_fields.fields import EncryptedTextField
 from . import conf
 from .client.question import open_questions
 from .credentials import CredentialManager
-from .records import ChatRecord
+from .db.record import ChatRecord
 
 __all__ = ["AbstractChat", "AbstractMessage", "Chat", "Credential", "Message", "ToolCall"]
 

@@ -16,10 +16,12 @@ from .chat import Chat, new_chat
 from .messages import Message, ToolCall
 from .providers import ModelRequest, Provider, ToolSpec, get_provider, register_provider
 from .store import MemoryStore, Store
+from .toolbox import ToolLike
 from .tools import ChatTool, FunctionTool, report_progress
 
 __all__ = ["Agent", "Chat", "ChatTool", "FunctionTool", "MemoryStore", "Message", "ModelRequest", "Provider",
-           "Store", "ToolCall", "ToolSpec", "get_provider", "new_chat", "register_provider", "report_progress"]
+           "Store", "ToolCall", "ToolLike", "ToolSpec", "get_provider", "new_chat", "register_provider",
+           "report_progress"]
 
 
 class _CallableModule(types.ModuleType):

@@ -16,7 +16,6 @@ import json
 import logging
 import mimetypes
 import os
-import threading
 import uuid
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -25,29 +24,19 @@ from typing import Any
 from ..client import outages
 from ..client.asking import Resume, resuming
 from ..client.cancel import CancelScope
-from ..client.errors import (
-    CancelledError,
-    ConfigurationError,
-    InputRequiredError,
-    InvalidToolChoiceError,
-    MCPError,
-    TurnLimitError,
-)
+from ..client.errors import CancelledError, InputRequiredError, TurnLimitError
 from ..client.progress import Progress, ProgressFilter, listening
 from ..client.prompt import Prompt
 from ..client.question import Question
 from ..client.result import Attachment, Result, sniff_mime_type
 from ..client.server import MCP, Servers
-from ..client.shaping import is_refusal
-from .messages import Message, ToolCall
-from .providers import ModelRequest, Provider, ToolSpec, get_provider
-from .providers._common import describe, text_resource
-from .schemas import fill_schema, schema_problem, wire_name
-from .store import MemoryStore, Store
+from .messages import Message, ToolCall, attachment_text
+from .providers import ModelRequest, Provider, get_provider
+from .store import MemoryStore, Store, is_waiting, pending_approvals, pending_questions, unanswered
+from .toolbox import Toolbox, Unavailable
 from .tools import ToolSearch, as_tool
 
-__all__ = ["Chat", "is_waiting", "new_chat", "pending_approvals", "pending_questions", "prompt_turns", "save_call",
-           "settle_call_ids", "unanswered", "with_answer"]
+__all__ = ["Chat", "new_chat", "prompt_turns", "settle_call_ids"]
 
 log = logging.getLogger("llm_mcp.chat")
 
@@ -94,7 +83,7 @@ class Chat:
         if max_result_chars is not None and (not isinstance(max_result_chars, int) or max_result_chars < 1):
             raise ValueError(f"max_result_chars must be a positive integer or None, not {max_result_chars!r}")
         if store is not None and not isinstance(store, Store):
-            raise TypeError(f"store must implement llm_mcp.chat.Store, not {type(store).__name__}")
+            raise TypeError(f"store must subclass llm_mcp.chat.Store, not {type(store).__name__}")
         if params is not None and not isinstance(params, dict):
             raise TypeError(f"params must be a dict, not {type(params).__name__}")
         reserved = sorted(set(params or ()) & set(self.RESERVED_PARAMS))
@@ -108,7 +97,7 @@ class Chat:
         self.max_steps = max_steps
         self.max_result_chars = max_result_chars
         self.params = dict(params or {})
-        self._turn_lock = getattr(self.store, "lock", None) or threading.RLock()
+        self._turn_lock = self.store.lock
         self._instructions: list[str] = []
         self._tools: list[Any] = []
         self._choice: str | None = None
@@ -220,6 +209,12 @@ class Chat:
     def tools(self) -> list[Any]:
         """The tools the model is offered now (contacts the MCP servers the first time)."""
         return list(self._toolbox().offered.values())
+
+    @property
+    def given_tools(self) -> list[Any]:
+        """The tools given with [with_tools][llm_mcp.Chat.with_tools], as tool objects (a copy;
+        the servers' tools are not in it). Contacts no server."""
+        return list(self._tools)
 
     # -- the conversation ---------------------------------------------------------------------
 
@@ -381,8 +376,9 @@ class Chat:
         self._check_cancelled()
         return self.store.add(reply)
 
-    def _toolbox(self, messages: list[Message] | None = None) -> _Toolbox:
-        return _Toolbox(self, messages)
+    def _toolbox(self, messages: list[Message] | None = None) -> Toolbox:
+        return Toolbox(self._servers, self._tools, listed=self._listed, deferred_servers=self._deferred_servers,
+                       history=(lambda: self.messages) if messages is None else (lambda: messages), owner=self)
 
     # -- running tool calls -------------------------------------------------------------------
 
@@ -395,9 +391,10 @@ class Chat:
         runnable: list[tuple[ToolCall, Any]] = []
         for call in calls:
             tool = box.resolve(call.name)
-            if call.approval is None and tool is not None and bool(getattr(tool, "requires_approval", False)):
+            if call.approval is None and tool is not None and not isinstance(tool, Unavailable) and \
+                    tool.requires_approval:
                 call.approval = "pending"
-                self._save_call(assistant, call)  # visible to other processes before anything runs
+                self.store.save_call(assistant, call)  # visible to other processes before anything runs
             if call.approval == "declined":
                 self.store.add(Message("tool", DECLINED, tool_call_id=call.id))
             elif call.approval in (None, "approved") and not call.waiting:
@@ -408,14 +405,14 @@ class Chat:
         def record(call: ToolCall, reply: Message | None) -> None:
             finished.add(call.id)
             if reply is None:  # paused on a server's questions: they are saved on the call
-                self._save_call(assistant, call)
+                self.store.save_call(assistant, call)
                 return
             resumed = call.pending_questions or call.request_state is not None
             if resumed:
                 call.pending_questions, call.request_state = [], None
             self.store.add(reply)
             if call.mcp_result is not None or resumed:
-                self._save_call(assistant, call)
+                self.store.save_call(assistant, call)
 
         if self.concurrency > 1 and len(runnable) > 1:
             with ThreadPoolExecutor(max_workers=min(self.concurrency, len(runnable)),
@@ -441,19 +438,16 @@ class Chat:
             raise failure
         return not any(call.waiting for call in calls)
 
-    def _save_call(self, message: Message, call: ToolCall) -> None:
-        save_call(self.store, message, call)
-
     def _execute(self, call: ToolCall, tool: Any) -> Message | None:
         if tool is None:
             return Message("tool", f"There is no tool named {call.name!r}.", tool_call_id=call.id, is_error=True)
-        if isinstance(tool, _Unavailable):
+        if isinstance(tool, Unavailable):
             return Message("tool", tool.text, tool_call_id=call.id, is_error=True)
         if "_raw_arguments" in call.arguments:
             return Message("tool", f"The arguments for {call.name} were not a JSON object: "
                            f"{str(call.arguments['_raw_arguments'])[:200]}", tool_call_id=call.id, is_error=True)
         self._check_cancelled()
-        server = getattr(tool, "server", None)
+        server = tool.server
         was_down = isinstance(server, MCP) and outages.is_down(server)
         resume = Resume.from_stored(call.pending_questions, call.request_state) if call.pending_questions else None
         try:
@@ -473,121 +467,6 @@ class Chat:
 
     def __repr__(self) -> str:
         return f"<Chat model={self.model!r} messages={len(self.messages)}>"
-
-
-class _Unavailable:
-    """Stands for a tool of a server that is down, so the model hears why the call did not run."""
-
-    def __init__(self, name: str, servers: list[str]):
-        self.text = (f"The tool {name!r} is not available right now: its MCP server ({', '.join(servers)}) "
-                     "is unavailable. It was not called.")
-
-
-class _Toolbox:
-    """The tools of one model request: names made safe and unique, deferred tools held back."""
-
-    def __init__(self, chat: Chat, messages: list[Message] | None = None):
-        self.chat = chat
-        self.offered: dict[str, Any] = {}
-        self.by_name: dict[str, Any] = {}
-        self.unavailable: list[str] = []
-        sources: dict[str, str] = {}
-        entries: list[tuple[Any, str, bool]] = []
-        for server in chat.mcp:
-            if outages.is_down(server) and server.name not in chat._listed:
-                self.unavailable.append(server.name)  # its backoff runs: not contacted
-                continue
-            try:
-                tools = server.model_tools
-            except MCPError as exc:
-                if is_refusal(exc) or isinstance(exc, (ConfigurationError, CancelledError)):
-                    raise
-                if outages.is_outage(exc):
-                    outages.record(server, exc)
-                else:
-                    log.warning("MCP server %s could not list its tools (%s); they are left out", server.name,
-                                type(exc).__name__)
-                self.unavailable.append(server.name)
-                continue
-            chat._listed.add(server.name)
-            for tool in tools:
-                entries.append((tool, f"MCP server {server.name!r}",
-                                server.name in chat._deferred_servers or bool(getattr(tool, "deferred", False))))
-        entries.extend((tool, "with_tools", False) for tool in chat._tools)
-        offer: list[Any] = []
-        deferred: list[Any] = []
-        discovered = self._discovered(messages) if any(entry[2] for entry in entries) else set()
-        for tool, source, is_deferred in entries:
-            problem = schema_problem(tool.name, tool.params_schema)
-            if problem:
-                log.warning("tool %r from %s is left out: %s", tool.name, source, problem)
-                continue
-            if tool.name in sources:
-                raise ValueError(f"two tools are named {tool.name!r}: one from {sources[tool.name]}, one from "
-                                 f"{source}; rename one (tool_options 'as') or give a server a prefix")
-            sources[tool.name] = source
-            self.by_name[tool.name] = tool
-            (deferred if is_deferred and tool.name not in discovered else offer).append(tool)
-        if deferred:
-            offer.append(ToolSearch(chat, deferred))
-        # names that are already safe keep them; the others get a safe one that is not taken
-        assigned: dict[int, str] = {}
-        for tool in offer:
-            if wire_name(tool.name) == tool.name and tool.name not in assigned.values():
-                assigned[id(tool)] = tool.name
-        taken = set(assigned.values())
-        for tool in offer:
-            if id(tool) not in assigned:
-                assigned[id(tool)] = wire_name(tool.name, taken)
-                taken.add(assigned[id(tool)])
-        for tool in offer:
-            self.offered[assigned[id(tool)]] = tool
-            self.by_name.setdefault(assigned[id(tool)], tool)
-
-    @functools.cached_property
-    def specs(self) -> list[ToolSpec]:
-        """The tools as the provider gets them (built only for a model request)."""
-        return [ToolSpec(name, tool.description or "", fill_schema(tool.params_schema))
-                for name, tool in self.offered.items()]
-
-    def resolve(self, name: str) -> Any:
-        """The tool a model's call names (its safe name, or its own name); for a tool of a
-        server that is down now, an :class:`_Unavailable` saying so."""
-        tool = self.offered.get(name) or self.by_name.get(name)
-        if tool is not None or not self.unavailable:
-            return tool
-        for server in self.chat.mcp:
-            if server.name in self.unavailable:
-                for known in server._tools or ():
-                    if name in (known.name, wire_name(known.name)):
-                        return _Unavailable(known.name, [server.name])
-        return _Unavailable(name, self.unavailable)  # never listed here; most likely one of theirs
-
-    def _discovered(self, messages: list[Message] | None) -> set[str]:
-        """Names of deferred tools that searches in this conversation found (they are offered)."""
-        names = {ToolSearch.name, wire_name(ToolSearch.name, {ToolSearch.name})}  # its name, or its name when taken
-        found: set[str] = set()
-        messages = self.chat.messages if messages is None else messages
-        search_ids = {call.id for m in messages if m.role == "assistant" for call in m.tool_calls
-                      if call.name in names}
-        for message in messages:
-            if message.role == "tool" and message.tool_call_id in search_ids:
-                found.update(ToolSearch.discovered(message.content))
-        return found
-
-    def check_choice(self, choice: str | None) -> str | None:
-        """The tool choice to send; raises :class:`~llm_mcp.InvalidToolChoiceError` when it cannot be met."""
-        if choice is None or choice in ("auto", "none"):
-            return choice
-        down = f" (unavailable MCP servers: {', '.join(self.unavailable)})" if self.unavailable else ""
-        if choice == "required":
-            if not self.offered:
-                raise InvalidToolChoiceError(f"the tool choice is 'required' but the chat has no tools to offer{down}")
-            return choice
-        for name, tool in self.offered.items():
-            if choice in (name, tool.name):
-                return name
-        raise InvalidToolChoiceError(f"the tool choice names {choice!r}, which this chat cannot offer{down}")
 
 
 def _tool_message(call: ToolCall, output: Any, limit: int | None = None) -> Message:
@@ -669,7 +548,7 @@ def prompt_turns(prompt: Prompt, attachments: list[Attachment] | None = None) ->
             turns.append(Message("user", turn.content, attachments=list(turn.attachments)))
         else:
             lines = [turn.content] if turn.content else []
-            lines += [text_resource(a) if a.is_text else describe(a) for a in turn.attachments]
+            lines += [attachment_text(a) for a in turn.attachments]
             turns.append(Message("assistant", "\n".join(lines)))
     if not turns:
         raise ValueError(f"prompt {prompt.name!r} has no messages to ask with")
@@ -679,84 +558,6 @@ def prompt_turns(prompt: Prompt, attachments: list[Attachment] | None = None) ->
             raise ValueError(f"prompt {prompt.name!r} has no user turn to attach files to")
         last_user.attachments.extend(attachments)
     return turns
-
-
-def unanswered(messages: list[Message]) -> tuple[Message | None, list[ToolCall]]:
-    """The last assistant message with tool calls, and its calls that have no result yet."""
-    answered: set[str] = set()
-    for message in reversed(messages):
-        if message.role == "tool" and message.tool_call_id:
-            answered.add(message.tool_call_id)
-        elif message.role == "assistant":
-            return message, [call for call in message.tool_calls if call.id not in answered]
-        else:
-            break
-    return None, []
-
-
-def is_waiting(store: Store) -> bool:
-    """Whether the conversation in ``store`` waits for a person (or a server task)."""
-    return any(call.waiting for call in unanswered(store.messages())[1])
-
-
-def pending_approvals(store: Store) -> list[ToolCall]:
-    """The calls in ``store`` that wait for a decision; their ``approve()``/``decline()`` save it."""
-    assistant, calls = unanswered(store.messages())
-    pending = [call for call in calls if call.approval == "pending"]
-    for call in pending:
-        call._save = functools.partial(save_call, store, assistant, call)  # type: ignore[attr-defined]
-    return pending
-
-
-def pending_questions(store: Store) -> list[Question]:
-    """The open questions of the paused calls in ``store``; answering one saves it at once."""
-    assistant, calls = unanswered(store.messages())
-    found = []
-    for call in calls:
-        for data in call.pending_questions:
-            if isinstance(data, dict) and data.get("response") is None:
-                question = Question.from_dict(data)
-                question.tool_call_id = call.id
-                question._save = functools.partial(_save_answer, store, assistant, call)
-                found.append(question)
-    return found
-
-
-def _save_answer(store: Store, message: Message, call: ToolCall, question: Question) -> None:
-    """Record one question's answer on its call: ``store.save_question`` when the store has it
-    (a database refuses a question answered elsewhere meanwhile), else in the call itself."""
-    writer = getattr(store, "save_question", None)
-    if writer is not None:
-        writer(message, call, question)
-        return
-    call.pending_questions = with_answer(call.pending_questions, question, call)
-    save_call(store, message, call)
-
-
-def with_answer(stored: list[Any], question: Question, call: ToolCall, *, elsewhere: bool = False) -> list[Any]:
-    """A copy of ``stored`` (a call's ``pending_questions`` dicts) with ``question``'s entry
-    replaced by ``question.to_dict()``. Raises ``ValueError`` when that entry has a response
-    already (``elsewhere``: say it was answered elsewhere, by another process), or the call
-    no longer asks the question."""
-    stored = list(stored)
-    for index, data in enumerate(stored):
-        if isinstance(data, dict) and data.get("key") == question.key:
-            if data.get("response") is not None:
-                raise ValueError(f"question {question.key!r} of tool call {call.id} was answered "
-                                 f"{'elsewhere ' if elsewhere else ''}already ({data['response'].get('action')})")
-            stored[index] = question.to_dict()
-            return stored
-    raise ValueError(f"tool call {call.id} ({call.name}) no longer asks question {question.key!r}")
-
-
-def save_call(store: Store, message: Message, call: ToolCall) -> None:
-    """Persist one call's changes: ``store.save_call`` when the store has it (so a decision
-    made elsewhere on a sibling call is not overwritten), else the whole message."""
-    writer = getattr(store, "save_call", None)
-    if writer is not None:
-        writer(message, call)
-    else:
-        store.save(message)
 
 
 MAX_CALL_ID = 200

@@ -20,8 +20,10 @@ from ..client.declared import snake_case
 from ..client.errors import InputRequiredError
 from ..client.progress import Progress, tool_listener
 from ..client.question import Question
+from ..client.tool import Tool
 
 if TYPE_CHECKING:
+    from ..client.server import MCP
     from .chat import Chat
 
 __all__ = ["ASK_METHOD", "ChatTool", "FunctionTool", "ToolSearch", "as_tool", "report_progress",
@@ -79,11 +81,16 @@ class ChatTool:
             description = "The current weather in a city"
             def execute(self, city: str) -> str: return f"Sunny in {city}"
 
+    It meets the chat-tool contract, [ToolLike][llm_mcp.chat.toolbox.ToolLike], with these defaults.
+
     Attributes:
         name: the name the model calls it by (default: the class name in snake_case).
         description: what it does, for the model.
         parameters: the JSON Schema of its arguments (default: read from ``execute``).
         requires_approval: ``True`` to pause each call until someone approves it.
+        deferred: ``True`` to leave it out of the model's first tool list (found by tool
+            search); default ``False``.
+        server: the MCP server it is offered with (set for a server's ``extra_tools``), else ``None``.
         rescue_from: ``{exception class: method name or callable}``; the handler's return
             value becomes the result, and an exception it raises stops the chat.
             Handlers of subclasses come first, then their bases'.
@@ -93,6 +100,8 @@ class ChatTool:
     description: str = ""
     parameters: dict[str, Any] | None = None
     requires_approval: bool = False
+    deferred: bool = False
+    server: MCP | None = None
     rescue_from: ClassVar[dict[type, Any]] = {}
 
     def __init__(self) -> None:
@@ -103,6 +112,12 @@ class ChatTool:
     def params_schema(self) -> dict[str, Any]:
         """The schema the model fills in."""
         return self.parameters if self.parameters is not None else schema_from_signature(self.execute)
+
+    @property
+    def server_name(self) -> str:
+        """Its own name (a Python tool is not renamed by a server): what a server's shaping
+        settings (``requires_approval``, ``defer`` lists) name it by."""
+        return self.name
 
     def execute(self, **arguments: Any) -> Any:
         """Do the work; return text, a dict/list (sent as JSON), or a ``Result``."""
@@ -189,14 +204,14 @@ class FunctionTool(ChatTool):
         return self.function(**arguments)
 
 
-def as_tool(value: Any) -> Any:
+def as_tool(value: Any) -> ChatTool | Tool:
     """What ``with_tools`` accepts, as a tool object: a ``ChatTool`` class is instantiated, a
     plain function wrapped; tool objects (``ChatTool``, ``llm_mcp.Tool``) pass through.
 
     Raises ``TypeError`` for anything else."""
     if isinstance(value, type) and issubclass(value, ChatTool):
         return value()
-    if hasattr(value, "call") and hasattr(value, "name") and hasattr(value, "params_schema"):
+    if isinstance(value, (ChatTool, Tool)):
         return value
     if inspect.isfunction(value) or inspect.ismethod(value):
         return FunctionTool(value)
@@ -224,7 +239,7 @@ class ToolSearch(ChatTool):
         terms = [t for t in re.split(r"\W+", query.lower()) if t]
         scored = []
         for tool in self.deferred:
-            haystack = f"{tool.name} {getattr(tool, 'server_name', '')} {tool.description}".lower()
+            haystack = f"{tool.name} {tool.server_name} {tool.description}".lower()
             score = sum(1 for term in terms if term in haystack)
             if score:
                 scored.append((-score, tool.name, tool))

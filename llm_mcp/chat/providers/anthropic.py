@@ -34,7 +34,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ...client.result import Attachment
-from ..messages import Message, ToolCall
+from ..messages import Message, ToolCall, attachment_text
 from . import _common as common
 from .base import ModelRequest, Provider, ToolSpec
 
@@ -145,9 +145,7 @@ class AnthropicProvider(common.LazySDKClient, Provider):
             if attachment.name:
                 block["title"] = attachment.name
             return block
-        if attachment.is_text:
-            return {"type": "text", "text": common.text_resource(attachment)}
-        return {"type": "text", "text": common.describe(attachment)}
+        return {"type": "text", "text": attachment_text(attachment)}
 
     def user_blocks(self, message: Message) -> list[dict[str, Any]]:
         blocks = [{"type": "text", "text": message.content}] if message.content else []

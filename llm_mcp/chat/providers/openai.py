@@ -28,7 +28,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ...client.result import Attachment
-from ..messages import Message, ToolCall
+from ..messages import Message, ToolCall, attachment_text
 from . import _common as common
 from .base import ModelRequest, Provider, ToolSpec
 
@@ -144,8 +144,7 @@ class OpenAIProvider(common.LazySDKClient, Provider):
         for attachment in message.attachments:
             part = self.attachment_part(attachment)
             if part is None:
-                text = common.text_resource(attachment) if attachment.is_text else common.describe(attachment)
-                part = {"type": "text", "text": text}
+                part = {"type": "text", "text": attachment_text(attachment)}
             parts.append(part)
         return parts
 
@@ -170,10 +169,8 @@ class OpenAIProvider(common.LazySDKClient, Provider):
                 shown.append(part)
                 what = " ".join(filter(None, (attachment.kind, attachment.name or attachment.uri)))
                 lines.append(f"[{what} follows in the next user message]")
-            elif attachment.is_text:
-                lines.append(common.text_resource(attachment))
             else:
-                lines.append(common.describe(attachment))
+                lines.append(attachment_text(attachment))
         if shown:
             pending.append({"type": "text", "text": f"Attachments returned by tool call {message.tool_call_id}:"})
             pending.extend(shown)
