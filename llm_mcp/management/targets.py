@@ -25,6 +25,9 @@ from django.utils.module_loading import import_string
 
 import llm_mcp
 
+__all__ = ["add_server_arguments", "build_server", "dumps", "reporting_errors", "split_command",
+           "uses_inline_server"]
+
 
 def add_server_arguments(parser: CommandParser) -> None:
     """Add ``--url``, ``--command``, ``--name`` and ``--json`` to a command's parser."""
