@@ -1,5 +1,5 @@
 """Chat records: the names this module held, kept importable from here. The code lives in
-[llm_mcp.db][] now, one concern per module:
+`llm_mcp.db` now, one concern per module:
 
 - `ChatRecord`: `llm_mcp.db.record`;
 - `DatabaseStore`: `llm_mcp.db.store`;

@@ -4,7 +4,7 @@
     chat = llm_mcp.chat(model="gpt-4.1-mini", provider="openai").with_mcp(Linear(user=user))
     chat.ask("Which open issues mention the flaky login spec?")
 
-This package is itself callable: ``llm_mcp.chat(...)`` builds a :class:`Chat`.
+This package is itself callable: ``llm_mcp.chat(...)`` builds a `Chat`.
 """
 
 import sys

@@ -98,7 +98,7 @@ class Agent:
 
     @classmethod
     def chat(cls, **inputs: Any) -> Any:
-        """A new chat for these inputs: a :class:`Chat`, or a saved record of ``chat_class``.
+        """A new chat for these inputs: a `Chat`, or a saved record of ``chat_class``.
         Contacts no server and no model."""
         agent = cls(**inputs)
         record_class = cls._record_class()

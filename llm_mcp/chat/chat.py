@@ -1,4 +1,4 @@
-"""A conversation with a model that can call tools: :class:`Chat`.
+"""A conversation with a model that can call tools: `Chat`.
 
     chat = llm_mcp.chat(model="gpt-4.1-mini", provider="openai").with_mcp(Linear(user=user))
     chat.ask("Which open issues mention the flaky login spec?").content
@@ -61,11 +61,11 @@ class Chat:
 
     Attributes:
         model: the model id sent to the provider.
-        provider: the :class:`~llm_mcp.chat.providers.Provider` that calls it.
-        store: where the conversation lives (:class:`MemoryStore` unless given).
+        provider: the `llm_mcp.chat.providers.Provider` that calls it.
+        store: where the conversation lives (`MemoryStore` unless given).
         concurrency: how many tool calls of one model turn may run at once (1: one by one).
         params: extra provider parameters (``temperature``, ``max_tokens``, ...).
-        max_steps: model requests one turn may make before :class:`~llm_mcp.TurnLimitError`.
+        max_steps: model requests one turn may make before `llm_mcp.TurnLimitError`.
         max_result_chars: characters of a tool result the model gets (``None``: no limit).
     """
 
@@ -125,7 +125,7 @@ class Chat:
 
         ``choice`` is ``"auto"``, ``"required"``, ``"none"``, or the name of a tool the model
         must call; it is checked against the tools when the chat next asks the model
-        (:class:`~llm_mcp.InvalidToolChoiceError` when it names a tool the chat cannot offer).
+        (`llm_mcp.InvalidToolChoiceError` when it names a tool the chat cannot offer).
         ``with_tools(None)`` or ``replace=True`` drops the tools given before. Returns the chat.
         """
         if replace or tools == (None,):
@@ -212,7 +212,7 @@ class Chat:
 
     @property
     def given_tools(self) -> list[Any]:
-        """The tools given with [with_tools][llm_mcp.Chat.with_tools], as tool objects (a copy;
+        """The tools given with `with_tools`, as tool objects (a copy;
         the servers' tools are not in it). Contacts no server."""
         return list(self._tools)
 
@@ -221,15 +221,15 @@ class Chat:
     def ask(self, text: str | Prompt, *, with_: Any = None, stream: Callable[[str], None] | None = None) -> Message:
         """Send a user message and run the turn; returns the last message.
 
-        ``text`` is the user's text, or an MCP :class:`~llm_mcp.Prompt` (``server.prompt(...)``):
+        ``text`` is the user's text, or an MCP `llm_mcp.Prompt` (``server.prompt(...)``):
         all of its turns, assistant ones included, are added before the model answers (it
         answers even when the prompt ends with an assistant turn).
         ``with_`` takes attachments: a path, bytes, an ``Attachment``, a
-        :class:`~llm_mcp.Resource`, or a list of them (with a prompt, they join its last
+        `llm_mcp.Resource`, or a list of them (with a prompt, they join its last
         user turn). ``stream`` receives the model's text as it arrives. The returned message
-        is the model's answer, or, when the chat is :attr:`waiting`, the assistant message
-        whose tool calls wait. Raises :class:`~llm_mcp.CancelledError` when :meth:`cancel`
-        stopped the turn, :class:`~llm_mcp.MCPError` when a prompt's server refuses, and the
+        is the model's answer, or, when the chat is `waiting`, the assistant message
+        whose tool calls wait. Raises `llm_mcp.CancelledError` when `cancel`
+        stopped the turn, `llm_mcp.MCPError` when a prompt's server refuses, and the
         provider's errors as its SDK raises them.
         """
         if isinstance(text, Prompt):
@@ -264,7 +264,7 @@ class Chat:
         model, and the model is asked again until it answers without tools or a call waits.
 
         Turns of one chat run one at a time (a second ``complete()`` waits, then finds nothing
-        left to do). Raises :class:`~llm_mcp.TurnLimitError` when the model is asked
+        left to do). Raises `llm_mcp.TurnLimitError` when the model is asked
         ``max_steps`` times in one turn and still calls tools; the calls it asked for by then
         have their results, so ``complete()`` may carry on.
         """
@@ -315,12 +315,12 @@ class Chat:
 
     def cancel(self) -> None:
         """Stop the running turn: calls in flight are cancelled (MCP servers are told), and the
-        turn raises :class:`~llm_mcp.CancelledError`. Safe from another thread."""
+        turn raises `llm_mcp.CancelledError`. Safe from another thread."""
         self.store.set_cancelled(True)
         self._scope.cancel("cancelled by the user")
 
     def _new_scope(self) -> CancelScope:
-        """The scope of a turn: :meth:`cancel` cancels it, and so does the store's persisted flag,
+        """The scope of a turn: `cancel` cancels it, and so does the store's persisted flag,
         read at each event a server streams (the flag another process sets on a saved chat)."""
         scope = CancelScope()
         scope.watch(lambda: self.store.cancelled, "cancelled by the user")
@@ -332,8 +332,8 @@ class Chat:
             chat.after_tool_progress(lambda call, progress: print(call.name, progress.message))
 
         MCP tool calls ask their server for progress while a callback is registered
-        (:class:`~llm_mcp.Progress`: ``value`` only grows; ``total``, ``message``,
-        ``fraction``); Python tools report theirs with :meth:`ChatTool.report_progress`.
+        (`llm_mcp.Progress`: ``value`` only grows; ``total``, ``message``,
+        ``fraction``); Python tools report theirs with `ChatTool.report_progress`.
         Callbacks run in the thread running the call (a worker thread when calls run
         concurrently); one that raises is logged and the call goes on.
         """
@@ -565,7 +565,7 @@ MAX_CALL_ID = 200
 
 
 def settle_call_ids(reply: Message, history: list[Message]) -> None:
-    """Give every call of ``reply`` an id that is non-empty, at most :data:`MAX_CALL_ID`
+    """Give every call of ``reply`` an id that is non-empty, at most `MAX_CALL_ID`
     characters, and not used earlier in the conversation or twice in the reply, so each call
     gets exactly one result. A provider's own ids are kept when they qualify (they always do
     for OpenAI's and Anthropic's APIs); others are replaced (``call_<random>``), and the
@@ -580,5 +580,5 @@ def settle_call_ids(reply: Message, history: list[Message]) -> None:
 
 
 def new_chat(model: str, provider: Provider | str | None = None, **options: Any) -> Chat:
-    """``llm_mcp.chat(model=..., provider=...)``: a new :class:`Chat` (see its arguments)."""
+    """``llm_mcp.chat(model=..., provider=...)``: a new `Chat` (see its arguments)."""
     return Chat(model, provider, **options)

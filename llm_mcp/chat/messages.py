@@ -1,4 +1,4 @@
-"""A conversation as plain data: :class:`Message` and :class:`ToolCall`.
+"""A conversation as plain data: `Message` and `ToolCall`.
 
 Everything here is JSON-friendly (see ``to_dict``/``from_dict``), so a store can keep it
 anywhere: in memory, or in database tables, field for field.
@@ -98,7 +98,7 @@ class ToolCall:
 
     def on_decide(self, save: Callable[[], None]) -> None:
         """Run `save()` after each `approve()`/`decline()` of this call, to persist the decision
-        (what [pending_approvals][llm_mcp.chat.store.pending_approvals] sets up). Not data: it
+        (what `pending_approvals` sets up). Not data: it
         is not in `to_dict()` nor pickled."""
         self._save = save
 
@@ -123,7 +123,7 @@ class Message:
     Attributes:
         role: ``"system"``, ``"user"``, ``"assistant"`` or ``"tool"``.
         content: the text (``""`` when there is none, e.g. an assistant turn that only calls tools).
-        attachments: :class:`~llm_mcp.client.result.Attachment` objects (images, audio,
+        attachments: `llm_mcp.client.result.Attachment` objects (images, audio,
             documents, resources) sent with a user turn or returned by a tool.
         tool_calls: the calls an assistant turn asks for.
         tool_call_id: on a ``"tool"`` message, the id of the call it answers.
@@ -178,7 +178,7 @@ def attachment_to_dict(attachment: Attachment) -> dict[str, Any]:
 
 
 def attachment_from_dict(data: dict[str, Any]) -> Attachment:
-    """The inverse of :func:`attachment_to_dict`."""
+    """The inverse of `attachment_to_dict`."""
     content = data.get("content")
     if isinstance(content, dict) and "base64" in content:
         content = base64.b64decode(content["base64"])

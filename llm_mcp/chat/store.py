@@ -1,5 +1,5 @@
-"""Where a chat keeps its conversation: the [Store][llm_mcp.chat.Store] base class, the
-default [MemoryStore][llm_mcp.chat.MemoryStore], and the functions that read a stored
+"""Where a chat keeps its conversation: the `Store` base class, the
+default `MemoryStore`, and the functions that read a stored
 conversation's state (what waits, what is open) for a chat and for the Django app alike.
 
 A custom store subclasses `Store` and writes the five required members; the optional ones
@@ -24,7 +24,7 @@ have defaults that suit a store used by one process:
 
     chat = llm_mcp.chat(model="gpt-4.1-mini", store=ListStore())
 
-A database-backed store ([llm_mcp.db.store.DatabaseStore][]) implements the same class, so
+A database-backed store (`llm_mcp.db.store.DatabaseStore`) implements the same class, so
 a chat behaves the same whether its messages live in a list or in tables.
 """
 
@@ -103,7 +103,7 @@ class Store:
     def save_question(self, message: Message, call: ToolCall, question: Question) -> None:
         """Record the answer of one of `call`'s questions (what `question.answer()` runs).
 
-        Default: the call's `pending_questions` entry is replaced (see [with_answer][llm_mcp.chat.store.with_answer])
+        Default: the call's `pending_questions` entry is replaced (see `with_answer`)
         and the call saved with `save_call`. A store shared between processes reads the
         stored entry first and refuses a question answered elsewhere meanwhile.
         Raises `ValueError` for a question answered already, or one the call no longer asks."""
@@ -172,7 +172,7 @@ def pending_approvals(store: Store) -> list[ToolCall]:
 
 
 def pending_questions(store: Store) -> list[Question]:
-    """The open questions of the paused calls in `store`, as [Question][llm_mcp.Question]
+    """The open questions of the paused calls in `store`, as `Question`
     objects (`tool_call_id` set); answering one saves it at once (`store.save_question`)."""
     assistant, calls = unanswered(store.messages())
     found = []

@@ -1,8 +1,8 @@
-"""What a chat offers the model: the [ToolLike][llm_mcp.chat.toolbox.ToolLike] contract every
-chat tool meets, and the [Toolbox][llm_mcp.chat.toolbox.Toolbox] of one model request.
+"""What a chat offers the model: the `ToolLike` contract every
+chat tool meets, and the `Toolbox` of one model request.
 
-Two kinds of tools meet the contract: [llm_mcp.Tool][] (a tool of an MCP server) and
-[ChatTool][llm_mcp.chat.ChatTool] (a tool written in Python, plain functions included).
+Two kinds of tools meet the contract: `llm_mcp.Tool` (a tool of an MCP server) and
+`ChatTool` (a tool written in Python, plain functions included).
 
     box = Toolbox(chat.mcp, [Weather()], listed=set(), deferred_servers=set(), history=lambda: [])
     box.offered        # {"weather": <Weather name='weather'>, "linear_search": <Tool ...>}
@@ -33,7 +33,7 @@ log = logging.getLogger("llm_mcp.chat")
 
 
 class ToolLike(Protocol):
-    """What a chat needs of a tool. [llm_mcp.Tool][] and [ChatTool][llm_mcp.chat.ChatTool]
+    """What a chat needs of a tool. `llm_mcp.Tool` and `ChatTool`
     (with its defaults) both have every member; a chat reads no other attribute of a tool.
 
         def offer(tool: ToolLike) -> ToolSpec:
@@ -81,10 +81,10 @@ class ToolLike(Protocol):
     def call(self, /, **arguments: Any) -> Any:
         """Run the tool with the model's arguments (a `tool_call` keyword is dropped).
 
-        Returns a `str`, a JSON-able `dict`/`list`, a [Result][llm_mcp.Result], a chat
+        Returns a `str`, a JSON-able `dict`/`list`, a `Result`, a chat
         `Message`, or `{"error": text}` for a failure the model should hear about. Raises
-        [InputRequiredError][llm_mcp.InputRequiredError] to pause the call on questions,
-        [CancelledError][llm_mcp.CancelledError], and failures that should stop the chat."""
+        `InputRequiredError` to pause the call on questions,
+        `CancelledError`, and failures that should stop the chat."""
         ...
 
 
@@ -192,7 +192,7 @@ class Toolbox:
 
     def resolve(self, name: str) -> ToolLike | Unavailable | None:
         """The tool a model's call names (its safe name, or its own name); for a tool of a
-        server that is down now, an [Unavailable][llm_mcp.chat.toolbox.Unavailable] saying so;
+        server that is down now, an `Unavailable` saying so;
         `None` for a name no tool has."""
         tool = self.offered.get(name) or self.by_name.get(name)
         if tool is not None or not self.unavailable:
@@ -217,7 +217,7 @@ class Toolbox:
         return found
 
     def check_choice(self, choice: str | None) -> str | None:
-        """The tool choice to send; raises [InvalidToolChoiceError][llm_mcp.InvalidToolChoiceError]
+        """The tool choice to send; raises `InvalidToolChoiceError`
         when it cannot be met."""
         if choice is None or choice in ("auto", "none"):
             return choice

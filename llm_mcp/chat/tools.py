@@ -1,4 +1,4 @@
-"""Tools written in Python: :class:`ChatTool`, plain functions, and the tool-search tool.
+"""Tools written in Python: `ChatTool`, plain functions, and the tool-search tool.
 
     class Weather(llm_mcp.ChatTool):
         description = "The current weather in a city"
@@ -81,7 +81,7 @@ class ChatTool:
             description = "The current weather in a city"
             def execute(self, city: str) -> str: return f"Sunny in {city}"
 
-    It meets the chat-tool contract, [ToolLike][llm_mcp.chat.toolbox.ToolLike], with these defaults.
+    It meets the chat-tool contract, `ToolLike`, with these defaults.
 
     Attributes:
         name: the name the model calls it by (default: the class name in snake_case).
@@ -124,7 +124,7 @@ class ChatTool:
         raise NotImplementedError(f"{type(self).__name__} must define execute()")
 
     def call(self, /, **arguments: Any) -> Any:
-        """Run :meth:`execute` the way a chat does: an exception goes to ``rescue_from``, and
+        """Run `execute` the way a chat does: an exception goes to ``rescue_from``, and
         one no handler takes becomes ``{"error": "<ExceptionClass>: <message>"}`` for the model.
         Exceptions raised by a handler propagate."""
         arguments.pop("tool_call", None)
@@ -140,7 +140,7 @@ class ChatTool:
 
     def ask(self, message: str, *, schema: dict[str, Any] | None = None, url: str | None = None,
             key: str = "question") -> Question:
-        """Ask the user something from ``execute``: the same :class:`~llm_mcp.Question` servers ask.
+        """Ask the user something from ``execute``: the same `llm_mcp.Question` servers ask.
 
             answer = self.ask("Which environment?", schema={"type": "object", "properties": {
                 "environment": {"type": "string", "enum": ["staging", "production"]}}}, key="env")
@@ -150,7 +150,7 @@ class ChatTool:
         answered, ``complete()`` runs ``execute`` again and ``ask`` returns the answered question.
         Ask several questions one after the other under different ``key``s. A URL that is not
         ``http``/``https`` comes back declined at once. Outside a chat, raises
-        :class:`~llm_mcp.InputRequiredError`. ``ValueError`` for both or neither of ``schema`` and ``url``.
+        `llm_mcp.InputRequiredError`. ``ValueError`` for both or neither of ``schema`` and ``url``.
         """
         if (schema is None) == (url is None):
             raise ValueError("ask() takes exactly one of schema= (a form) or url= (a URL question)")
@@ -178,7 +178,7 @@ class ChatTool:
         return None
 
     def report_progress(self, value: float, total: float | None = None, message: str | None = None) -> None:
-        """Report progress from :meth:`execute` to the chat's ``after_tool_progress`` (see :func:`report_progress`)."""
+        """Report progress from `execute` to the chat's ``after_tool_progress`` (see `report_progress`)."""
         report_progress(value, total, message)
 
     def __repr__(self) -> str:

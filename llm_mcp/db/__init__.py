@@ -6,9 +6,9 @@
 
 Modules, one concern each:
 
-- `store`: [DatabaseStore][llm_mcp.db.store.DatabaseStore], the chat store over the message and tool call tables;
-- `locks`: [TurnLock][llm_mcp.db.locks.TurnLock], one turn of a chat at a time across processes;
-- `record`: [ChatRecord][llm_mcp.db.record.ChatRecord], what makes a chat row behave like a chat;
+- `store`: `DatabaseStore`, the chat store over the message and tool call tables;
+- `locks`: `TurnLock`, one turn of a chat at a time across processes;
+- `record`: `ChatRecord`, what makes a chat row behave like a chat;
 - `agents`: an agent's import path and its inputs as JSON;
 - `rows`: the models in use, and rows to chat messages and back.
 """

@@ -25,7 +25,7 @@ def agent_path(agent_class: type) -> str:
 
     A class defined in a module run with ``python -m package.module`` is found under that
     module's real name, not ``__main__``. A class defined in a function or a plain script
-    gets a path no other process can import: :meth:`ChatRecord.load_agent` says so there."""
+    gets a path no other process can import: `ChatRecord.load_agent` says so there."""
     module = agent_class.__module__
     if module == "__main__":
         spec = getattr(sys.modules["__main__"], "__spec__", None)
@@ -58,7 +58,7 @@ def encode_inputs(agent: Agent) -> dict[str, Any]:
 
 
 def decode_inputs(data: dict[str, Any]) -> dict[str, Any]:
-    """The inverse of :func:`encode_inputs` (one query per model instance)."""
+    """The inverse of `encode_inputs` (one query per model instance)."""
     decoded = {}
     for name, value in data.items():
         if isinstance(value, dict) and set(value) == {"$model", "pk"}:

@@ -1,4 +1,4 @@
-"""[TurnLock][llm_mcp.db.locks.TurnLock]: one turn of a chat at a time, across threads and
+"""`TurnLock`: one turn of a chat at a time, across threads and
 processes, with three backends: a PostgreSQL session advisory lock, an ``flock`` on a file
 next to an SQLite database, and a lock within this process for anything else.
 

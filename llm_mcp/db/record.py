@@ -1,5 +1,5 @@
-"""[ChatRecord][llm_mcp.db.record.ChatRecord]: what makes a chat row behave like
-[llm_mcp.Chat][] (mixed into ``llm_mcp.models.AbstractChat``).
+"""`ChatRecord`: what makes a chat row behave like
+`llm_mcp.Chat` (mixed into ``llm_mcp.models.AbstractChat``).
 
     record = Chat.objects.create(model="gpt-4.1-mini")
     record.with_mcp(Linear(user=user)).ask("Which issues are open?")
@@ -31,13 +31,13 @@ log = logging.getLogger("llm_mcp.records")
 
 
 class ChatRecord:
-    """What makes a chat row behave like :class:`llm_mcp.Chat` (mixed into ``AbstractChat``).
+    """What makes a chat row behave like `llm_mcp.Chat` (mixed into ``AbstractChat``).
 
         record.with_mcp(Files).ask("What is in README.md?")
         record.waiting, record.pending_approvals, record.pending_questions
         record.cancel()            # sets the persisted flag; the running turn stops
 
-    The live chat behind a record (:attr:`chat`) is built on first use: from the agent that
+    The live chat behind a record (`chat`) is built on first use: from the agent that
     created the record when there is one (its instructions, tools and servers), else from
     the record's ``model``, ``provider`` and ``params`` alone, to which ``with_mcp``,
     ``with_tools`` and ``with_instructions`` add. Those additions live in this process; a
@@ -53,7 +53,7 @@ class ChatRecord:
 
     @property
     def store(self) -> DatabaseStore:
-        """The :class:`DatabaseStore` over this record's rows (one per instance).
+        """The `DatabaseStore` over this record's rows (one per instance).
 
         Raises ``ValueError`` for a chat that is not saved yet."""
         store = self.__dict__.get("_store")
@@ -65,7 +65,7 @@ class ChatRecord:
 
     @property
     def chat(self) -> LiveChat:
-        """The :class:`llm_mcp.Chat` over this record's rows (built once per instance)."""
+        """The `llm_mcp.Chat` over this record's rows (built once per instance)."""
         live = self.__dict__.get("_live_chat")
         if live is None:
             live = self.__dict__["_live_chat"] = self._build_chat()
@@ -87,7 +87,7 @@ class ChatRecord:
         """The agent named in ``agent_class``, with its stored inputs (``None`` without one).
 
         Raises ``ImportError`` when the class cannot be imported here, and ``TypeError`` when
-        the name is not an :class:`llm_mcp.Agent` subclass (a row is data: it never names
+        the name is not an `llm_mcp.Agent` subclass (a row is data: it never names
         just any callable to run)."""
         if not self.agent_class:
             return None
@@ -107,17 +107,17 @@ class ChatRecord:
     # -- the chat interface, delegated ------------------------------------------------------
 
     def with_mcp(self, *servers: Any, defer: bool = False) -> ChatRecord:
-        """Connect MCP servers (see :meth:`llm_mcp.Chat.with_mcp`); returns the record."""
+        """Connect MCP servers (see `llm_mcp.Chat.with_mcp`); returns the record."""
         self.chat.with_mcp(*servers, defer=defer)
         return self
 
     def with_tools(self, *tools: Any, choice: str | None = None, replace: bool = False) -> ChatRecord:
-        """Add Python tools (see :meth:`llm_mcp.Chat.with_tools`); returns the record."""
+        """Add Python tools (see `llm_mcp.Chat.with_tools`); returns the record."""
         self.chat.with_tools(*tools, choice=choice, replace=replace)
         return self
 
     def with_instructions(self, text: str, *, replace: bool = False) -> ChatRecord:
-        """Add system instructions (see :meth:`llm_mcp.Chat.with_instructions`); returns the record."""
+        """Add system instructions (see `llm_mcp.Chat.with_instructions`); returns the record."""
         self.chat.with_instructions(text, replace=replace)
         return self
 
@@ -132,14 +132,14 @@ class ChatRecord:
 
     @property
     def messages(self) -> list[Message]:
-        """The conversation as :class:`llm_mcp.chat.Message` objects, read fresh."""
+        """The conversation as `llm_mcp.chat.Message` objects, read fresh."""
         return self.store.messages()
 
     def ask(self, text: str | Prompt, *, with_: Any = None, stream: Callable[[str], None] | None = None,
             key: str | None = None) -> Message:
-        """Add a user message and run the turn (see :meth:`llm_mcp.Chat.ask`).
+        """Add a user message and run the turn (see `llm_mcp.Chat.ask`).
 
-        ``text`` may be an MCP :class:`~llm_mcp.Prompt`: each of its turns is stored as a
+        ``text`` may be an MCP `llm_mcp.Prompt`: each of its turns is stored as a
         message row (assistant turns included), then the model answers.
         ``key`` (at most 255 characters) makes it idempotent: when a user message with this
         key is stored already (a job that runs twice), it is not added again and the turn is
@@ -164,7 +164,7 @@ class ChatRecord:
                 self.store.next_key = None  # used by the user turn, or dropped when ask() refused
 
     def complete(self, *, stream: Callable[[str], None] | None = None) -> Message:
-        """Run or resume the turn (see :meth:`llm_mcp.Chat.complete`)."""
+        """Run or resume the turn (see `llm_mcp.Chat.complete`)."""
         chat = self.chat
         if not self.agent_class and not list(chat.mcp) and not chat.given_tools:
             open_calls = (tool_call_model().objects.filter(message__chat_id=self.pk, result__isnull=True)
@@ -187,14 +187,14 @@ class ChatRecord:
 
     @property
     def pending_questions(self) -> list[Any]:
-        """The open :class:`llm_mcp.Question` objects of paused calls; ``answer()``/``decline()``
+        """The open `llm_mcp.Question` objects of paused calls; ``answer()``/``decline()``
         saves to the tool call row and contacts no server (``resume_chat`` or ``complete()``
         sends the answers)."""
         return pending_questions(self.store)
 
     def after_tool_progress(self, callback: Callable[[ToolCall, Any], Any]) -> ChatRecord:
         """Call ``callback(tool_call, progress)`` for each progress report of a tool call run in
-        this process (see :meth:`llm_mcp.Chat.after_tool_progress`); returns the record."""
+        this process (see `llm_mcp.Chat.after_tool_progress`); returns the record."""
         self.chat.after_tool_progress(callback)
         return self
 
@@ -209,7 +209,7 @@ class ChatRecord:
             self.store.set_cancelled(True)
 
     def close(self) -> None:
-        """Close the servers the chat built from classes (see :meth:`llm_mcp.Chat.close`); a
+        """Close the servers the chat built from classes (see `llm_mcp.Chat.close`); a
         job calls it when it is done, so no stdio process outlives it."""
         live = self.__dict__.get("_live_chat")
         if live is not None:

@@ -1,5 +1,5 @@
 """Rows and chat messages: the models in use, and the mapping between a message (or tool
-call) row and a chat [Message][llm_mcp.chat.Message] (or [ToolCall][llm_mcp.chat.ToolCall]).
+call) row and a chat `Message` (or `ToolCall`).
 
     rows = message_model().objects.filter(chat_id=pk).values(*MESSAGE_FIELDS)
     messages = [message_from_values(row, [], None) for row in rows]

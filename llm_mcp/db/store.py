@@ -1,4 +1,4 @@
-"""[DatabaseStore][llm_mcp.db.store.DatabaseStore]: the chat [Store][llm_mcp.chat.Store] over the
+"""`DatabaseStore`: the chat `Store` over the
 message and tool call tables.
 
     store = DatabaseStore(record)

@@ -2,7 +2,7 @@
 
 A command names its server in one of three ways:
 
-* ``TARGET``: the dotted path of an :class:`llm_mcp.MCP` subclass, imported and
+* ``TARGET``: the dotted path of an `llm_mcp.MCP` subclass, imported and
   instantiated with no arguments (``example_project.demo.DemoServer``);
 * ``--url URL``: a Streamable HTTP endpoint;
 * ``--command "CMD ARGS"``: a stdio server, split like a POSIX shell would

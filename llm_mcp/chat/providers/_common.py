@@ -27,7 +27,7 @@ def parse_arguments(text: str | None) -> dict[str, Any]:
         parse_arguments('{"a": ')        # {"_raw_arguments": '{"a": '}
 
     A string that is not a JSON object (or holds what JSON cannot: ``NaN``, an unpaired
-    surrogate; see :func:`~llm_mcp.chat.messages.loads_object`) comes back as
+    surrogate; see `llm_mcp.chat.messages.loads_object`) comes back as
     ``{"_raw_arguments": text}`` so the chat can tell the model what went wrong.
     """
     if text is None or not text.strip():

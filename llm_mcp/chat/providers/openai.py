@@ -39,7 +39,7 @@ _AUDIO_FORMATS = {"audio/wav": "wav", "audio/x-wav": "wav", "audio/wave": "wav",
 
 
 class OpenAIProvider(common.LazySDKClient, Provider):
-    """A :class:`Provider` on the OpenAI Chat Completions API.
+    """A `Provider` on the OpenAI Chat Completions API.
 
         provider = OpenAIProvider(api_key="sk-...")
         provider = OpenAIProvider(base_url="http://localhost:8000/v1", api_key="unused")  # vLLM
@@ -69,7 +69,7 @@ class OpenAIProvider(common.LazySDKClient, Provider):
         return f"<OpenAIProvider base_url={self.base_url!r}>"
 
     def complete(self, request: ModelRequest, *, on_text: Callable[[str], None] | None = None) -> Message:
-        """Call Chat Completions once; stream when ``on_text`` is given (see :class:`Provider`)."""
+        """Call Chat Completions once; stream when ``on_text`` is given (see `Provider`)."""
         kwargs = self.build_request(request)
         if on_text is None:
             return self.parse_completion(self.client.chat.completions.create(**kwargs))
@@ -183,7 +183,7 @@ class OpenAIProvider(common.LazySDKClient, Provider):
 
     @staticmethod
     def parse_completion(completion: Any) -> Message:
-        """A ``ChatCompletion`` as an assistant :class:`Message`."""
+        """A ``ChatCompletion`` as an assistant `Message`."""
         choice = completion.choices[0] if completion.choices else None
         calls = []
         text = ""
