@@ -5,6 +5,17 @@
     chat.ask("Which open issues mention the flaky login spec?")
 
 This package is itself callable: ``llm_mcp.chat(...)`` builds a `Chat`.
+
+Modules, one concern each:
+
+- `chat`: `Chat`, a conversation's turns (asking the model, running tool calls, pausing);
+- `toolbox`: `ToolLike`, the contract of a chat tool, and the tools of one model request;
+- `tools`: `ChatTool`, tools written in Python (plain functions, the tool-search tool);
+- `store`: `Store`, where a conversation lives, and what waits in a stored one;
+- `messages`: `Message` and `ToolCall`, the conversation as data; attachments as text;
+- `agent`: `Agent`, a kind of chat declared as a class;
+- `schemas`: argument schemas made acceptable to the providers, safe tool names;
+- `providers`: the model APIs (OpenAI, Anthropic) and the interface for others.
 """
 
 import sys
