@@ -113,7 +113,8 @@ class DatabaseStore(Store):
                     answered_already = True
                     transaction.set_rollback(True, using=self._db)  # the first result stands
         if answered_already:
-            return message_from_values(Row.objects.filter(pk=latest[1]).values(*MESSAGE_FIELDS).get(), [], message.tool_call_id)
+            first = Row.objects.filter(pk=latest[1]).values(*MESSAGE_FIELDS).get()
+            return message_from_values(first, [], message.tool_call_id)
         message.id = row.pk
         return message
 
