@@ -1,31 +1,9 @@
-"""Where a chat keeps its conversation: the `Store` base class, the
-default `MemoryStore`, and the functions that read a stored
-conversation's state (what waits, what is open) for a chat and for the Django app alike.
+"""Where a chat keeps its conversation: the `Store` base class, the default `MemoryStore`,
+and the functions that read a stored conversation's state (what waits, what is open), for a
+chat and for the Django app alike.
 
-A custom store subclasses `Store` and writes the five required members; the optional ones
-have defaults that suit a store used by one process:
-
-    class ListStore(llm_mcp.chat.Store):
-        def __init__(self):
-            self.rows, self.stopped = [], False
-        def messages(self):
-            return self.rows
-        def add(self, message):
-            message.id = len(self.rows) + 1
-            self.rows.append(message)
-            return message
-        def save(self, message):
-            pass                  # the objects are the data
-        @property
-        def cancelled(self):
-            return self.stopped
-        def set_cancelled(self, value):
-            self.stopped = value
-
-    chat = llm_mcp.chat(model="gpt-4.1-mini", store=ListStore())
-
-A database-backed store (`llm_mcp.db.store.DatabaseStore`) implements the same class, so
-a chat behaves the same whether its messages live in a list or in tables.
+A database-backed store (`llm_mcp.db.store.DatabaseStore`) subclasses the same class, so a
+chat behaves the same whether its messages live in a list or in tables.
 """
 
 from __future__ import annotations
@@ -43,16 +21,32 @@ __all__ = ["MemoryStore", "Store", "is_waiting", "pending_approvals", "pending_q
 
 
 class Store:
-    """Keeps one conversation. Subclass it (see the module's example).
+    """Keeps one conversation. A custom store subclasses it and writes the five required members:
+
+        class ListStore(llm_mcp.chat.Store):
+            def __init__(self):
+                self.rows, self.stopped = [], False
+            def messages(self):
+                return self.rows
+            def add(self, message):
+                message.id = len(self.rows) + 1
+                self.rows.append(message)
+                return message
+            def save(self, message):
+                pass                  # the objects are the data
+            @property
+            def cancelled(self):
+                return self.stopped
+            def set_cancelled(self, value):
+                self.stopped = value
+
+        chat = llm_mcp.chat(model="gpt-4.1-mini", store=ListStore())
 
     Required (each raises `NotImplementedError` here): `messages()`, `add(message)`,
     `save(message)`, `cancelled`, `set_cancelled(value)`.
-    Optional, with defaults: `lock`, `save_call(message, call)`,
-    `save_question(message, call, question)`.
-
-        store = MemoryStore()
-        store.add(Message("user", "Hello"))
-        store.messages()          # [Message(role="user", content="Hello", ...)]
+    Optional, with defaults that suit a store used by one process: `lock`,
+    `save_call(message, call)`, `save_question(message, call, question)`; a store shared
+    between processes overrides them (as the database store does).
     """
 
     # -- required ---------------------------------------------------------------------------

@@ -1,5 +1,5 @@
-"""What a chat offers the model: the `ToolLike` contract every
-chat tool meets, and the `Toolbox` of one model request.
+"""What a chat offers the model: the `ToolLike` contract every chat tool meets, and the
+`Toolbox` of one model request.
 
 Two kinds of tools meet the contract: `llm_mcp.Tool` (a tool of an MCP server) and
 `ChatTool` (a tool written in Python, plain functions included).

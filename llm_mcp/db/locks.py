@@ -1,6 +1,6 @@
-"""`TurnLock`: one turn of a chat at a time, across threads and
-processes, with three backends: a PostgreSQL session advisory lock, an ``flock`` on a file
-next to an SQLite database, and a lock within this process for anything else.
+"""`TurnLock`: one turn of a chat at a time, across threads and processes, with three
+backends: a PostgreSQL session advisory lock, an ``flock`` on a file next to an SQLite
+database, and a lock within this process for anything else.
 
     with TurnLock(record):
         ...   # no other turn of this chat runs here or elsewhere

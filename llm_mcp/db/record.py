@@ -1,5 +1,5 @@
-"""`ChatRecord`: what makes a chat row behave like
-`llm_mcp.Chat` (mixed into ``llm_mcp.models.AbstractChat``).
+"""`ChatRecord`: what makes a chat row behave like `llm_mcp.Chat` (mixed into
+``llm_mcp.models.AbstractChat``).
 
     record = Chat.objects.create(model="gpt-4.1-mini")
     record.with_mcp(Linear(user=user)).ask("Which issues are open?")

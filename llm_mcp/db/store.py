@@ -1,5 +1,4 @@
-"""`DatabaseStore`: the chat `Store` over the
-message and tool call tables.
+"""`DatabaseStore`: the chat `Store` over the message and tool call tables.
 
     store = DatabaseStore(record)
     llm_mcp.chat(model="gpt-4.1-mini", store=store).ask("Hello")
