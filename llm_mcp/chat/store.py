@@ -76,15 +76,22 @@ class Store:
 
     # -- optional ---------------------------------------------------------------------------
 
-    @functools.cached_property
+    @property
     def lock(self) -> AbstractContextManager[Any]:
         """A context manager a chat holds for a whole turn, so a turn runs once even when two
         resume it at the same time; re-entrant in one thread.
 
-        Default: one `threading.RLock` per store (enough within a process). A store shared
-        between processes sets its own (the database store: a lock on the chat's row);
-        assigning `self.lock` in `__init__` replaces the default."""
-        return threading.RLock()
+        Default: one `threading.RLock` per store (enough within a process), made on first
+        use. A store shared between processes sets its own (the database store: a lock on
+        the chat's row) by assigning `self.lock` or overriding this property."""
+        lock = self.__dict__.get("_lock")
+        if lock is None:
+            lock = self.__dict__.setdefault("_lock", threading.RLock())  # one lock, whichever thread asks first
+        return lock
+
+    @lock.setter
+    def lock(self, value: AbstractContextManager[Any]) -> None:
+        self.__dict__["_lock"] = value
 
     def save_call(self, message: Message, call: ToolCall) -> None:
         """Write back one tool call of `message` (its approval, pause state, `mcp_result`).
