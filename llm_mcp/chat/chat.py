@@ -19,7 +19,7 @@ import os
 import uuid
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from ..client import outages
 from ..client.asking import Resume, resuming
@@ -36,7 +36,7 @@ from .store import MemoryStore, Store, is_waiting, pending_approvals, pending_qu
 from .toolbox import Toolbox, Unavailable
 from .tools import ToolSearch, as_tool
 
-__all__ = ["Chat", "new_chat", "prompt_turns", "settle_call_ids"]
+__all__ = ["Attachable", "Chat", "new_chat", "prompt_turns", "settle_call_ids"]
 
 log = logging.getLogger("llm_mcp.chat")
 
@@ -500,6 +500,16 @@ def _output_message(call: ToolCall, output: Any) -> Message:
     return Message("tool", content, tool_call_id=call.id)
 
 
+@runtime_checkable
+class Attachable(Protocol):
+    """What ``ask(with_=...)`` reads an attachment from, besides paths, bytes and `Attachment`
+    objects: an MCP `llm_mcp.Resource`, or any object with this method."""
+
+    def as_attachment(self) -> Attachment:
+        """The content as an `Attachment` (a resource reads itself now, contacting its server)."""
+        ...
+
+
 def _attachments(value: Any) -> list[Attachment]:
     """What ``ask(with_=...)`` takes, as attachments: paths, bytes, ``Attachment`` objects,
     objects with ``as_attachment()`` (an MCP ``Resource``, read now), or a list of them."""
@@ -510,7 +520,7 @@ def _attachments(value: Any) -> list[Attachment]:
     for item in items:
         if isinstance(item, Attachment):
             found.append(item)
-        elif hasattr(item, "as_attachment"):
+        elif isinstance(item, Attachable):
             found.append(item.as_attachment())
         elif isinstance(item, bytes):
             found.append(_from_bytes(item, sniff_mime_type(item), None))
