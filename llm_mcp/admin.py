@@ -1,8 +1,8 @@
 """Django admin for chats (with their messages and tool calls), tool calls and credentials.
 
 The chat admin is registered for the app's own chat model only: a project that swaps it
-(``LLM_MCP_CHAT_MODEL``) registers its model itself, and can reuse :class:`ChatAdmin` and
-:class:`MessageInline`.
+(``LLM_MCP_CHAT_MODEL``) registers its model itself, and can reuse `ChatAdmin` and
+`MessageInline`.
 
 Credentials are listed by key and owner: their encrypted ``secret`` and the decrypted
 ``data`` are never displayed nor editable here, and credentials are not added from the admin

@@ -5,7 +5,7 @@
     record.message_records.count()   # every message, tool results included, is a row
 
 Chats and messages are swappable, the way ``AUTH_USER_MODEL`` is: subclass
-:class:`AbstractChat` / :class:`AbstractMessage` in your app and name your models in
+`AbstractChat` / `AbstractMessage` in your app and name your models in
 ``LLM_MCP_CHAT_MODEL`` / ``LLM_MCP_MESSAGE_MODEL`` before the first ``migrate``. Tool calls
 and credentials belong to this app.
 """
@@ -23,7 +23,7 @@ from encrypted_fields.fields import EncryptedTextField
 from . import conf
 from .client.question import open_questions
 from .credentials import CredentialManager
-from .records import ChatRecord
+from .db.record import ChatRecord
 
 __all__ = ["AbstractChat", "AbstractMessage", "Chat", "Credential", "Message", "ToolCall"]
 
@@ -33,7 +33,7 @@ APPROVALS = [("", "not needed"), ("pending", "pending"), ("approved", "approved"
 
 class AbstractChat(ChatRecord, models.Model):
     """A persisted chat. It answers ``ask``, ``complete``, ``with_mcp``, ``mcp``, ``waiting``,
-    ``pending_approvals`` and ``cancel`` like :class:`llm_mcp.Chat` (see :class:`ChatRecord`).
+    ``pending_approvals`` and ``cancel`` like `llm_mcp.Chat` (see `ChatRecord`).
 
         record = Chat.objects.create(model="gpt-4.1-mini")
         record.ask("Hello").content
@@ -43,7 +43,7 @@ class AbstractChat(ChatRecord, models.Model):
         model: the model id sent to the provider.
         provider: the provider's registered name (``"openai"``, ``"anthropic"``).
         params: extra provider parameters (``temperature``, ...), as JSON.
-        agent_class: dotted path of the :class:`llm_mcp.Agent` that set the chat up, if any.
+        agent_class: dotted path of the `llm_mcp.Agent` that set the chat up, if any.
         agent_inputs: that agent's inputs, as JSON (model instances are kept as references).
         cancelled: set by ``cancel()``; a running turn stops at its next check.
         created_at / updated_at: timestamps.
@@ -67,7 +67,7 @@ class AbstractChat(ChatRecord, models.Model):
 
 
 class AbstractMessage(models.Model):
-    """One message of a chat, field for field a :class:`llm_mcp.chat.Message`.
+    """One message of a chat, field for field a `llm_mcp.chat.Message`.
 
         record.message_records.filter(role="assistant").last().content
 
@@ -192,7 +192,7 @@ class Credential(models.Model):
         with Credential.objects.synchronize("linear:user:42"): ...   # one process at a time
 
     ``Credential.objects`` is a credential store (``read``/``write``/``delete``/``synchronize``,
-    see :class:`~llm_mcp.credentials.CredentialManager`).
+    see `llm_mcp.credentials.CredentialManager`).
 
     The data is kept as one Fernet-encrypted JSON text (``django-fernet-encrypted-fields``,
     keyed by ``SALT_KEY`` and ``SECRET_KEY``), so its column never holds a token in clear.
@@ -200,7 +200,7 @@ class Credential(models.Model):
     Attributes:
         key: what the credentials are for (server, authorization server, user), unique.
         owner: the object they belong to (any model, usually the user), or ``None``.
-        secret: the encrypted JSON text; use :attr:`data` instead.
+        secret: the encrypted JSON text; use `data` instead.
     """
 
     key = models.CharField(max_length=255, unique=True)

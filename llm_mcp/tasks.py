@@ -24,8 +24,8 @@ from celery import shared_task
 from django.apps import apps
 
 from . import conf
-from .chat.chat import unanswered
 from .chat.messages import ToolCall
+from .chat.store import unanswered
 
 __all__ = ["ask_chat", "next_check", "resume_chat"]
 

@@ -31,7 +31,7 @@ any token. Spec: MCP 2026-07-28 "Authorization", RFC 6749 section 10.12 (CSRF), 
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING
 from urllib.parse import parse_qs, urlsplit
 
 from django.contrib.auth.decorators import login_required
@@ -46,6 +46,9 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from . import conf
 from .client.declared import input_names
 from .client.errors import MCPError
+
+if TYPE_CHECKING:
+    from .client.server import MCP
 
 __all__ = ["SESSION_KEY", "build_server", "callback", "client_metadata", "connect", "disconnect"]
 
@@ -62,7 +65,7 @@ SECRET_PARAMETERS = ("code", "state", "access_token", "refresh_token", "id_token
 """Callback parameters whose values are never echoed into a page, a log line or a message."""
 
 
-def build_server(name: str, request: HttpRequest) -> Any:
+def build_server(name: str, request: HttpRequest) -> MCP:
     """The server ``OAUTH_SERVERS[name]`` names, built for ``request.user``.
 
         server = build_server("linear", request)      # Linear(user=request.user)
@@ -217,10 +220,8 @@ def client_metadata(request: HttpRequest) -> HttpResponse:
     return JsonResponse(document)
 
 
-def _close(server: Any) -> None:
-    close = getattr(server, "close", None)
-    if callable(close):
-        try:
-            close()
-        except Exception:  # closing is best effort; the answer is already decided
-            log.debug("closing %r failed", server, exc_info=True)
+def _close(server: MCP) -> None:
+    try:
+        server.close()
+    except Exception:  # closing is best effort; the answer is already decided
+        log.debug("closing %r failed", server, exc_info=True)

@@ -13,12 +13,31 @@ from __future__ import annotations
 
 import importlib
 import inspect
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from ..client.declared import evaluate, names_method
 from .chat import Chat
 
-__all__ = ["Agent"]
+__all__ = ["Agent", "RecordClass"]
+
+
+@runtime_checkable
+class RecordClass(Protocol):
+    """What an agent's ``chat_class`` names: a class whose rows are chats, such as
+    ``llm_mcp.models.Chat`` (which gets both methods from ``llm_mcp.db.record.ChatRecord``).
+
+        class SupportAgent(llm_mcp.Agent):
+            chat_class = "llm_mcp.models.Chat"
+    """
+
+    def for_agent(self, agent: Agent) -> Any:
+        """A new saved chat set up by ``agent`` (what ``Agent.chat()`` returns)."""
+        ...
+
+    def find_for_agent(self, agent_class: type[Agent], pk: Any) -> Any:
+        """The saved chat ``pk``, set up by ``agent_class`` with its stored inputs (what
+        ``Agent.find(pk)`` returns); raises the model's ``DoesNotExist``."""
+        ...
 
 
 class Agent:
@@ -79,7 +98,7 @@ class Agent:
 
     @classmethod
     def chat(cls, **inputs: Any) -> Any:
-        """A new chat for these inputs: a :class:`Chat`, or a saved record of ``chat_class``.
+        """A new chat for these inputs: a `Chat`, or a saved record of ``chat_class``.
         Contacts no server and no model."""
         agent = cls(**inputs)
         record_class = cls._record_class()
@@ -101,7 +120,7 @@ class Agent:
         if isinstance(value, str):
             module, _, name = value.rpartition(".")
             value = getattr(importlib.import_module(module), name)
-        if value is not None and not all(hasattr(value, m) for m in ("for_agent", "find_for_agent")):
+        if value is not None and not isinstance(value, RecordClass):
             raise TypeError(f"{cls.__name__}.chat_class must be a chat model (with for_agent and "
                             f"find_for_agent, like llm_mcp.models.Chat), not {value!r}")
         return value

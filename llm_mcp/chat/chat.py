@@ -1,4 +1,4 @@
-"""A conversation with a model that can call tools: :class:`Chat`.
+"""A conversation with a model that can call tools: `Chat`.
 
     chat = llm_mcp.chat(model="gpt-4.1-mini", provider="openai").with_mcp(Linear(user=user))
     chat.ask("Which open issues mention the flaky login spec?").content
@@ -16,38 +16,27 @@ import json
 import logging
 import mimetypes
 import os
-import threading
 import uuid
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from ..client import outages
 from ..client.asking import Resume, resuming
 from ..client.cancel import CancelScope
-from ..client.errors import (
-    CancelledError,
-    ConfigurationError,
-    InputRequiredError,
-    InvalidToolChoiceError,
-    MCPError,
-    TurnLimitError,
-)
+from ..client.errors import CancelledError, InputRequiredError, TurnLimitError
 from ..client.progress import Progress, ProgressFilter, listening
 from ..client.prompt import Prompt
 from ..client.question import Question
 from ..client.result import Attachment, Result, sniff_mime_type
 from ..client.server import MCP, Servers
-from ..client.shaping import is_refusal
-from .messages import Message, ToolCall
-from .providers import ModelRequest, Provider, ToolSpec, get_provider
-from .providers._common import describe, text_resource
-from .schemas import fill_schema, schema_problem, wire_name
-from .store import MemoryStore, Store
+from .messages import Message, ToolCall, attachment_text
+from .providers import ModelRequest, Provider, get_provider
+from .store import MemoryStore, Store, is_waiting, pending_approvals, pending_questions, unanswered
+from .toolbox import Toolbox, Unavailable
 from .tools import ToolSearch, as_tool
 
-__all__ = ["Chat", "is_waiting", "new_chat", "pending_approvals", "pending_questions", "prompt_turns", "save_call",
-           "settle_call_ids", "unanswered", "with_answer"]
+__all__ = ["Attachable", "Chat", "new_chat", "prompt_turns", "settle_call_ids"]
 
 log = logging.getLogger("llm_mcp.chat")
 
@@ -72,11 +61,11 @@ class Chat:
 
     Attributes:
         model: the model id sent to the provider.
-        provider: the :class:`~llm_mcp.chat.providers.Provider` that calls it.
-        store: where the conversation lives (:class:`MemoryStore` unless given).
+        provider: the `llm_mcp.chat.providers.Provider` that calls it.
+        store: where the conversation lives (`MemoryStore` unless given).
         concurrency: how many tool calls of one model turn may run at once (1: one by one).
         params: extra provider parameters (``temperature``, ``max_tokens``, ...).
-        max_steps: model requests one turn may make before :class:`~llm_mcp.TurnLimitError`.
+        max_steps: model requests one turn may make before `llm_mcp.TurnLimitError`.
         max_result_chars: characters of a tool result the model gets (``None``: no limit).
     """
 
@@ -94,7 +83,7 @@ class Chat:
         if max_result_chars is not None and (not isinstance(max_result_chars, int) or max_result_chars < 1):
             raise ValueError(f"max_result_chars must be a positive integer or None, not {max_result_chars!r}")
         if store is not None and not isinstance(store, Store):
-            raise TypeError(f"store must implement llm_mcp.chat.Store, not {type(store).__name__}")
+            raise TypeError(f"store must subclass llm_mcp.chat.Store, not {type(store).__name__}")
         if params is not None and not isinstance(params, dict):
             raise TypeError(f"params must be a dict, not {type(params).__name__}")
         reserved = sorted(set(params or ()) & set(self.RESERVED_PARAMS))
@@ -108,7 +97,7 @@ class Chat:
         self.max_steps = max_steps
         self.max_result_chars = max_result_chars
         self.params = dict(params or {})
-        self._turn_lock = getattr(self.store, "lock", None) or threading.RLock()
+        self._turn_lock = self.store.lock
         self._instructions: list[str] = []
         self._tools: list[Any] = []
         self._choice: str | None = None
@@ -136,7 +125,7 @@ class Chat:
 
         ``choice`` is ``"auto"``, ``"required"``, ``"none"``, or the name of a tool the model
         must call; it is checked against the tools when the chat next asks the model
-        (:class:`~llm_mcp.InvalidToolChoiceError` when it names a tool the chat cannot offer).
+        (`llm_mcp.InvalidToolChoiceError` when it names a tool the chat cannot offer).
         ``with_tools(None)`` or ``replace=True`` drops the tools given before. Returns the chat.
         """
         if replace or tools == (None,):
@@ -221,20 +210,26 @@ class Chat:
         """The tools the model is offered now (contacts the MCP servers the first time)."""
         return list(self._toolbox().offered.values())
 
+    @property
+    def given_tools(self) -> list[Any]:
+        """The tools given with `with_tools`, as tool objects (a copy;
+        the servers' tools are not in it). Contacts no server."""
+        return list(self._tools)
+
     # -- the conversation ---------------------------------------------------------------------
 
     def ask(self, text: str | Prompt, *, with_: Any = None, stream: Callable[[str], None] | None = None) -> Message:
         """Send a user message and run the turn; returns the last message.
 
-        ``text`` is the user's text, or an MCP :class:`~llm_mcp.Prompt` (``server.prompt(...)``):
+        ``text`` is the user's text, or an MCP `llm_mcp.Prompt` (``server.prompt(...)``):
         all of its turns, assistant ones included, are added before the model answers (it
         answers even when the prompt ends with an assistant turn).
         ``with_`` takes attachments: a path, bytes, an ``Attachment``, a
-        :class:`~llm_mcp.Resource`, or a list of them (with a prompt, they join its last
+        `llm_mcp.Resource`, or a list of them (with a prompt, they join its last
         user turn). ``stream`` receives the model's text as it arrives. The returned message
-        is the model's answer, or, when the chat is :attr:`waiting`, the assistant message
-        whose tool calls wait. Raises :class:`~llm_mcp.CancelledError` when :meth:`cancel`
-        stopped the turn, :class:`~llm_mcp.MCPError` when a prompt's server refuses, and the
+        is the model's answer, or, when the chat is `waiting`, the assistant message
+        whose tool calls wait. Raises `llm_mcp.CancelledError` when `cancel`
+        stopped the turn, `llm_mcp.MCPError` when a prompt's server refuses, and the
         provider's errors as its SDK raises them.
         """
         if isinstance(text, Prompt):
@@ -269,7 +264,7 @@ class Chat:
         model, and the model is asked again until it answers without tools or a call waits.
 
         Turns of one chat run one at a time (a second ``complete()`` waits, then finds nothing
-        left to do). Raises :class:`~llm_mcp.TurnLimitError` when the model is asked
+        left to do). Raises `llm_mcp.TurnLimitError` when the model is asked
         ``max_steps`` times in one turn and still calls tools; the calls it asked for by then
         have their results, so ``complete()`` may carry on.
         """
@@ -320,12 +315,12 @@ class Chat:
 
     def cancel(self) -> None:
         """Stop the running turn: calls in flight are cancelled (MCP servers are told), and the
-        turn raises :class:`~llm_mcp.CancelledError`. Safe from another thread."""
+        turn raises `llm_mcp.CancelledError`. Safe from another thread."""
         self.store.set_cancelled(True)
         self._scope.cancel("cancelled by the user")
 
     def _new_scope(self) -> CancelScope:
-        """The scope of a turn: :meth:`cancel` cancels it, and so does the store's persisted flag,
+        """The scope of a turn: `cancel` cancels it, and so does the store's persisted flag,
         read at each event a server streams (the flag another process sets on a saved chat)."""
         scope = CancelScope()
         scope.watch(lambda: self.store.cancelled, "cancelled by the user")
@@ -337,8 +332,8 @@ class Chat:
             chat.after_tool_progress(lambda call, progress: print(call.name, progress.message))
 
         MCP tool calls ask their server for progress while a callback is registered
-        (:class:`~llm_mcp.Progress`: ``value`` only grows; ``total``, ``message``,
-        ``fraction``); Python tools report theirs with :meth:`ChatTool.report_progress`.
+        (`llm_mcp.Progress`: ``value`` only grows; ``total``, ``message``,
+        ``fraction``); Python tools report theirs with `ChatTool.report_progress`.
         Callbacks run in the thread running the call (a worker thread when calls run
         concurrently); one that raises is logged and the call goes on.
         """
@@ -381,8 +376,9 @@ class Chat:
         self._check_cancelled()
         return self.store.add(reply)
 
-    def _toolbox(self, messages: list[Message] | None = None) -> _Toolbox:
-        return _Toolbox(self, messages)
+    def _toolbox(self, messages: list[Message] | None = None) -> Toolbox:
+        return Toolbox(self._servers, self._tools, listed=self._listed, deferred_servers=self._deferred_servers,
+                       history=(lambda: self.messages) if messages is None else (lambda: messages), owner=self)
 
     # -- running tool calls -------------------------------------------------------------------
 
@@ -395,9 +391,10 @@ class Chat:
         runnable: list[tuple[ToolCall, Any]] = []
         for call in calls:
             tool = box.resolve(call.name)
-            if call.approval is None and tool is not None and bool(getattr(tool, "requires_approval", False)):
+            if call.approval is None and tool is not None and not isinstance(tool, Unavailable) and \
+                    tool.requires_approval:
                 call.approval = "pending"
-                self._save_call(assistant, call)  # visible to other processes before anything runs
+                self.store.save_call(assistant, call)  # visible to other processes before anything runs
             if call.approval == "declined":
                 self.store.add(Message("tool", DECLINED, tool_call_id=call.id))
             elif call.approval in (None, "approved") and not call.waiting:
@@ -408,14 +405,14 @@ class Chat:
         def record(call: ToolCall, reply: Message | None) -> None:
             finished.add(call.id)
             if reply is None:  # paused on a server's questions: they are saved on the call
-                self._save_call(assistant, call)
+                self.store.save_call(assistant, call)
                 return
             resumed = call.pending_questions or call.request_state is not None
             if resumed:
                 call.pending_questions, call.request_state = [], None
             self.store.add(reply)
             if call.mcp_result is not None or resumed:
-                self._save_call(assistant, call)
+                self.store.save_call(assistant, call)
 
         if self.concurrency > 1 and len(runnable) > 1:
             with ThreadPoolExecutor(max_workers=min(self.concurrency, len(runnable)),
@@ -441,19 +438,16 @@ class Chat:
             raise failure
         return not any(call.waiting for call in calls)
 
-    def _save_call(self, message: Message, call: ToolCall) -> None:
-        save_call(self.store, message, call)
-
     def _execute(self, call: ToolCall, tool: Any) -> Message | None:
         if tool is None:
             return Message("tool", f"There is no tool named {call.name!r}.", tool_call_id=call.id, is_error=True)
-        if isinstance(tool, _Unavailable):
+        if isinstance(tool, Unavailable):
             return Message("tool", tool.text, tool_call_id=call.id, is_error=True)
         if "_raw_arguments" in call.arguments:
             return Message("tool", f"The arguments for {call.name} were not a JSON object: "
                            f"{str(call.arguments['_raw_arguments'])[:200]}", tool_call_id=call.id, is_error=True)
         self._check_cancelled()
-        server = getattr(tool, "server", None)
+        server = tool.server
         was_down = isinstance(server, MCP) and outages.is_down(server)
         resume = Resume.from_stored(call.pending_questions, call.request_state) if call.pending_questions else None
         try:
@@ -473,121 +467,6 @@ class Chat:
 
     def __repr__(self) -> str:
         return f"<Chat model={self.model!r} messages={len(self.messages)}>"
-
-
-class _Unavailable:
-    """Stands for a tool of a server that is down, so the model hears why the call did not run."""
-
-    def __init__(self, name: str, servers: list[str]):
-        self.text = (f"The tool {name!r} is not available right now: its MCP server ({', '.join(servers)}) "
-                     "is unavailable. It was not called.")
-
-
-class _Toolbox:
-    """The tools of one model request: names made safe and unique, deferred tools held back."""
-
-    def __init__(self, chat: Chat, messages: list[Message] | None = None):
-        self.chat = chat
-        self.offered: dict[str, Any] = {}
-        self.by_name: dict[str, Any] = {}
-        self.unavailable: list[str] = []
-        sources: dict[str, str] = {}
-        entries: list[tuple[Any, str, bool]] = []
-        for server in chat.mcp:
-            if outages.is_down(server) and server.name not in chat._listed:
-                self.unavailable.append(server.name)  # its backoff runs: not contacted
-                continue
-            try:
-                tools = server.model_tools
-            except MCPError as exc:
-                if is_refusal(exc) or isinstance(exc, (ConfigurationError, CancelledError)):
-                    raise
-                if outages.is_outage(exc):
-                    outages.record(server, exc)
-                else:
-                    log.warning("MCP server %s could not list its tools (%s); they are left out", server.name,
-                                type(exc).__name__)
-                self.unavailable.append(server.name)
-                continue
-            chat._listed.add(server.name)
-            for tool in tools:
-                entries.append((tool, f"MCP server {server.name!r}",
-                                server.name in chat._deferred_servers or bool(getattr(tool, "deferred", False))))
-        entries.extend((tool, "with_tools", False) for tool in chat._tools)
-        offer: list[Any] = []
-        deferred: list[Any] = []
-        discovered = self._discovered(messages) if any(entry[2] for entry in entries) else set()
-        for tool, source, is_deferred in entries:
-            problem = schema_problem(tool.name, tool.params_schema)
-            if problem:
-                log.warning("tool %r from %s is left out: %s", tool.name, source, problem)
-                continue
-            if tool.name in sources:
-                raise ValueError(f"two tools are named {tool.name!r}: one from {sources[tool.name]}, one from "
-                                 f"{source}; rename one (tool_options 'as') or give a server a prefix")
-            sources[tool.name] = source
-            self.by_name[tool.name] = tool
-            (deferred if is_deferred and tool.name not in discovered else offer).append(tool)
-        if deferred:
-            offer.append(ToolSearch(chat, deferred))
-        # names that are already safe keep them; the others get a safe one that is not taken
-        assigned: dict[int, str] = {}
-        for tool in offer:
-            if wire_name(tool.name) == tool.name and tool.name not in assigned.values():
-                assigned[id(tool)] = tool.name
-        taken = set(assigned.values())
-        for tool in offer:
-            if id(tool) not in assigned:
-                assigned[id(tool)] = wire_name(tool.name, taken)
-                taken.add(assigned[id(tool)])
-        for tool in offer:
-            self.offered[assigned[id(tool)]] = tool
-            self.by_name.setdefault(assigned[id(tool)], tool)
-
-    @functools.cached_property
-    def specs(self) -> list[ToolSpec]:
-        """The tools as the provider gets them (built only for a model request)."""
-        return [ToolSpec(name, tool.description or "", fill_schema(tool.params_schema))
-                for name, tool in self.offered.items()]
-
-    def resolve(self, name: str) -> Any:
-        """The tool a model's call names (its safe name, or its own name); for a tool of a
-        server that is down now, an :class:`_Unavailable` saying so."""
-        tool = self.offered.get(name) or self.by_name.get(name)
-        if tool is not None or not self.unavailable:
-            return tool
-        for server in self.chat.mcp:
-            if server.name in self.unavailable:
-                for known in server._tools or ():
-                    if name in (known.name, wire_name(known.name)):
-                        return _Unavailable(known.name, [server.name])
-        return _Unavailable(name, self.unavailable)  # never listed here; most likely one of theirs
-
-    def _discovered(self, messages: list[Message] | None) -> set[str]:
-        """Names of deferred tools that searches in this conversation found (they are offered)."""
-        names = {ToolSearch.name, wire_name(ToolSearch.name, {ToolSearch.name})}  # its name, or its name when taken
-        found: set[str] = set()
-        messages = self.chat.messages if messages is None else messages
-        search_ids = {call.id for m in messages if m.role == "assistant" for call in m.tool_calls
-                      if call.name in names}
-        for message in messages:
-            if message.role == "tool" and message.tool_call_id in search_ids:
-                found.update(ToolSearch.discovered(message.content))
-        return found
-
-    def check_choice(self, choice: str | None) -> str | None:
-        """The tool choice to send; raises :class:`~llm_mcp.InvalidToolChoiceError` when it cannot be met."""
-        if choice is None or choice in ("auto", "none"):
-            return choice
-        down = f" (unavailable MCP servers: {', '.join(self.unavailable)})" if self.unavailable else ""
-        if choice == "required":
-            if not self.offered:
-                raise InvalidToolChoiceError(f"the tool choice is 'required' but the chat has no tools to offer{down}")
-            return choice
-        for name, tool in self.offered.items():
-            if choice in (name, tool.name):
-                return name
-        raise InvalidToolChoiceError(f"the tool choice names {choice!r}, which this chat cannot offer{down}")
 
 
 def _tool_message(call: ToolCall, output: Any, limit: int | None = None) -> Message:
@@ -621,6 +500,16 @@ def _output_message(call: ToolCall, output: Any) -> Message:
     return Message("tool", content, tool_call_id=call.id)
 
 
+@runtime_checkable
+class Attachable(Protocol):
+    """What ``ask(with_=...)`` reads an attachment from, besides paths, bytes and `Attachment`
+    objects: an MCP `llm_mcp.Resource`, or any object with this method."""
+
+    def as_attachment(self) -> Attachment:
+        """The content as an `Attachment` (a resource reads itself now, contacting its server)."""
+        ...
+
+
 def _attachments(value: Any) -> list[Attachment]:
     """What ``ask(with_=...)`` takes, as attachments: paths, bytes, ``Attachment`` objects,
     objects with ``as_attachment()`` (an MCP ``Resource``, read now), or a list of them."""
@@ -631,7 +520,7 @@ def _attachments(value: Any) -> list[Attachment]:
     for item in items:
         if isinstance(item, Attachment):
             found.append(item)
-        elif hasattr(item, "as_attachment"):
+        elif isinstance(item, Attachable):
             found.append(item.as_attachment())
         elif isinstance(item, bytes):
             found.append(_from_bytes(item, sniff_mime_type(item), None))
@@ -669,7 +558,7 @@ def prompt_turns(prompt: Prompt, attachments: list[Attachment] | None = None) ->
             turns.append(Message("user", turn.content, attachments=list(turn.attachments)))
         else:
             lines = [turn.content] if turn.content else []
-            lines += [text_resource(a) if a.is_text else describe(a) for a in turn.attachments]
+            lines += [attachment_text(a) for a in turn.attachments]
             turns.append(Message("assistant", "\n".join(lines)))
     if not turns:
         raise ValueError(f"prompt {prompt.name!r} has no messages to ask with")
@@ -681,90 +570,12 @@ def prompt_turns(prompt: Prompt, attachments: list[Attachment] | None = None) ->
     return turns
 
 
-def unanswered(messages: list[Message]) -> tuple[Message | None, list[ToolCall]]:
-    """The last assistant message with tool calls, and its calls that have no result yet."""
-    answered: set[str] = set()
-    for message in reversed(messages):
-        if message.role == "tool" and message.tool_call_id:
-            answered.add(message.tool_call_id)
-        elif message.role == "assistant":
-            return message, [call for call in message.tool_calls if call.id not in answered]
-        else:
-            break
-    return None, []
-
-
-def is_waiting(store: Store) -> bool:
-    """Whether the conversation in ``store`` waits for a person (or a server task)."""
-    return any(call.waiting for call in unanswered(store.messages())[1])
-
-
-def pending_approvals(store: Store) -> list[ToolCall]:
-    """The calls in ``store`` that wait for a decision; their ``approve()``/``decline()`` save it."""
-    assistant, calls = unanswered(store.messages())
-    pending = [call for call in calls if call.approval == "pending"]
-    for call in pending:
-        call._save = functools.partial(save_call, store, assistant, call)  # type: ignore[attr-defined]
-    return pending
-
-
-def pending_questions(store: Store) -> list[Question]:
-    """The open questions of the paused calls in ``store``; answering one saves it at once."""
-    assistant, calls = unanswered(store.messages())
-    found = []
-    for call in calls:
-        for data in call.pending_questions:
-            if isinstance(data, dict) and data.get("response") is None:
-                question = Question.from_dict(data)
-                question.tool_call_id = call.id
-                question._save = functools.partial(_save_answer, store, assistant, call)
-                found.append(question)
-    return found
-
-
-def _save_answer(store: Store, message: Message, call: ToolCall, question: Question) -> None:
-    """Record one question's answer on its call: ``store.save_question`` when the store has it
-    (a database refuses a question answered elsewhere meanwhile), else in the call itself."""
-    writer = getattr(store, "save_question", None)
-    if writer is not None:
-        writer(message, call, question)
-        return
-    call.pending_questions = with_answer(call.pending_questions, question, call)
-    save_call(store, message, call)
-
-
-def with_answer(stored: list[Any], question: Question, call: ToolCall, *, elsewhere: bool = False) -> list[Any]:
-    """A copy of ``stored`` (a call's ``pending_questions`` dicts) with ``question``'s entry
-    replaced by ``question.to_dict()``. Raises ``ValueError`` when that entry has a response
-    already (``elsewhere``: say it was answered elsewhere, by another process), or the call
-    no longer asks the question."""
-    stored = list(stored)
-    for index, data in enumerate(stored):
-        if isinstance(data, dict) and data.get("key") == question.key:
-            if data.get("response") is not None:
-                raise ValueError(f"question {question.key!r} of tool call {call.id} was answered "
-                                 f"{'elsewhere ' if elsewhere else ''}already ({data['response'].get('action')})")
-            stored[index] = question.to_dict()
-            return stored
-    raise ValueError(f"tool call {call.id} ({call.name}) no longer asks question {question.key!r}")
-
-
-def save_call(store: Store, message: Message, call: ToolCall) -> None:
-    """Persist one call's changes: ``store.save_call`` when the store has it (so a decision
-    made elsewhere on a sibling call is not overwritten), else the whole message."""
-    writer = getattr(store, "save_call", None)
-    if writer is not None:
-        writer(message, call)
-    else:
-        store.save(message)
-
-
 MAX_CALL_ID = 200
 """Characters of a tool call id the chat keeps as the provider sent it."""
 
 
 def settle_call_ids(reply: Message, history: list[Message]) -> None:
-    """Give every call of ``reply`` an id that is non-empty, at most :data:`MAX_CALL_ID`
+    """Give every call of ``reply`` an id that is non-empty, at most `MAX_CALL_ID`
     characters, and not used earlier in the conversation or twice in the reply, so each call
     gets exactly one result. A provider's own ids are kept when they qualify (they always do
     for OpenAI's and Anthropic's APIs); others are replaced (``call_<random>``), and the
@@ -779,5 +590,5 @@ def settle_call_ids(reply: Message, history: list[Message]) -> None:
 
 
 def new_chat(model: str, provider: Provider | str | None = None, **options: Any) -> Chat:
-    """``llm_mcp.chat(model=..., provider=...)``: a new :class:`Chat` (see its arguments)."""
+    """``llm_mcp.chat(model=..., provider=...)``: a new `Chat` (see its arguments)."""
     return Chat(model, provider, **options)

@@ -1,4 +1,4 @@
-"""A conversation as plain data: :class:`Message` and :class:`ToolCall`.
+"""A conversation as plain data: `Message` and `ToolCall`.
 
 Everything here is JSON-friendly (see ``to_dict``/``from_dict``), so a store can keep it
 anywhere: in memory, or in database tables, field for field.
@@ -9,13 +9,15 @@ from __future__ import annotations
 import base64
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..client.question import open_questions
 from ..client.result import Attachment
 
-__all__ = ["Message", "ToolCall", "attachment_from_dict", "attachment_to_dict", "clean_text", "loads_object"]
+__all__ = ["Message", "ToolCall", "attachment_from_dict", "attachment_text", "attachment_to_dict", "clean_text",
+           "describe", "label", "loads_object", "text_resource"]
 
 ROLES = ("system", "user", "assistant", "tool")
 
@@ -90,9 +92,15 @@ class ToolCall:
             raise ValueError(f"tool call {self.id} ({self.name}) is not waiting for approval "
                              f"(approval is {self.approval!r})")
         self.approval = decision
-        save = getattr(self, "_save", None)  # set by the chat that listed the call, to persist it
+        save = self.__dict__.get("_save")  # on_decide()'s hook, when one was set
         if save is not None:
             save()
+
+    def on_decide(self, save: Callable[[], None]) -> None:
+        """Run `save()` after each `approve()`/`decline()` of this call, to persist the decision
+        (what `pending_approvals` sets up). Not data: it
+        is not in `to_dict()` nor pickled."""
+        self._save = save
 
     def to_dict(self) -> dict[str, Any]:
         return {"id": self.id, "name": self.name, "arguments": self.arguments, "approval": self.approval,
@@ -115,7 +123,7 @@ class Message:
     Attributes:
         role: ``"system"``, ``"user"``, ``"assistant"`` or ``"tool"``.
         content: the text (``""`` when there is none, e.g. an assistant turn that only calls tools).
-        attachments: :class:`~llm_mcp.client.result.Attachment` objects (images, audio,
+        attachments: `llm_mcp.client.result.Attachment` objects (images, audio,
             documents, resources) sent with a user turn or returned by a tool.
         tool_calls: the calls an assistant turn asks for.
         tool_call_id: on a ``"tool"`` message, the id of the call it answers.
@@ -170,7 +178,7 @@ def attachment_to_dict(attachment: Attachment) -> dict[str, Any]:
 
 
 def attachment_from_dict(data: dict[str, Any]) -> Attachment:
-    """The inverse of :func:`attachment_to_dict`."""
+    """The inverse of `attachment_to_dict`."""
     content = data.get("content")
     if isinstance(content, dict) and "base64" in content:
         content = base64.b64decode(content["base64"])
@@ -211,3 +219,44 @@ def clean_text(text: str) -> str:
         return text
     except UnicodeEncodeError:
         return _SURROGATE.sub("\ufffd", text)  # a Python str holds no pairs: any surrogate is unpaired
+
+
+# -- attachments as text, for the model ----------------------------------------------------
+
+def label(attachment: Attachment) -> str:
+    """A short name for an attachment: its name, else its URI, else its kind."""
+    return attachment.name or attachment.uri or attachment.kind
+
+
+def describe(attachment: Attachment) -> str:
+    """One line telling the model about an attachment it cannot be shown.
+
+        describe(Attachment("resource_link", "application/pdf", None, uri="file:///r.pdf", name="r"))
+        # '[attachment not included: resource_link "r" <file:///r.pdf> (application/pdf)]'
+    """
+    parts = [f"[attachment not included: {attachment.kind}"]
+    if attachment.name:
+        parts.append(f'"{attachment.name}"')
+    if attachment.uri:
+        parts.append(f"<{attachment.uri}>")
+    if attachment.mime_type:
+        parts.append(f"({attachment.mime_type})")
+    if attachment.size is not None and attachment.kind != "resource_link":
+        parts.append(f"{attachment.size} bytes")
+    return " ".join(parts) + "]"
+
+
+def text_resource(attachment: Attachment) -> str:
+    """A text resource as text: a header line naming it, then its text."""
+    assert isinstance(attachment.content, str)
+    header = f"[resource {label(attachment)}"
+    if attachment.mime_type:
+        header += f" ({attachment.mime_type})"
+    return header + "]\n" + attachment.content
+
+
+def attachment_text(attachment: Attachment) -> str:
+    """An attachment as the model reads it where it cannot be shown: a text resource's text
+    (see `text_resource`), else the line `describe` writes."""
+    return text_resource(attachment) if attachment.is_text else describe(attachment)
+

@@ -1,4 +1,4 @@
-"""Tools written in Python: :class:`ChatTool`, plain functions, and the tool-search tool.
+"""Tools written in Python: `ChatTool`, plain functions, and the tool-search tool.
 
     class Weather(llm_mcp.ChatTool):
         description = "The current weather in a city"
@@ -20,8 +20,10 @@ from ..client.declared import snake_case
 from ..client.errors import InputRequiredError
 from ..client.progress import Progress, tool_listener
 from ..client.question import Question
+from ..client.tool import Tool
 
 if TYPE_CHECKING:
+    from ..client.server import MCP
     from .chat import Chat
 
 __all__ = ["ASK_METHOD", "ChatTool", "FunctionTool", "ToolSearch", "as_tool", "report_progress",
@@ -79,11 +81,16 @@ class ChatTool:
             description = "The current weather in a city"
             def execute(self, city: str) -> str: return f"Sunny in {city}"
 
+    It meets the chat-tool contract, `ToolLike`, with these defaults.
+
     Attributes:
         name: the name the model calls it by (default: the class name in snake_case).
         description: what it does, for the model.
         parameters: the JSON Schema of its arguments (default: read from ``execute``).
         requires_approval: ``True`` to pause each call until someone approves it.
+        deferred: ``True`` to leave it out of the model's first tool list (found by tool
+            search); default ``False``.
+        server: the MCP server it is offered with (set for a server's ``extra_tools``), else ``None``.
         rescue_from: ``{exception class: method name or callable}``; the handler's return
             value becomes the result, and an exception it raises stops the chat.
             Handlers of subclasses come first, then their bases'.
@@ -93,6 +100,8 @@ class ChatTool:
     description: str = ""
     parameters: dict[str, Any] | None = None
     requires_approval: bool = False
+    deferred: bool = False
+    server: MCP | None = None
     rescue_from: ClassVar[dict[type, Any]] = {}
 
     def __init__(self) -> None:
@@ -104,12 +113,18 @@ class ChatTool:
         """The schema the model fills in."""
         return self.parameters if self.parameters is not None else schema_from_signature(self.execute)
 
+    @property
+    def server_name(self) -> str:
+        """Its own name (a Python tool is not renamed by a server): what a server's shaping
+        settings (``requires_approval``, ``defer`` lists) name it by."""
+        return self.name
+
     def execute(self, **arguments: Any) -> Any:
         """Do the work; return text, a dict/list (sent as JSON), or a ``Result``."""
         raise NotImplementedError(f"{type(self).__name__} must define execute()")
 
     def call(self, /, **arguments: Any) -> Any:
-        """Run :meth:`execute` the way a chat does: an exception goes to ``rescue_from``, and
+        """Run `execute` the way a chat does: an exception goes to ``rescue_from``, and
         one no handler takes becomes ``{"error": "<ExceptionClass>: <message>"}`` for the model.
         Exceptions raised by a handler propagate."""
         arguments.pop("tool_call", None)
@@ -125,7 +140,7 @@ class ChatTool:
 
     def ask(self, message: str, *, schema: dict[str, Any] | None = None, url: str | None = None,
             key: str = "question") -> Question:
-        """Ask the user something from ``execute``: the same :class:`~llm_mcp.Question` servers ask.
+        """Ask the user something from ``execute``: the same `llm_mcp.Question` servers ask.
 
             answer = self.ask("Which environment?", schema={"type": "object", "properties": {
                 "environment": {"type": "string", "enum": ["staging", "production"]}}}, key="env")
@@ -135,7 +150,7 @@ class ChatTool:
         answered, ``complete()`` runs ``execute`` again and ``ask`` returns the answered question.
         Ask several questions one after the other under different ``key``s. A URL that is not
         ``http``/``https`` comes back declined at once. Outside a chat, raises
-        :class:`~llm_mcp.InputRequiredError`. ``ValueError`` for both or neither of ``schema`` and ``url``.
+        `llm_mcp.InputRequiredError`. ``ValueError`` for both or neither of ``schema`` and ``url``.
         """
         if (schema is None) == (url is None):
             raise ValueError("ask() takes exactly one of schema= (a form) or url= (a URL question)")
@@ -163,7 +178,7 @@ class ChatTool:
         return None
 
     def report_progress(self, value: float, total: float | None = None, message: str | None = None) -> None:
-        """Report progress from :meth:`execute` to the chat's ``after_tool_progress`` (see :func:`report_progress`)."""
+        """Report progress from `execute` to the chat's ``after_tool_progress`` (see `report_progress`)."""
         report_progress(value, total, message)
 
     def __repr__(self) -> str:
@@ -189,14 +204,14 @@ class FunctionTool(ChatTool):
         return self.function(**arguments)
 
 
-def as_tool(value: Any) -> Any:
+def as_tool(value: Any) -> ChatTool | Tool:
     """What ``with_tools`` accepts, as a tool object: a ``ChatTool`` class is instantiated, a
     plain function wrapped; tool objects (``ChatTool``, ``llm_mcp.Tool``) pass through.
 
     Raises ``TypeError`` for anything else."""
     if isinstance(value, type) and issubclass(value, ChatTool):
         return value()
-    if hasattr(value, "call") and hasattr(value, "name") and hasattr(value, "params_schema"):
+    if isinstance(value, (ChatTool, Tool)):
         return value
     if inspect.isfunction(value) or inspect.ismethod(value):
         return FunctionTool(value)
@@ -224,7 +239,7 @@ class ToolSearch(ChatTool):
         terms = [t for t in re.split(r"\W+", query.lower()) if t]
         scored = []
         for tool in self.deferred:
-            haystack = f"{tool.name} {getattr(tool, 'server_name', '')} {tool.description}".lower()
+            haystack = f"{tool.name} {tool.server_name} {tool.description}".lower()
             score = sum(1 for term in terms if term in haystack)
             if score:
                 scored.append((-score, tool.name, tool))

@@ -30,6 +30,10 @@ class Tool:
         tool.name, tool.read_only, tool.input_schema
         result = tool.call(query="Azure Blob Storage")
 
+    A chat offers it as it offers a Python tool: it has every member of the chat-tool
+    contract, `llm_mcp.chat.ToolLike` (`name`, `description`, `params_schema`,
+    `requires_approval`, `deferred`, `server`, `server_name`, `call`).
+
     Attributes:
         name: the name the model calls it by (after ``prefix`` or ``tool_options`` ``as``).
         server_name: the tool's name on the server (what ``tools/call`` sends).

@@ -61,7 +61,7 @@ def register_provider(name: str, factory: ProviderFactory) -> None:
 
 
 def get_provider(spec: Provider | str, **options: Any) -> Provider:
-    """A provider from a :class:`Provider` instance (returned as is) or a registered name.
+    """A provider from a `Provider` instance (returned as is) or a registered name.
 
         get_provider("anthropic", max_tokens=8192)
         get_provider("openai", base_url="http://localhost:11434/v1", api_key="ollama")
@@ -69,8 +69,8 @@ def get_provider(spec: Provider | str, **options: Any) -> Provider:
 
     Raises ``ValueError`` for an unknown name (listing the known ones) and for options
     given with an instance, ``TypeError`` for anything else than a name or a
-    :class:`Provider`, ``TypeError`` when a factory returns something else than a
-    :class:`Provider`, and ``ImportError`` when the provider's SDK is not installed.
+    `Provider`, ``TypeError`` when a factory returns something else than a
+    `Provider`, and ``ImportError`` when the provider's SDK is not installed.
     """
     if isinstance(spec, Provider):
         if options:

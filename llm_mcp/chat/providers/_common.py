@@ -1,4 +1,4 @@
-"""Helpers shared by the providers: arguments parsing, attachment descriptions, base64."""
+"""Helpers shared by the providers: arguments parsing, attachment kinds and names, base64, SDK clients."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ def parse_arguments(text: str | None) -> dict[str, Any]:
         parse_arguments('{"a": ')        # {"_raw_arguments": '{"a": '}
 
     A string that is not a JSON object (or holds what JSON cannot: ``NaN``, an unpaired
-    surrogate; see :func:`~llm_mcp.chat.messages.loads_object`) comes back as
+    surrogate; see `llm_mcp.chat.messages.loads_object`) comes back as
     ``{"_raw_arguments": text}`` so the chat can tell the model what went wrong.
     """
     if text is None or not text.strip():
@@ -47,38 +47,6 @@ def arguments_text(arguments: dict[str, Any]) -> str:
 
 def b64(data: bytes) -> str:
     return base64.b64encode(data).decode("ascii")
-
-
-def label(attachment: Attachment) -> str:
-    """A short name for an attachment: its name, else its URI, else its kind."""
-    return attachment.name or attachment.uri or attachment.kind
-
-
-def describe(attachment: Attachment) -> str:
-    """One line telling the model about an attachment it cannot be shown.
-
-        describe(Attachment("resource_link", "application/pdf", None, uri="file:///r.pdf", name="r"))
-        # '[attachment not included: resource_link "r" <file:///r.pdf> (application/pdf)]'
-    """
-    parts = [f"[attachment not included: {attachment.kind}"]
-    if attachment.name:
-        parts.append(f'"{attachment.name}"')
-    if attachment.uri:
-        parts.append(f"<{attachment.uri}>")
-    if attachment.mime_type:
-        parts.append(f"({attachment.mime_type})")
-    if attachment.size is not None and attachment.kind != "resource_link":
-        parts.append(f"{attachment.size} bytes")
-    return " ".join(parts) + "]"
-
-
-def text_resource(attachment: Attachment) -> str:
-    """A text resource as text: a header line naming it, then its text."""
-    assert isinstance(attachment.content, str)
-    header = f"[resource {label(attachment)}"
-    if attachment.mime_type:
-        header += f" ({attachment.mime_type})"
-    return header + "]\n" + attachment.content
 
 
 IMAGE_TYPES = ("image/jpeg", "image/png", "image/gif", "image/webp")

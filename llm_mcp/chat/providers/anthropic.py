@@ -34,7 +34,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ...client.result import Attachment
-from ..messages import Message, ToolCall
+from ..messages import Message, ToolCall, attachment_text
 from . import _common as common
 from .base import ModelRequest, Provider, ToolSpec
 
@@ -44,7 +44,7 @@ _PLAIN_BLOCKS = ("text", "tool_use")  # answers with only these need no ``raw``
 
 
 class AnthropicProvider(common.LazySDKClient, Provider):
-    """A :class:`Provider` on the Anthropic Messages API.
+    """A `Provider` on the Anthropic Messages API.
 
         provider = AnthropicProvider(api_key="sk-ant-...")
         provider = AnthropicProvider(base_url="https://gateway.example/anthropic", max_tokens=2048)
@@ -76,7 +76,7 @@ class AnthropicProvider(common.LazySDKClient, Provider):
         return f"<AnthropicProvider base_url={self.base_url!r} max_tokens={self.max_tokens}>"
 
     def complete(self, request: ModelRequest, *, on_text: Callable[[str], None] | None = None) -> Message:
-        """Call Messages once; stream when ``on_text`` is given (see :class:`Provider`)."""
+        """Call Messages once; stream when ``on_text`` is given (see `Provider`)."""
         kwargs = self.build_request(request)
         if on_text is None:
             return self.parse_message(self.client.messages.create(**kwargs))
@@ -145,9 +145,7 @@ class AnthropicProvider(common.LazySDKClient, Provider):
             if attachment.name:
                 block["title"] = attachment.name
             return block
-        if attachment.is_text:
-            return {"type": "text", "text": common.text_resource(attachment)}
-        return {"type": "text", "text": common.describe(attachment)}
+        return {"type": "text", "text": attachment_text(attachment)}
 
     def user_blocks(self, message: Message) -> list[dict[str, Any]]:
         blocks = [{"type": "text", "text": message.content}] if message.content else []
@@ -185,7 +183,7 @@ class AnthropicProvider(common.LazySDKClient, Provider):
     @staticmethod
     def message_from_blocks(blocks: list[dict[str, Any]], model: str | None, input_tokens: int | None,
                             output_tokens: int | None) -> Message:
-        """An assistant :class:`Message` from content blocks given as dicts."""
+        """An assistant `Message` from content blocks given as dicts."""
         text = "".join(b.get("text", "") for b in blocks if b.get("type") == "text")
         calls = []
         for block in blocks:
@@ -203,7 +201,7 @@ class AnthropicProvider(common.LazySDKClient, Provider):
                        output_tokens=output_tokens, raw=raw)
 
     def parse_message(self, response: Any) -> Message:
-        """An Anthropic ``Message`` answer as an assistant :class:`Message`."""
+        """An Anthropic ``Message`` answer as an assistant `Message`."""
         blocks = [block.to_dict() if hasattr(block, "to_dict") else dict(block) for block in response.content]
         usage = response.usage
         return self.message_from_blocks(blocks, response.model, self._input_tokens(usage),

@@ -1,7 +1,7 @@
 """The provider interface: what a chat hands a model, and what it gets back.
 
-A provider turns a :class:`ModelRequest` into one call of its API and returns the
-assistant's :class:`~llm_mcp.chat.messages.Message`. Tool names and schemas arrive ready
+A provider turns a `ModelRequest` into one call of its API and returns the
+assistant's `llm_mcp.chat.messages.Message`. Tool names and schemas arrive ready
 to send (the chat has already made them acceptable to every provider, see
 ``llm_mcp.chat.schemas``); a provider only changes their *shape*.
 """
@@ -56,7 +56,7 @@ class ModelRequest:
 
 
 class Provider:
-    """A model API. Subclasses implement :meth:`complete`.
+    """A model API. Subclasses implement `complete`.
 
         class EchoProvider(Provider):
             def complete(self, request, *, on_text=None):

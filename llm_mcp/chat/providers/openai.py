@@ -28,7 +28,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ...client.result import Attachment
-from ..messages import Message, ToolCall
+from ..messages import Message, ToolCall, attachment_text
 from . import _common as common
 from .base import ModelRequest, Provider, ToolSpec
 
@@ -39,7 +39,7 @@ _AUDIO_FORMATS = {"audio/wav": "wav", "audio/x-wav": "wav", "audio/wave": "wav",
 
 
 class OpenAIProvider(common.LazySDKClient, Provider):
-    """A :class:`Provider` on the OpenAI Chat Completions API.
+    """A `Provider` on the OpenAI Chat Completions API.
 
         provider = OpenAIProvider(api_key="sk-...")
         provider = OpenAIProvider(base_url="http://localhost:8000/v1", api_key="unused")  # vLLM
@@ -69,7 +69,7 @@ class OpenAIProvider(common.LazySDKClient, Provider):
         return f"<OpenAIProvider base_url={self.base_url!r}>"
 
     def complete(self, request: ModelRequest, *, on_text: Callable[[str], None] | None = None) -> Message:
-        """Call Chat Completions once; stream when ``on_text`` is given (see :class:`Provider`)."""
+        """Call Chat Completions once; stream when ``on_text`` is given (see `Provider`)."""
         kwargs = self.build_request(request)
         if on_text is None:
             return self.parse_completion(self.client.chat.completions.create(**kwargs))
@@ -144,8 +144,7 @@ class OpenAIProvider(common.LazySDKClient, Provider):
         for attachment in message.attachments:
             part = self.attachment_part(attachment)
             if part is None:
-                text = common.text_resource(attachment) if attachment.is_text else common.describe(attachment)
-                part = {"type": "text", "text": text}
+                part = {"type": "text", "text": attachment_text(attachment)}
             parts.append(part)
         return parts
 
@@ -170,10 +169,8 @@ class OpenAIProvider(common.LazySDKClient, Provider):
                 shown.append(part)
                 what = " ".join(filter(None, (attachment.kind, attachment.name or attachment.uri)))
                 lines.append(f"[{what} follows in the next user message]")
-            elif attachment.is_text:
-                lines.append(common.text_resource(attachment))
             else:
-                lines.append(common.describe(attachment))
+                lines.append(attachment_text(attachment))
         if shown:
             pending.append({"type": "text", "text": f"Attachments returned by tool call {message.tool_call_id}:"})
             pending.extend(shown)
@@ -186,7 +183,7 @@ class OpenAIProvider(common.LazySDKClient, Provider):
 
     @staticmethod
     def parse_completion(completion: Any) -> Message:
-        """A ``ChatCompletion`` as an assistant :class:`Message`."""
+        """A ``ChatCompletion`` as an assistant `Message`."""
         choice = completion.choices[0] if completion.choices else None
         calls = []
         text = ""

@@ -7,7 +7,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from llm_mcp.management._targets import (
+from llm_mcp.management.targets import (
     add_server_arguments,
     build_server,
     dumps,

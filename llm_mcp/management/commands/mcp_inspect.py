@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from llm_mcp.management._targets import add_server_arguments, build_server, dumps, reporting_errors
+from llm_mcp.management.targets import add_server_arguments, build_server, dumps, reporting_errors
 
 DESCRIPTION_WIDTH = 80
 WIDE = 200  # columns when the output is not a terminal: rows stay on one line

@@ -32,7 +32,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from llm_mcp import conf
 from llm_mcp.client.declared import snake_case
 from llm_mcp.client.server import check_url
-from llm_mcp.management._targets import split_command
+from llm_mcp.management.targets import split_command
 
 NAME_CHARACTERS = re.compile(r"^[A-Za-z][A-Za-z0-9 _.\-]*$")
 WORD_SEPARATORS = re.compile(r"[ _.\-]+")

@@ -2,7 +2,7 @@
 
 A command names its server in one of three ways:
 
-* ``TARGET``: the dotted path of an :class:`llm_mcp.MCP` subclass, imported and
+* ``TARGET``: the dotted path of an `llm_mcp.MCP` subclass, imported and
   instantiated with no arguments (``example_project.demo.DemoServer``);
 * ``--url URL``: a Streamable HTTP endpoint;
 * ``--command "CMD ARGS"``: a stdio server, split like a POSIX shell would
@@ -24,6 +24,9 @@ from django.core.management.base import CommandError, CommandParser
 from django.utils.module_loading import import_string
 
 import llm_mcp
+
+__all__ = ["add_server_arguments", "build_server", "dumps", "reporting_errors", "split_command",
+           "uses_inline_server"]
 
 
 def add_server_arguments(parser: CommandParser) -> None:

@@ -1,0 +1,167 @@
+"""`DatabaseStore`: the chat `Store` over the message and tool call tables.
+
+    store = DatabaseStore(record)
+    llm_mcp.chat(model="gpt-4.1-mini", store=store).ask("Hello")
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from django.db import connections, models, transaction
+
+from ..chat.messages import Message, ToolCall, clean_text
+from ..chat.store import Store, with_answer
+from .locks import TurnLock
+from .rows import (
+    CALL_FIELDS,
+    MESSAGE_FIELDS,
+    call_from_values,
+    call_values,
+    db_alias,
+    message_from_values,
+    message_model,
+    row_values,
+    storable,
+    tool_call_model,
+)
+
+__all__ = ["DatabaseStore"]
+
+
+class DatabaseStore(Store):
+    """A chat's conversation in the database: one row per message and per tool call.
+
+        store = DatabaseStore(record)
+        llm_mcp.Chat("gpt-4.1-mini", store=store).ask("Hello")
+
+    Every read is fresh (one query for the messages, one for their tool calls), so a decision
+    saved by another process is seen by the next step of a turn here. Writes are small and
+    immediate: a message with its tool calls in one transaction, one row per decision.
+    """
+
+    def __init__(self, record: models.Model):
+        self.record = record
+        lock = TurnLock(record)
+        lock.on_acquire = self.repair  # each turn starts on clean rows
+        self.lock = lock  # the Store's optional lock: this chat's turns, across processes
+        self._owner_thread = threading.get_ident()
+        self._cancelled = bool(getattr(record, "cancelled", False))
+        self.next_key: str | None = None  # the idempotency key of the next user message added
+
+    # -- reading --------------------------------------------------------------------------
+
+    def messages(self) -> list[Message]:
+        """Two queries whatever the length: the messages, then every tool call of the chat
+        (read as values, not model instances: a long chat is read several times a turn)."""
+        rows = message_model().objects.filter(chat_id=self.record.pk).order_by("id").values(*MESSAGE_FIELDS)
+        calls: dict[Any, list[ToolCall]] = {}
+        answers: dict[Any, str] = {}
+        for call in (tool_call_model().objects.filter(message__chat_id=self.record.pk).order_by("id")
+                     .values("message_id", "result_id", *CALL_FIELDS)):
+            calls.setdefault(call.pop("message_id"), []).append(call_from_values(call))
+            result = call.pop("result_id")
+            if result is not None:
+                answers[result] = call["tool_call_id"]
+        return [message_from_values(row, calls.get(row["id"], []), answers.get(row["id"])) for row in rows]
+
+    @property
+    def cancelled(self) -> bool:
+        """The persisted flag, read fresh (one small query), in any thread: a chat reads it before
+        each step and, through its cancel scope, at each event a server streams, also in the
+        worker threads of concurrent tool calls. A worker thread that had no database
+        connection closes the one this read opened, so none is left behind."""
+        connection = connections[self._db]
+        opened = threading.get_ident() != self._owner_thread and connection.connection is None
+        try:
+            value = (type(self.record)._default_manager.using(self._db).filter(pk=self.record.pk)
+                     .values_list("cancelled", flat=True).first())
+        finally:
+            if opened and not connection.in_atomic_block:
+                connection.close()
+        self._cancelled = bool(value)
+        return self._cancelled
+
+    def set_cancelled(self, value: bool) -> None:
+        type(self.record)._default_manager.filter(pk=self.record.pk).update(cancelled=value)
+        self.record.cancelled = self._cancelled = value
+
+    # -- writing --------------------------------------------------------------------------
+
+    def add(self, message: Message) -> Message:
+        """Insert a message (and its tool calls). A tool result for a call that already has
+        one is not stored twice: the first result stands, and is returned."""
+        Row, Call = message_model(), tool_call_model()
+        answered_already = False
+        message.content = clean_text(message.content or "")  # what is returned is what is stored
+        with transaction.atomic(using=self._db):
+            key = None
+            if message.role == "user":  # the key waits for the user turn (a prompt may start with the assistant's)
+                key, self.next_key = self.next_key, None
+            row = Row.objects.create(chat_id=self.record.pk, key=key, **row_values(message))
+            if message.tool_calls:
+                Call.objects.bulk_create([Call(message=row, tool_call_id=call.id, name=call.name,
+                                               **call_values(call)) for call in message.tool_calls])
+            if message.role == "tool" and message.tool_call_id:
+                calls = Call.objects.filter(tool_call_id=message.tool_call_id, message__chat_id=self.record.pk)
+                latest = calls.order_by("-id").values_list("pk", "result_id").first()
+                if latest is not None and latest[1] is None:
+                    Call.objects.filter(pk=latest[0], result__isnull=True).update(result=row)
+                elif latest is not None:
+                    answered_already = True
+                    transaction.set_rollback(True, using=self._db)  # the first result stands
+        if answered_already:
+            first = Row.objects.filter(pk=latest[1]).values(*MESSAGE_FIELDS).get()
+            return message_from_values(first, [], message.tool_call_id)
+        message.id = row.pk
+        return message
+
+    def save(self, message: Message) -> None:
+        for call in message.tool_calls:
+            self.save_call(message, call)
+
+    def save_call(self, message: Message, call: ToolCall) -> None:
+        """Write one call's state. A decision (approved/declined) is only taken while the row
+        is still pending, so two people deciding at once cannot both win: the second gets a
+        ``ValueError`` naming the decision already made."""
+        calls = tool_call_model().objects.filter(tool_call_id=call.id, message__chat_id=self.record.pk)
+        if message.id is not None:
+            calls = calls.filter(message_id=message.id)
+        values = call_values(call)
+        if call.approval in ("approved", "declined"):
+            if not calls.filter(approval="pending").update(approval=call.approval):
+                current = calls.values_list("approval", flat=True).first()
+                if current != call.approval:
+                    raise ValueError(f"tool call {call.id} ({call.name}) was already decided elsewhere "
+                                     f"(approval is {current or None!r})")
+            del values["approval"]  # taken above, only while pending
+        calls.update(**values)
+
+    def save_question(self, message: Message, call: ToolCall, question: Any) -> None:
+        """Record one question's answer on its call row, in a transaction that reads the row
+        first, so two answers to two questions of one call both stay. Raises ``ValueError``
+        when the question was answered elsewhere meanwhile, or the call no longer asks it.
+        Contacts no server."""
+        calls = tool_call_model().objects.filter(tool_call_id=call.id, message__chat_id=self.record.pk)
+        if message.id is not None:
+            calls = calls.filter(message_id=message.id)
+        with transaction.atomic(using=self._db):
+            row = calls.select_for_update().values_list("pk", "pending_questions").first()
+            stored = with_answer((row[1] if row else None) or [], question, call, elsewhere=True)
+            tool_call_model().objects.filter(pk=row[0]).update(pending_questions=storable(stored))
+        call.pending_questions = stored
+
+    def repair(self) -> int:
+        """Clean what a process that died mid-write may have left: assistant messages with no
+        content, tool calls, attachments or provider data. Returns how many rows went.
+
+        (Tool calls without a result need no cleaning: the next ``complete()`` runs them.)"""
+        empty = message_model().objects.filter(chat_id=self.record.pk, role="assistant", content="",
+                                               tool_calls__isnull=True, raw__isnull=True)
+        doomed = [pk for pk, attachments in empty.values_list("pk", "attachments") if not attachments]
+        return message_model().objects.filter(pk__in=doomed).delete()[0] if doomed else 0
+
+    @property
+    def _db(self) -> str:
+        return db_alias(self.record)
