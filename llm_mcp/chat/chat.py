@@ -23,8 +23,9 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Any
 
 from ..client import outages
-from ..client.asking import Resume, resuming
+from ..client.asking import Resume
 from ..client.cancel import CancelScope
+from ..client.context import CallContext
 from ..client.errors import (
     CancelledError,
     ConfigurationError,
@@ -33,7 +34,7 @@ from ..client.errors import (
     MCPError,
     TurnLimitError,
 )
-from ..client.progress import Progress, ProgressFilter, listening
+from ..client.progress import Progress, ProgressFilter
 from ..client.prompt import Prompt
 from ..client.question import Question
 from ..client.result import Attachment, Result, sniff_mime_type
@@ -454,13 +455,14 @@ class Chat:
                            f"{str(call.arguments['_raw_arguments'])[:200]}", tool_call_id=call.id, is_error=True)
         self._check_cancelled()
         server = getattr(tool, "server", None)
-        was_down = isinstance(server, MCP) and outages.is_down(server)
         resume = Resume.from_stored(call.pending_questions, call.request_state) if call.pending_questions else None
+        context = CallContext(cancel=self._scope, resume=resume, on_progress=self._progress_listener(call))
         try:
-            with self._scope, resuming(resume), listening(self._progress_listener(call)):
+            with context.active():  # the call's state, and its headers and outage checks evaluated once
+                was_down = isinstance(server, MCP) and outages.is_down(server)
                 output = tool.call(**call.arguments)  # call(self, /, **arguments): any key is fine
-            if isinstance(server, MCP) and not was_down and outages.is_down(server):
-                self._listed.discard(server.name)  # it failed here: this chat leaves it out too
+                if isinstance(server, MCP) and not was_down and outages.is_down(server):
+                    self._listed.discard(server.name)  # it failed here: this chat leaves it out too
         except InputRequiredError as exc:
             if not exc.requests:
                 output = {"error": f"The MCP server needs input this chat cannot give: {exc}"}
@@ -558,7 +560,7 @@ class _Toolbox:
             return tool
         for server in self.chat.mcp:
             if server.name in self.unavailable:
-                for known in server._tools or ():
+                for known in server.catalog.listed_tools or ():
                     if name in (known.name, wire_name(known.name)):
                         return _Unavailable(known.name, [server.name])
         return _Unavailable(name, self.unavailable)  # never listed here; most likely one of theirs
