@@ -14,7 +14,12 @@ import contextlib
 from collections.abc import Iterator
 
 from . import context
-from .server.questions import MAX_INPUT_REQUESTS, MAX_INPUT_ROUNDS, Resume, answers_payload
+from .server.questions import (
+    MAX_INPUT_REQUESTS,
+    MAX_INPUT_ROUNDS,
+    Resume,
+    answers_payload,
+)
 
 __all__ = ["MAX_INPUT_REQUESTS", "MAX_INPUT_ROUNDS", "Resume", "answers_payload", "current_resume", "resuming"]
 

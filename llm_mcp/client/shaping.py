@@ -18,11 +18,10 @@ from __future__ import annotations
 
 import inspect
 import logging
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from . import context, outages
 from .declared import call_with
-from .server.settings import TABLE
 from .errors import (
     CancelledError,
     ConfigurationError,
@@ -32,6 +31,7 @@ from .errors import (
     MCPError,
     UnauthorizedError,
 )
+from .server.settings import TABLE
 from .transports.base import StreamBrokenError
 
 if TYPE_CHECKING:

@@ -38,7 +38,14 @@ from .calls import Calls
 from .catalog import Catalog
 from .connection import Connection
 from .questions import Questions, Resume
-from .settings import SETTINGS, ServerSettings, check_class, check_keywords, defaults, settings_reference
+from .settings import (
+    SETTINGS,
+    ServerSettings,
+    check_class,
+    check_keywords,
+    defaults,
+    settings_reference,
+)
 
 __all__ = ["MCP", "mcp"]
 

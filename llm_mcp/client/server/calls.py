@@ -11,9 +11,8 @@ the call once more. The answer becomes a :class:`~llm_mcp.Result`, checked again
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable
-
 import copy
+from typing import TYPE_CHECKING, Any, Callable
 
 from .. import context
 from ..declared import call_with
