@@ -32,18 +32,14 @@ class Authorization:
     Attributes:
         settings: the server's settings.
         name: returns the server's name (for errors).
-        endpoint: returns the ``url`` evaluated and checked.
-        timeout: returns the seconds a request may take.
+        address: returns ``(url, timeout)``: the ``url`` evaluated and checked, and the seconds
+            a request may take.
         capabilities: returns the client capabilities declared to the server (``"modern"``).
     """
 
-    def __init__(self, settings: ServerSettings, *, name: Callable[[], str], endpoint: Callable[[], str],
-                 timeout: Callable[[], float], capabilities: Callable[[], dict[str, Any]]):
-        self.settings = settings
-        self._name = name
-        self._endpoint = endpoint
-        self._timeout = timeout
-        self._capabilities = capabilities
+    def __init__(self, settings: ServerSettings, *, name: Callable[[], str],
+                 address: Callable[[], tuple[str, float]], capabilities: Callable[[], dict[str, Any]]):
+        self.settings, self._name, self._address, self._capabilities = settings, name, address, capabilities
         self._lock = threading.Lock()
         self._flow: OAuth | None = None
 
@@ -100,7 +96,7 @@ class Authorization:
             return None
         with self._lock:
             if self._flow is None:
-                url, timeout = self._endpoint(), self._timeout()
+                url, timeout = self._address()
                 self._flow = OAuth(server_name=self._name(), url=url, settings=self.oauth_settings,
                                    owner=self.owner, timeout=min(timeout, 30.0), capabilities=self._capabilities)
             return self._flow

@@ -97,8 +97,8 @@ class MCP:
         settings = self.settings = ServerSettings(self, options or {}, base=MCP, inline=options is not None)
         name = self._name
         self._questions = Questions(settings, name)
-        self._auth = Authorization(settings, name=name, endpoint=lambda: self.connection.endpoint(),
-                                   timeout=lambda: self.connection.timeout(),
+        self._auth = Authorization(settings, name=name,
+                                   address=lambda: (self.connection.endpoint(), self.connection.timeout()),
                                    capabilities=lambda: self.declared_capabilities("modern"))
         self.connection = Connection(settings, self._auth, name=name, declared=self.declared_capabilities,
                                      on_client=self._questions.wire, headers=self.http_headers,
@@ -233,8 +233,7 @@ class MCP:
 
     def refresh_tools(self) -> list[Tool]:
         """List the tools again."""
-        self.catalog.forget_tools()
-        return self.tools
+        return self.catalog.refresh_tools()
 
     @property
     def model_tools(self) -> list[Any]:
@@ -368,8 +367,7 @@ class MCP:
 
     def refresh_resources(self) -> list[Resource]:
         """List the resources (and resource templates) again; their contents are read afresh."""
-        self.catalog.forget_resources()
-        return self.resources
+        return self.catalog.refresh_resources()
 
     @property
     def resource_templates(self) -> list[ResourceTemplate]:
@@ -406,8 +404,7 @@ class MCP:
 
     def refresh_prompts(self) -> list[Prompt]:
         """List the prompts again."""
-        self.catalog.forget_prompts()
-        return self.prompts
+        return self.catalog.refresh_prompts()
 
     def prompt(self, name: str, /, **arguments: str) -> Prompt:
         """Fill in a prompt: sends ``prompts/get`` with ``arguments`` and returns the prompt

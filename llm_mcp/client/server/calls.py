@@ -70,8 +70,7 @@ class Calls:
             except MCPError as exc:
                 if exc.code != HEADER_MISMATCH:  # our idea of the tool is stale
                     raise
-                self.catalog.forget_tools()
-                fresh = next((t for t in self.catalog.tools() if t.server_name == tool.server_name), tool)
+                fresh = next((t for t in self.catalog.refresh_tools() if t.server_name == tool.server_name), tool)
                 raw = self.request_answering("tools/call", params, resume=resume, context=call,
                                              headers=param_headers(fresh.header_map, arguments),
                                              resend=fresh.idempotent, on_progress=self.progress_listener(call))

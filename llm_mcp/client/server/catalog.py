@@ -2,8 +2,7 @@
 
 Tools (``tools/list``), resources (``resources/list``), resource templates
 (``resources/templates/list``) and prompts (``prompts/list``), every page of each, read the
-first time they are asked for and kept until ``refresh_*`` (or a ``list_changed``
-notification, through the same methods) forgets them. Entries without a name (or URI), or
+first time they are asked for and kept until ``refresh_*`` lists them again. Entries without a name (or URI), or
 listed twice, are skipped with a warning; each tool is shaped (``shaping.shape``) as it is
 listed.
 """
@@ -27,6 +26,13 @@ __all__ = ["Catalog"]
 
 log = logging.getLogger("llm_mcp.client")
 
+LISTS: dict[str, tuple[str, str, type, str]] = {
+    "resources": ("resources/list", "resources", Resource, "uri"),
+    "resource_templates": ("resources/templates/list", "resourceTemplates", ResourceTemplate, "uriTemplate"),
+    "prompts": ("prompts/list", "prompts", Prompt, "name"),
+}
+"""The lists kept besides tools: kind -> (method, result key, class built, identifying field)."""
+
 
 class Catalog:
     """The lists of one server, kept.
@@ -43,9 +49,7 @@ class Catalog:
         self._lock = threading.RLock()
         self.listed_tools: list[Tool] | None = None
         self._tool_index: dict[str, Tool] | None = None
-        self._resources: list[Resource] | None = None
-        self._templates: list[ResourceTemplate] | None = None
-        self._prompts: list[Prompt] | None = None
+        self._lists: dict[str, list[Any]] = {}  # resources, resource templates, prompts, once listed
 
     # -- tools ----------------------------------------------------------------------------------
 
@@ -57,10 +61,11 @@ class Catalog:
                 self._tool_index = {t.server_name: t for t in self.listed_tools}
             return list(self.listed_tools)
 
-    def forget_tools(self) -> None:
-        """Forget the tools: the next :meth:`tools` lists them again."""
+    def refresh_tools(self) -> list[Tool]:
+        """Forget the tools and list them again."""
         with self._lock:
             self.listed_tools = self._tool_index = None
+            return self.tools()
 
     def tool(self, name: str) -> Tool | None:
         """The tool with this server-side name, or ``None`` (lists the tools the first time)."""
@@ -95,43 +100,43 @@ class Catalog:
 
     def resources(self) -> list[Resource]:
         """Every resource the server lists, listed the first time (no content is read)."""
-        with self._lock:
-            if self._resources is None:
-                self._resources = self._listed("resources/list", "resources", Resource, "uri")
-            return list(self._resources)
+        return self._kept("resources")
 
     def resource_templates(self) -> list[ResourceTemplate]:
         """Every resource template the server lists, listed the first time."""
-        with self._lock:
-            if self._templates is None:
-                self._templates = self._listed("resources/templates/list", "resourceTemplates", ResourceTemplate,
-                                               "uriTemplate")
-            return list(self._templates)
+        return self._kept("resource_templates")
 
-    def forget_resources(self) -> None:
-        """Forget the resources and resource templates."""
+    def refresh_resources(self) -> list[Resource]:
+        """Forget the resources and resource templates, and list the resources again."""
         with self._lock:
-            self._resources = self._templates = None
+            self._lists.pop("resource_templates", None)
+            self._lists.pop("resources", None)
+            return self.resources()
 
     def prompts(self) -> list[Prompt]:
         """Every prompt the server lists, listed the first time."""
-        with self._lock:
-            if self._prompts is None:
-                self._prompts = self._listed("prompts/list", "prompts", Prompt, "name")
-            return list(self._prompts)
+        return self._kept("prompts")
 
-    def forget_prompts(self) -> None:
-        """Forget the prompts."""
+    def refresh_prompts(self) -> list[Prompt]:
+        """Forget the prompts and list them again."""
         with self._lock:
-            self._prompts = None
+            self._lists.pop("prompts", None)
+            return self.prompts()
 
     def listed_resource(self, uri: str) -> dict[str, Any] | None:
         """The listing entry of a resource, if the resources were listed and it is among them (no contact)."""
-        return next((r.raw for r in self._resources or () if r.uri == uri), None)
+        return next((r.raw for r in self._lists.get("resources", ()) if r.uri == uri), None)
 
     def listed_prompt(self, name: str) -> dict[str, Any] | None:
         """The listing entry of a prompt, if the prompts were listed and it is among them (no contact)."""
-        return next((p.raw for p in self._prompts or () if p.name == name), None)
+        return next((p.raw for p in self._lists.get("prompts", ()) if p.name == name), None)
+
+    def _kept(self, kind: str) -> list[Any]:
+        """The list of ``kind`` (see :data:`LISTS`), listed the first time and kept."""
+        with self._lock:
+            if kind not in self._lists:
+                self._lists[kind] = self._listed(*LISTS[kind])
+            return list(self._lists[kind])
 
     def _listed(self, method: str, key: str, kind: Any, field: str) -> list[Any]:
         """Every entry of a list, built as ``kind``; entries without ``field`` or seen twice are skipped."""
