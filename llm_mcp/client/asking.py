@@ -20,8 +20,13 @@ from .server.questions import (
     Resume,
     answers_payload,
 )
+from .server.settings import TABLE
 
-__all__ = ["MAX_INPUT_REQUESTS", "MAX_INPUT_ROUNDS", "Resume", "answers_payload", "current_resume", "resuming"]
+__all__ = ["MAX_INPUT_REQUESTS", "MAX_INPUT_ROUNDS", "QUESTION_SETTINGS", "Resume", "answers_payload", "current_resume",
+           "resuming"]
+
+QUESTION_SETTINGS = tuple(setting.name for setting in TABLE if setting.group == "questions")
+"""The server settings about questions (``group="questions"`` in the settings table)."""
 
 
 @contextlib.contextmanager

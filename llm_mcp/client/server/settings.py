@@ -167,10 +167,10 @@ TABLE: tuple[Setting, ...] = (
     Setting("defer", False, "`True` or tool names: found by the model through tool search.", group="shaping"),
     Setting("rescue_from", None, "`{exception class: handler}`; the handler's return value becomes the result.",
             "per call", group="shaping"),
-    Setting("input_requests", True, "Kinds of question accepted: `True` (form and URL), `\"form\"`, `\"url\"`, "
-            "`False`.", check=_input_requests, group="questions"),
     Setting("before_input_request", None, "Run with each `Question` before it reaches a chat; may answer or "
             "decline it.", "per call", _named(_callback, "before_input_request"), group="questions"),
+    Setting("input_requests", True, "Kinds of question accepted: `True` (form and URL), `\"form\"`, `\"url\"`, "
+            "`False`.", check=_input_requests, group="questions"),
 )
 """Every server setting, in the order of the reference."""
 
