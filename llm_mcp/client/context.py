@@ -112,6 +112,6 @@ def for_call() -> CallContext:
     tool call), else a call context of its own that keeps the current cancel scope, resume and
     listener."""
     context = _current.get()
-    if context is not None and context.call:
-        return context
-    return (context or CallContext()).but(call=True)
+    if context is None:
+        return CallContext()
+    return context if context.call else context.but(call=True)
