@@ -31,6 +31,7 @@ from . import context, state
 from .errors import ConnectionError
 
 if TYPE_CHECKING:
+    from .context import CallContext
     from .server import MCP
 
 __all__ = ["BACKOFF", "is_down", "is_outage", "listeners", "record", "reset"]
@@ -54,15 +55,16 @@ def is_outage(error: BaseException) -> bool:
     return isinstance(error, ConnectionError) and error.status != 404
 
 
-def _key(server: MCP) -> Any:
-    """Where a server's wait is kept, worked out once per call (see the module docstring)."""
-    call = context.current()
+def _key(server: MCP, call: CallContext | None = None) -> Any:
+    """Where a server's wait is kept, worked out once per call (``call``, default: the current
+    call context; see the module docstring)."""
+    call = call or context.current()
     if call is None:
-        return _compute_key(server)
-    return call.remember(("outage key", id(server)), lambda: _compute_key(server))
+        return _compute_key(server, None)
+    return call.remember(("outage key", id(server)), lambda: _compute_key(server, call))
 
 
-def _compute_key(server: MCP) -> Any:
+def _compute_key(server: MCP, call: CallContext | None) -> Any:
     """Where a server's wait is kept: a process-wide key, or ``None`` to keep it on the object.
 
     A fixed ``url`` or ``command`` is keyed with a digest of the credentials and environment it
@@ -79,7 +81,7 @@ def _compute_key(server: MCP) -> Any:
         if callable(value) or settings.names_method(value):
             return None
         try:
-            used_with = server.connection.request_headers() if setting == "url" else server.env_values()
+            used_with = server.connection.request_headers(call) if setting == "url" else server.env_values()
             digest = hashlib.sha256(json.dumps(used_with, sort_keys=True, default=str).encode()).hexdigest()[:16]
         except Exception:  # noqa: BLE001 - a setting that cannot be evaluated now: keep the wait per object
             return None
@@ -87,21 +89,21 @@ def _compute_key(server: MCP) -> Any:
     return None
 
 
-def is_down(server: MCP) -> bool:
-    """Whether the server's backoff is running."""
-    key = _key(server)
+def is_down(server: MCP, call: CallContext | None = None) -> bool:
+    """Whether the server's backoff is running (``call``: the call asking, see :func:`_key`)."""
+    key = _key(server, call)
     with _lock:
         until = _until.get(key) if key is not None else _until_per_object.get(server)
     return until is not None and time.monotonic() < until
 
 
-def record(server: MCP, error: BaseException) -> None:
+def record(server: MCP, error: BaseException, call: CallContext | None = None) -> None:
     """Start the server's backoff, log a warning naming it and the status or error class, and
-    tell the :data:`listeners`."""
+    tell the :data:`listeners` (``call``: the call that failed, see :func:`_key`)."""
     status = getattr(error, "status", None)
     wait = getattr(error, "retry_after", None)
     until = time.monotonic() + (wait if isinstance(wait, (int, float)) and wait >= 0 else BACKOFF)
-    key = _key(server)
+    key = _key(server, call)
     with _lock:
         if key is None:
             _until_per_object[server] = until

@@ -267,31 +267,31 @@ def invoke(tool: Tool, arguments: dict[str, Any]) -> Any:
     Raises refusals (401, 403, 404), ``CancelledError``, ``InputRequiredError`` and
     whatever a handler raises.
     """
-    with context.for_call().active() as call:  # one context: the outage checks and the request share it
-        server = tool.server
-        if outages.is_down(server):  # no contact, no handler: the backoff decides
-            return {"error": f"The MCP server {server.name!r} is unavailable right now, so {tool.server_name} was "
-                             "not called. Try again later or do without it."}
-        sent = dict(arguments)
-        for key, value in (getattr(tool, "fixed_arguments", None) or {}).items():
-            sent[key] = server.settings.evaluate(f"fixed_arguments[{key!r}]", value)
-        try:
-            result = server.run(tool, sent, call)
-        except (CancelledError, InputRequiredError):
-            raise
-        except Exception as exc:
-            if outages.is_outage(exc) and not getattr(exc, "timed_out", False):  # a slow tool is not a down server
-                outages.record(server, exc)
-            handler = _handler(server.settings.option("rescue_from") or {}, exc)
-            if handler is not None:
-                return call_with(handler, server, exc)
-            handler = _handler(type(tool).rescue_from, exc)
-            if handler is not None:
-                return call_with(handler, tool, exc)
-            if isinstance(exc, MCPError) and not is_refusal(exc) and not isinstance(exc, ConfigurationError):
-                return {"error": failure_text(tool, exc)}
-            raise
-        wrap = getattr(tool, "wrap", None)
-        if wrap is None or result.is_error:
-            return result
-        return call_with(wrap, server, result, **sent)
+    server = tool.server
+    call = context.for_call()  # one context: the outage checks and the request share it
+    if outages.is_down(server, call):  # no contact, no handler: the backoff decides
+        return {"error": f"The MCP server {server.name!r} is unavailable right now, so {tool.server_name} was "
+                         "not called. Try again later or do without it."}
+    sent = dict(arguments)
+    for key, value in (getattr(tool, "fixed_arguments", None) or {}).items():
+        sent[key] = server.settings.evaluate(f"fixed_arguments[{key!r}]", value)
+    try:
+        result = server.run(tool, sent, call)
+    except (CancelledError, InputRequiredError):
+        raise
+    except Exception as exc:
+        if outages.is_outage(exc) and not getattr(exc, "timed_out", False):  # a slow tool is not a down server
+            outages.record(server, exc, call)
+        handler = _handler(server.settings.option("rescue_from") or {}, exc)
+        if handler is not None:
+            return call_with(handler, server, exc)
+        handler = _handler(type(tool).rescue_from, exc)
+        if handler is not None:
+            return call_with(handler, tool, exc)
+        if isinstance(exc, MCPError) and not is_refusal(exc) and not isinstance(exc, ConfigurationError):
+            return {"error": failure_text(tool, exc)}
+        raise
+    wrap = getattr(tool, "wrap", None)
+    if wrap is None or result.is_error:
+        return result
+    return call_with(wrap, server, result, **sent)

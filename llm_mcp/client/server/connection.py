@@ -21,6 +21,7 @@ from ..session import Client
 from .settings import check_url
 
 if TYPE_CHECKING:
+    from ..context import CallContext
     from ..transports.base import Transport
     from .auth import Authorization
     from .settings import ServerSettings
@@ -124,10 +125,10 @@ class Connection:
             result["Authorization"] = "Bearer " + _header_text(token, "bearer_token")
         return result
 
-    def request_headers(self) -> dict[str, str]:
-        """The server's headers once per call (the current call context remembers them), evaluated
-        afresh outside a call (a listing). What the transports send."""
-        call = context.current()
+    def request_headers(self, call: CallContext | None = None) -> dict[str, str]:
+        """The server's headers once per call (``call``, default: the current call context,
+        remembers them), evaluated afresh outside a call (a listing). What the transports send."""
+        call = call or context.current()
         if call is None:
             return self._headers()
         return dict(call.remember(("headers", id(self)), self._headers))
