@@ -126,9 +126,9 @@ def raw_stdio_command(case: str = "none", era: str = "handshake", *flags: str) -
 def _no_outages_between_tests() -> Iterator[None]:
     """A server one test found down (process-wide backoff) is not down for the next test."""
     yield
-    from llm_mcp.client import outages
+    from llm_mcp.client import state
 
-    outages.reset()
+    state.reset()
 
 
 @pytest.fixture(scope="session")

@@ -68,7 +68,7 @@ def test_building_a_chat_contacts_nothing(chat_on, tmp_path):
 
     chat = chat_on([reply("hi")]).with_mcp(Recorded)
     server = chat.mcp.recorded
-    assert not marker.exists() and server._client is None
+    assert not marker.exists() and not server.connection.built
     assert "echo" in [t.name for t in chat.tools]
     assert marker.read_text() == "started"
     chat.with_mcp(None)

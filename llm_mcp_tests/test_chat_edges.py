@@ -212,7 +212,7 @@ def test_tools_providers_would_refuse_are_left_out(chat_on, model, caplog):
         for bad in ({"name": "arr", "inputSchema": {"type": "array"}},
                     {"name": "props", "inputSchema": {"type": "object", "properties": ["a"]}},
                     {"name": "req", "inputSchema": {"type": "object", "required": "a"}}):
-            server._tools.append(llm_mcp.Tool(server, bad))
+            server.catalog.listed_tools.append(llm_mcp.Tool(server, bad))
         chat = chat_on([reply("ok")]).with_mcp(server)
         with caplog.at_level(logging.WARNING, logger="llm_mcp.chat"):
             chat.ask("hi")

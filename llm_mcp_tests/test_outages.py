@@ -154,3 +154,22 @@ def test_approvals_work_while_the_server_is_down(chat_on, model, raw_http):
     chat.complete()
     assert model.requests[1].tool_results[0]["content"].removeprefix("Error: ").startswith(
         "The MCP server 'later_down' is unavailable right now")
+
+
+def test_bearer_token_callable_runs_once_per_tool_call(echo_http_modern_url):
+    """Outages and headers are evaluated once per call: a tool call the way a chat makes it
+    (``Tool.call``: the outage check, then the request) runs the ``bearer_token`` callable once."""
+    runs: list[int] = []
+
+    def token(server: Any) -> str:
+        runs.append(1)
+        return "token"
+
+    with llm_mcp.mcp(url=echo_http_modern_url, name="echo", bearer_token=token) as server:
+        echo = server.tool("echo")  # listed outside any call
+        assert echo is not None
+        before = len(runs)
+        assert echo.call(message="once").text == "once"
+        assert len(runs) - before == 1
+        echo.call(message="again")
+        assert len(runs) - before == 2

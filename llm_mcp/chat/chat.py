@@ -22,10 +22,11 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Any, Protocol, runtime_checkable
 
 from ..client import outages
-from ..client.asking import Resume, resuming
+from ..client.asking import Resume
 from ..client.cancel import CancelScope
+from ..client.context import CallContext
 from ..client.errors import CancelledError, InputRequiredError, TurnLimitError
-from ..client.progress import Progress, ProgressFilter, listening
+from ..client.progress import Progress, ProgressFilter
 from ..client.prompt import Prompt
 from ..client.question import Question
 from ..client.result import Attachment, Result, sniff_mime_type
@@ -448,13 +449,14 @@ class Chat:
                            f"{str(call.arguments['_raw_arguments'])[:200]}", tool_call_id=call.id, is_error=True)
         self._check_cancelled()
         server = tool.server
-        was_down = isinstance(server, MCP) and outages.is_down(server)
         resume = Resume.from_stored(call.pending_questions, call.request_state) if call.pending_questions else None
+        context = CallContext(cancel=self._scope, resume=resume, on_progress=self._progress_listener(call))
         try:
-            with self._scope, resuming(resume), listening(self._progress_listener(call)):
+            with context.active():  # the call's state, and its headers and outage checks evaluated once
+                was_down = isinstance(server, MCP) and outages.is_down(server)
                 output = tool.call(**call.arguments)  # call(self, /, **arguments): any key is fine
-            if isinstance(server, MCP) and not was_down and outages.is_down(server):
-                self._listed.discard(server.name)  # it failed here: this chat leaves it out too
+                if isinstance(server, MCP) and not was_down and outages.is_down(server):
+                    self._listed.discard(server.name)  # it failed here: this chat leaves it out too
         except InputRequiredError as exc:
             if not exc.requests:
                 output = {"error": f"The MCP server needs input this chat cannot give: {exc}"}

@@ -199,7 +199,7 @@ class Toolbox:
             return tool
         for server in self.servers:
             if server.name in self.unavailable:
-                for known in server._tools or ():
+                for known in server.catalog.listed_tools or ():
                     if name in (known.name, wire_name(known.name)):
                         return Unavailable(known.name, [server.name])
         return Unavailable(name, self.unavailable)  # never listed here; most likely one of theirs

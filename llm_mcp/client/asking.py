@@ -1,242 +1,43 @@
-"""How a server's questions are handled: the ``before_input_request`` and ``input_requests``
-settings, the capabilities they declare, and the rounds of a request that asks.
+"""The public names of question handling (the work is done by ``llm_mcp.client.server.questions``).
 
-    class Deploys(llm_mcp.MCP):
-        url = "https://deploys.example.com/mcp"
-        before_input_request = "answer_from_settings"      # runs with each llm_mcp.Question
-        input_requests = "form"                            # True (form and URL), "form", "url", False
+    from llm_mcp.client.asking import MAX_INPUT_ROUNDS, Resume, resuming
 
-On 2026-07-28 a question arrives as an ``InputRequiredResult``: the questions go through
-automatic declines (a URL that is not ``http``/``https``, a kind not accepted) and the
-callback; when none is left open the original request is sent again with a new JSON-RPC id,
-``inputResponses`` keyed like ``inputRequests`` and the ``requestState`` exactly as the server
-sent it (none when it sent none). Open questions raise :class:`~llm_mcp.InputRequiredError`,
-which a chat turns into a pause. Handshake-era servers ask with ``elicitation/create``
-requests on an open stream: they are told about elicitation only when the class has
-``before_input_request``, which answers them in line (what it leaves open is declined).
-Spec: MCP 2026-07-28 "Multi Round-Trip Requests" and "Client Features / Elicitation".
+    with resuming(Resume.from_stored(stored_questions, request_state)):
+        server.call("deploy")        # the first matching request carries the stored answers
+
+See ``docs/questions.md``. Spec: MCP 2026-07-28 "Multi Round-Trip Requests".
 """
 
 from __future__ import annotations
 
 import contextlib
-import contextvars
-import copy
-import logging
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
 
-from .errors import InputRequiredError, MCPError
-from .question import Question, from_input_request
-from .shaping import _call_with
+from . import context
+from .server.questions import (
+    MAX_INPUT_REQUESTS,
+    MAX_INPUT_ROUNDS,
+    Resume,
+    answers_payload,
+)
+from .server.settings import TABLE
 
-if TYPE_CHECKING:
-    from .session import Client
-
-__all__ = ["MAX_INPUT_REQUESTS", "MAX_INPUT_ROUNDS", "QUESTION_SETTINGS", "AskingServer", "Resume", "answers_payload", "current_resume",
+__all__ = ["MAX_INPUT_REQUESTS", "MAX_INPUT_ROUNDS", "QUESTION_SETTINGS", "Resume", "answers_payload", "current_resume",
            "resuming"]
 
-log = logging.getLogger("llm_mcp.client")
-
-QUESTION_SETTINGS = ("before_input_request", "input_requests")
-
-MAX_INPUT_ROUNDS = 10
-"""Times one call may be answered and sent again in a row before the client gives up (MCPError)."""
-
-MAX_INPUT_REQUESTS = 100
-"""Questions one round may ask; a server that asks more at once is stopped (MCPError) rather than
-filling a chat, its database row and its page with them."""
-
-KINDS = ("form", "url")
-
-
-def answers_payload(questions: list[Question], request_state: str | None) -> dict[str, Any]:
-    """What a retry adds to the original params: ``inputResponses`` (when there are questions)
-    and ``requestState`` (only when the server sent one, exactly as sent)."""
-    extra: dict[str, Any] = {}
-    if questions:
-        extra["inputResponses"] = {q.key: copy.deepcopy(q.response) for q in questions}
-    if request_state is not None:
-        extra["requestState"] = request_state
-    return extra
-
-
-@dataclass
-class Resume:
-    """A paused request going on: its original params and the answered questions.
-
-    Attributes:
-        method: the request (``"tools/call"``).
-        params: its params as first sent (without ``_meta``).
-        questions: every question of the round, each with its ``response``.
-        request_state: the server's ``requestState``, or ``None``.
-    """
-
-    method: str
-    params: dict[str, Any]
-    questions: list[Question]
-    request_state: str | None
-    used: bool = field(default=False)
-
-    @classmethod
-    def from_stored(cls, stored: list[dict[str, Any]], request_state: str | None) -> Resume | None:
-        """The resume of a tool call's stored questions, or ``None`` when they name no request."""
-        questions = [Question.from_dict(q) for q in stored]
-        request = questions[0].request if questions else None
-        if not request or not isinstance(request.get("params"), dict):
-            return None
-        return cls(str(request.get("method")), copy.deepcopy(request["params"]), questions, request_state)
-
-
-_resume: contextvars.ContextVar[Resume | None] = contextvars.ContextVar("llm_mcp_resume", default=None)
+QUESTION_SETTINGS = tuple(setting.name for setting in TABLE if setting.group == "questions")
+"""The server settings about questions (``group="questions"`` in the settings table)."""
 
 
 @contextlib.contextmanager
 def resuming(resume: Resume | None) -> Iterator[None]:
-    """Within the block, the first matching request a server sends carries ``resume``'s answers."""
-    token = _resume.set(resume)
-    try:
+    """Within the block, the first matching request a server sends carries ``resume``'s answers
+    (the ``resume`` of the current :class:`~llm_mcp.client.context.CallContext`)."""
+    with context.with_changes(resume=resume).active():
         yield
-    finally:
-        _resume.reset(token)
 
 
 def current_resume() -> Resume | None:
     """The paused call going on in this context (see :func:`resuming`), or ``None``."""
-    return _resume.get()
-
-
-def _kinds(value: Any, where: str) -> tuple[str, ...]:
-    if value is True or value is None:
-        return KINDS
-    if value is False:
-        return ()
-    if isinstance(value, str):
-        value = [value]
-    if isinstance(value, (list, tuple)) and all(v in KINDS for v in value):
-        return tuple(k for k in KINDS if k in value)
-    raise ValueError(f"{where}: input_requests must be True, False, 'form', 'url' or a list of them, not {value!r}")
-
-
-class AskingServer:
-    """The question-handling part of :class:`llm_mcp.MCP` (mixed in; see the module docstring)."""
-
-    name: Any
-
-    if TYPE_CHECKING:  # provided by llm_mcp.MCP
-        client: Client
-
-        def _option(self, key: str) -> Any: ...
-        def _names_method(self, value: Any) -> bool: ...
-
-    def _check_question_settings(self, where: str) -> None:
-        _kinds(self._option("input_requests"), where)
-        callback = self._option("before_input_request")
-        if callback is not None and not callable(callback) and not self._names_method(callback):
-            raise ValueError(f"{where}: before_input_request must be a callable or the name of a method of the "
-                             f"class, not {callback!r}")
-
-    @property
-    def input_kinds(self) -> tuple[str, ...]:
-        """The kinds of question accepted: ``("form", "url")``, one of them, or ``()``."""
-        return _kinds(self._option("input_requests"), type(self).__name__)
-
-    def question_capabilities(self, era: str) -> dict[str, Any]:
-        """``{"elicitation": {mode: {} ...}}`` for the accepted kinds (``{}`` for none; to a
-        handshake-era server only with ``before_input_request``)."""
-        kinds = self.input_kinds
-        if not kinds or (era != "modern" and self._option("before_input_request") is None):
-            return {}
-        return {"elicitation": {kind: {} for kind in kinds}}
-
-    def _wire_questions(self, client: Client) -> None:
-        if self.input_kinds and self._option("before_input_request") is not None:
-            client.on_input_request = self._answer_inline
-            client.channel.listen_during_calls = True  # Streamable HTTP: requests may come on GET
-
-    # -- screening one question ----------------------------------------------------------------
-
-    def screen_question(self, question: Question) -> None:
-        """Decline what must be declined, then run ``before_input_request`` on what is left.
-
-        A URL that is not ``http``/``https``, a form with a field that is not a primitive (a
-        nested object, an array of free values) and a kind not accepted are declined here, and
-        never reach the callback. ``ValueError`` from an answer the callback gives propagates."""
-        if question.mode not in self.input_kinds:
-            log.info("MCP server %s asked a %s question, which this client does not accept: declined", self.name,
-                     question.mode)
-            question.response = {"action": "decline"}
-            return
-        if question.unsupported is not None:
-            log.warning("MCP server %s asked for the field %r, which is not a string, number, boolean or list of "
-                        "choices; the question was declined", self.name, question.unsupported)
-            question.response = {"action": "decline"}
-            return
-        if question.is_url and not question.web_url:
-            log.warning("MCP server %s asked the user to visit a URL that is not http(s); declined", self.name)
-            question.response = {"action": "decline"}
-            return
-        callback = self._option("before_input_request")
-        if callback is not None:
-            _call_with(callback, self, question)
-
-    def _answer_inline(self, params: dict[str, Any]) -> dict[str, Any]:
-        """A handshake-era ``elicitation/create``, answered through the callback (declined when left open)."""
-        question = Question("elicitation", params, server=str(self.name))
-        self.screen_question(question)
-        return question.response or {"action": "decline"}
-
-    # -- requests that ask ---------------------------------------------------------------------
-
-    def resume_for(self, method: str, params: dict[str, Any]) -> Resume | None:
-        """The paused request this one goes on with (set by a chat), if it is the same request."""
-        resume = _resume.get()
-        if resume is None or resume.used or resume.method != method or resume.params.get("name") != params.get("name"):
-            return None
-        resume.used = True
-        return resume
-
-    def request_answering(self, method: str, params: dict[str, Any], *, resume: Resume | None = None,
-                          **options: Any) -> dict[str, Any]:
-        """``client.request(method, params)``, answering the server's questions round after round.
-
-        Raises :class:`~llm_mcp.InputRequiredError` with the questions left open, and
-        ``MCPError`` after :data:`MAX_INPUT_ROUNDS` answered rounds, for more than
-        :data:`MAX_INPUT_REQUESTS` questions in one round, or for an input request that is not
-        an ``elicitation/create``."""
-        extra = answers_payload(resume.questions, resume.request_state) if resume is not None else {}
-        for _ in range(MAX_INPUT_ROUNDS):
-            try:
-                return self.client.request(method, {**params, **extra}, **options)
-            except InputRequiredError as exc:
-                if exc.questions:  # a nested server's questions: not ours to answer
-                    raise
-                questions = self._questions(exc, method, params)
-                left = [q for q in questions if not q.answered]
-                if left:
-                    raise InputRequiredError(
-                        f"MCP server {self.name!r} asked {len(left)} question(s) to finish {method}: "
-                        + "; ".join(repr(q.message[:80]) for q in left), server=str(self.name), requests=left,
-                        questions=questions, request_state=exc.request_state, method=method,
-                        params=copy.deepcopy(params), input_requests=exc.input_requests) from None
-                extra = answers_payload(questions, exc.request_state)
-        raise MCPError(f"MCP server {self.name!r} kept asking for input to finish {method} ({MAX_INPUT_ROUNDS} "
-                       "rounds answered); the call was stopped", server=str(self.name))
-
-    def _questions(self, exc: InputRequiredError, method: str, params: dict[str, Any]) -> list[Question]:
-        if len(exc.input_requests) > MAX_INPUT_REQUESTS:
-            raise MCPError(f"MCP server {self.name!r} asked {len(exc.input_requests)} questions at once to finish "
-                           f"{method} (at most {MAX_INPUT_REQUESTS}); the call was stopped", server=str(self.name))
-        original = {"method": method, "params": copy.deepcopy(params)}
-        questions = []
-        for key, request in exc.input_requests.items():
-            question = from_input_request(key, request, server=str(self.name), original=original)
-            if question is None:
-                asked = request.get("method") if isinstance(request, dict) else None
-                raise MCPError(f"MCP server {self.name!r} asked for {asked!r} to finish {method}, which this client "
-                               "did not declare", server=str(self.name))
-            questions.append(question)
-        for question in questions:
-            self.screen_question(question)
-        return questions
+    current = context.current()
+    return current.resume if current is not None else None

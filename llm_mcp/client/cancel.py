@@ -4,7 +4,8 @@
     with scope:                       # requests made here can be cancelled
         server.call("slow_report")    # another thread: scope.cancel() -> CancelledError here
 
-While a scope is active (per thread and context, through a ``ContextVar``), the client
+While a scope is active (per thread and context: it is the ``cancel`` of the current
+:class:`~llm_mcp.client.context.CallContext`, which a chat passes along its calls), the client
 checks it before each request and lets transports register how to interrupt one:
 stdio stops waiting and sends ``notifications/cancelled``; Streamable HTTP shuts the
 response stream's socket, which is the cancellation on 2026-07-28 servers, and sends
@@ -17,12 +18,12 @@ watched checks at each event a server streams, so no thread is needed to wait fo
 
 from __future__ import annotations
 
-import contextvars
 import logging
 import threading
 import time
 from typing import Any, Callable
 
+from . import context
 from .errors import CancelledError
 
 __all__ = ["CancelScope", "current_scope"]
@@ -32,12 +33,10 @@ log = logging.getLogger("llm_mcp.client")
 POLL_INTERVAL = 0.05
 """Seconds: the watched checks of a scope run at most this often, however fast a server streams events."""
 
-_current: contextvars.ContextVar[CancelScope | None] = contextvars.ContextVar("llm_mcp_cancel_scope", default=None)
-
-
 def current_scope() -> CancelScope | None:
-    """The scope requests made here belong to, or ``None``."""
-    return _current.get()
+    """The scope requests made here belong to (the current call context's), or ``None``."""
+    current = context.current()
+    return current.cancel if current is not None else None
 
 
 class CancelScope:
@@ -128,8 +127,8 @@ class CancelScope:
 
     def __enter__(self) -> CancelScope:
         tokens = self._local.__dict__.setdefault("tokens", [])
-        tokens.append(_current.set(self))
+        tokens.append(context.with_changes(cancel=self).enter())
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        _current.reset(self._local.tokens.pop())
+        context.leave(self._local.tokens.pop())

@@ -4,16 +4,17 @@
         bearer_token = lambda self: self.user.linear_token    # or "token_for", a method's name
     evaluate(server, Linear.bearer_token, base=llm_mcp.MCP)   # -> the token
 
-Shared by server settings (``llm_mcp.MCP``) and agent declarations (``llm_mcp.Agent``).
+Shared by server settings (``llm_mcp.MCP``) and agent declarations (``llm_mcp.Agent``);
+:func:`call_with` runs the handlers, ``wrap`` functions and predicates those settings name.
 """
 
 from __future__ import annotations
 
 import inspect
 import re
-from typing import Any
+from typing import Any, Callable
 
-__all__ = ["evaluate", "input_names", "names_method", "snake_case"]
+__all__ = ["call_with", "evaluate", "input_names", "names_method", "snake_case"]
 
 
 def input_names(inputs: Any) -> list[str]:
@@ -56,3 +57,17 @@ def snake_case(name: str) -> str:
     ``HTTPFetch`` -> ``http_fetch``."""
     name = re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1_\2", name)
     return re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name).lower()
+
+
+def call_with(function: Callable[..., Any] | str, owner: Any, *args: Any, **kwargs: Any) -> Any:
+    """Call a handler, ``wrap`` or predicate: a name is a method of ``owner``; a plain function
+    gets ``owner`` first when it takes one more positional argument than ``args`` (parameters
+    filled by ``kwargs`` do not count)."""
+    if isinstance(function, str):
+        return getattr(owner, function)(*args, **kwargs)
+    try:
+        count = len([p for p in inspect.signature(function).parameters.values()
+                     if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.name not in kwargs])
+    except (TypeError, ValueError):
+        count = len(args)
+    return function(owner, *args, **kwargs) if count > len(args) else function(*args, **kwargs)

@@ -12,6 +12,11 @@ whose ``url``/``command`` is computed, or that uses a ``transport``, may be a di
 server per object, so its wait is kept on the object.
 
 Refusals (401, 403, HTTP 404) are not outages: retrying will not fix them.
+
+The backoffs live in :mod:`llm_mcp.client.state` (``state.outage_until``; ``state.reset()``
+ends them all). Within one call (a :class:`~llm_mcp.client.context.CallContext` that stands
+for a call), where a server's wait is kept is worked out once, so a ``bearer_token`` or
+``headers`` callable runs once for the call's checks and its request together.
 """
 
 from __future__ import annotations
@@ -19,13 +24,14 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import threading
 import time
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
+from . import context, state
 from .errors import is_outage, reported_name
 
 if TYPE_CHECKING:
+    from .context import CallContext
     from .server import MCP
 
 __all__ = ["BACKOFF", "is_down", "is_outage", "listeners", "record", "reset"]
@@ -35,56 +41,67 @@ log = logging.getLogger("llm_mcp.chat")
 BACKOFF = 60.0
 """Seconds a down server is left alone when it does not say how long (``Retry-After``)."""
 
-listeners: list[Callable[[str, str, int | None], None]] = []
+listeners = state.outage_listeners
 """Called as ``callback(server_name, error_class_name, http_status_or_None)`` for each outage;
 never with the error's message. A Django signal can be sent from here."""
 
-_lock = threading.Lock()
-_until: dict[Any, float] = {}
+_lock = state.outage_lock
+_until = state.outage_until
+_until_per_object = state.outage_until_per_object
 
 
-def _key(server: MCP) -> Any:
+def _key(server: MCP, call: CallContext | None = None) -> Any:
+    """Where a server's wait is kept, worked out once per call (``call``, default: the current
+    call context; see the module docstring)."""
+    call = call or context.current()
+    if call is None:
+        return _compute_key(server, None)
+    return call.remember(("outage key", id(server)), lambda: _compute_key(server, call))
+
+
+def _compute_key(server: MCP, call: CallContext | None) -> Any:
     """Where a server's wait is kept: a process-wide key, or ``None`` to keep it on the object.
 
     A fixed ``url`` or ``command`` is keyed with a digest of the credentials and environment it
     is used with (``bearer_token``, ``headers``, ``env``, evaluated now), so one user's 429 does
     not hold up another user, while a new object per request for the same user still waits.
     A computed ``url``/``command``, or a ``transport``, may be a different server per object."""
-    if server._option("transport") is not None:
+    settings = server.settings
+    if settings.option("transport") is not None:
         return None
     for setting in ("url", "command"):
-        value = server._option(setting)
+        value = settings.option(setting)
         if value is None:
             continue
-        if callable(value) or server._names_method(value):
+        if callable(value) or settings.names_method(value):
             return None
         try:
-            context = server.http_headers() if setting == "url" else server.env_values()
-            digest = hashlib.sha256(json.dumps(context, sort_keys=True, default=str).encode()).hexdigest()[:16]
+            used_with = server.connection.request_headers(call) if setting == "url" else server.env_values()
+            digest = hashlib.sha256(json.dumps(used_with, sort_keys=True, default=str).encode()).hexdigest()[:16]
         except Exception:  # noqa: BLE001 - a setting that cannot be evaluated now: keep the wait per object
             return None
         return (setting, value if isinstance(value, str) else tuple(value), digest)
     return None
 
 
-def is_down(server: MCP) -> bool:
-    """Whether the server's backoff is running."""
-    key = _key(server)
+def is_down(server: MCP, call: CallContext | None = None) -> bool:
+    """Whether the server's backoff is running (``call``: the call asking, see :func:`_key`)."""
+    key = _key(server, call)
     with _lock:
-        until = _until.get(key) if key is not None else server.__dict__.get("_down_until")
+        until = _until.get(key) if key is not None else _until_per_object.get(server)
     return until is not None and time.monotonic() < until
 
 
-def record(server: MCP, error: BaseException) -> None:
+def record(server: MCP, error: BaseException, call: CallContext | None = None) -> None:
     """Start the server's backoff, log a warning naming it and the status or error class, and
-    tell the :data:`listeners`."""
+    tell the :data:`listeners` (``call``: the call that failed, see :func:`_key`)."""
     status = getattr(error, "status", None)
     wait = getattr(error, "retry_after", None)
     until = time.monotonic() + (wait if isinstance(wait, (int, float)) and wait >= 0 else BACKOFF)
-    key = _key(server)
+    key = _key(server, call)
     with _lock:
         if key is None:
-            server.__dict__["_down_until"] = until
+            _until_per_object[server] = until
         else:
             _until[key] = until
     log.warning("MCP server %s is unavailable (%s); chats leave it out for %.0f s", server.name,
@@ -101,9 +118,10 @@ def reset(server: MCP | None = None) -> None:
     with _lock:
         if server is None:
             _until.clear()
+            _until_per_object.clear()
             return
         key = _key(server)
         if key is None:
-            server.__dict__.pop("_down_until", None)
+            _until_per_object.pop(server, None)
         else:
             _until.pop(key, None)

@@ -14,13 +14,14 @@ Spec: MCP 2026-07-28, "Utilities" > "Progress".
 from __future__ import annotations
 
 import contextlib
-import contextvars
 import logging
 import math
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
+
+from . import context
 
 __all__ = ["Progress", "ProgressFilter", "listening", "tool_listener"]
 
@@ -113,13 +114,11 @@ class ProgressFilter:
                 log.exception("a progress listener failed")
 
 
-_tool_listener: contextvars.ContextVar[Callable[[Progress], Any] | None] = contextvars.ContextVar(
-    "llm_mcp_tool_progress", default=None)
-
-
 def tool_listener() -> Callable[[Progress], Any] | None:
-    """Who listens to the progress of tool calls made here (a chat's ``after_tool_progress``), or ``None``."""
-    return _tool_listener.get()
+    """Who listens to the progress of tool calls made here (a chat's ``after_tool_progress``:
+    the current call context's ``on_progress``), or ``None``."""
+    current = context.current()
+    return current.on_progress if current is not None else None
 
 
 @contextlib.contextmanager
@@ -129,8 +128,5 @@ def listening(listener: Callable[[Progress], Any] | None) -> Iterator[None]:
         with listening(lambda progress: print(progress.message)):
             server.call("deploy")     # asks for progress, since someone listens
     """
-    token = _tool_listener.set(listener)
-    try:
+    with context.with_changes(on_progress=listener).active():
         yield
-    finally:
-        _tool_listener.reset(token)

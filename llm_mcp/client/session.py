@@ -14,9 +14,9 @@ import copy
 import itertools
 import logging
 import threading
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
-from . import protocol
+from . import protocol, state
 from .cancel import current_scope
 from .errors import (
     CancelledError,
@@ -31,6 +31,10 @@ from .errors import (
 from .logs import LOG_LEVEL_META, check_log_level, wanted
 from .logs import write as write_log
 from .transports.base import Transport, adopt
+
+if TYPE_CHECKING:
+    from .cancel import CancelScope
+    from .context import CallContext
 
 __all__ = ["Client"]
 
@@ -49,8 +53,8 @@ MAX_ATTEMPTS = 3
 PROBE_TIMEOUT = 10.0
 """Seconds a stdio server gets to answer ``server/discover`` before we try the handshake."""
 
-_eras: dict[str, str] = {}
-"""What each endpoint spoke last time, per process: endpoint URL (or command) -> era."""
+_eras = state.eras
+"""What each endpoint spoke last time, per process (``state.eras``): endpoint URL (or command) -> era."""
 
 _BASE_META = {
     protocol.META_CLIENT_CAPABILITIES: {},
@@ -288,7 +292,8 @@ class Client:
 
     def request(self, method: str, params: dict[str, Any] | None = None, *, headers: dict[str, str] | None = None,
                 timeout: float | None = None, resend: bool = True,
-                on_progress: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
+                on_progress: Callable[[dict[str, Any]], None] | None = None,
+                context: CallContext | None = None) -> dict[str, Any]:
         """Send one request and return its ``result`` dict.
 
         Args:
@@ -298,6 +303,8 @@ class Client:
             timeout: seconds, overriding the server's timeout.
             resend: whether a request whose stream broke may be sent again (new id).
             on_progress: receives each ``notifications/progress`` params dict for this request.
+            context: the call this request belongs to; its ``cancel`` scope can stop it
+                (default: the current call context's, see ``cancel.current_scope``).
 
         Raises:
             MCPError: a JSON-RPC error (``.code``), an unknown ``resultType``, or a stream
@@ -314,7 +321,8 @@ class Client:
             params["_meta"] = {**(params.get("_meta") or {}), "progressToken": token}
             self._progress[token] = on_progress
         try:
-            result = self._send(method, params, headers, timeout, resend)
+            result = self._send(method, params, headers, timeout, resend,
+                                context.cancel if context is not None else current_scope())
         finally:
             if token is not None:
                 self._progress.pop(token, None)
@@ -324,7 +332,7 @@ class Client:
         return result
 
     def _send(self, method: str, params: dict[str, Any], headers: dict[str, str] | None,
-              timeout: float | None, resend: bool) -> dict[str, Any]:
+              timeout: float | None, resend: bool, scope: CancelScope | None) -> dict[str, Any]:
         renegotiated = renewed = False
         attempts = 0  # streams read for this request, resumptions included; three at most
         while True:
@@ -336,7 +344,6 @@ class Client:
             else:
                 body = params
             message = protocol.request(method, body or None)
-            scope = current_scope()
             try:
                 if scope is not None:
                     scope.check()

@@ -1,6 +1,7 @@
 """Shaping what the model sees of a server, and what the model's calls do.
 
-The settings live on the ``MCP`` class (or in ``llm_mcp.mcp(...)``), next to ``url``:
+The settings live on the ``MCP`` class (or in ``llm_mcp.mcp(...)``), next to ``url``; they are
+declared in ``llm_mcp.client.server.settings.TABLE`` and read here through ``server.settings``:
 
     class GitHub(llm_mcp.MCP):
         url = "https://api.githubcopilot.com/mcp/"
@@ -17,9 +18,10 @@ from __future__ import annotations
 
 import inspect
 import logging
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
-from . import outages
+from . import context, outages
+from .declared import call_with
 from .errors import (
     CancelledError,
     ConfigurationError,
@@ -29,17 +31,18 @@ from .errors import (
     is_refusal,
     may_have_run,
 )
+from .server.settings import TABLE
 
 if TYPE_CHECKING:
-    from .server import MCP
+    from .server.base import MCP
     from .tool import Tool
 
 __all__ = ["SHAPING", "check_shaping", "failure_text", "invoke", "is_refusal", "model_tools", "shape"]
 
 log = logging.getLogger("llm_mcp.client")
 
-SHAPING = ("prefix", "only", "exclude", "tool_options", "extra_tools", "requires_approval", "defer", "rescue_from")
-"""The server settings that shape tools for chats."""
+SHAPING = tuple(setting.name for setting in TABLE if setting.group == "shaping")
+"""The server settings that shape tools for chats (``group="shaping"`` in the settings table)."""
 
 TOOL_OPTION_KEYS = ("as", "description", "fixed_arguments", "wrap")
 PREDICATES = ("read_only", "destructive", "idempotent", "open_world")
@@ -56,7 +59,7 @@ def _names(value: Any, setting: str, where: str) -> list[str]:
 
 def check_shaping(server: MCP, where: str) -> None:
     """Refuse shaping settings of the wrong shape when the server is built (``ValueError``)."""
-    option = server._option
+    option = server.settings.option
     for setting in ("only", "exclude"):
         if option(setting) is not None:
             _names(option(setting), setting, where)
@@ -84,11 +87,11 @@ def check_shaping(server: MCP, where: str) -> None:
         if not isinstance(options.get("fixed_arguments", {}), dict):
             raise ValueError(f"{where}.tool_options[{name!r}]['fixed_arguments'] must be a dict")
         wrap = options.get("wrap")
-        if wrap is not None and not callable(wrap) and not server._names_method(wrap):
+        if wrap is not None and not callable(wrap) and not server.settings.names_method(wrap):
             raise ValueError(f"{where}.tool_options[{name!r}]['wrap'] must be a callable or the name of a "
                              f"method of the class, not {wrap!r}")
     approval = option("requires_approval")
-    if isinstance(approval, str) and approval not in PREDICATES and not server._names_method(approval):
+    if isinstance(approval, str) and approval not in PREDICATES and not server.settings.names_method(approval):
         raise ValueError(f"{where}.requires_approval: {approval!r} is neither a tool property {PREDICATES} nor a "
                          "method of the class; list tool names as a list")
     if not _flag(approval) and not isinstance(approval, str) and not callable(approval):
@@ -103,7 +106,7 @@ def check_shaping(server: MCP, where: str) -> None:
     if not isinstance(rescue, dict) or not all(isinstance(k, type) and issubclass(k, BaseException) for k in rescue):
         raise ValueError(f"{where}.rescue_from must be a dict of exception class -> handler")
     for handler in rescue.values():
-        if not callable(handler) and not server._names_method(handler):
+        if not callable(handler) and not server.settings.names_method(handler):
             raise ValueError(f"{where}.rescue_from: handler {handler!r} is neither a callable nor a method name")
 
 
@@ -119,8 +122,8 @@ def _is_tool_like(value: Any) -> bool:
 
 def shape(server: MCP, tool: Tool) -> None:
     """Give ``tool`` its model-facing name, description and argument schema."""
-    options = (server._option("tool_options") or {}).get(tool.server_name, {})
-    prefix = server._option("prefix")
+    options = (server.settings.option("tool_options") or {}).get(tool.server_name, {})
+    prefix = server.settings.option("prefix")
     if "as" in options:
         tool.name = options["as"]
     elif prefix:
@@ -144,7 +147,7 @@ def _without(schema: dict[str, Any], fixed: dict[str, Any]) -> dict[str, Any]:
 
 def requires_approval(server: MCP, tool: Tool) -> bool:
     """What the server's ``requires_approval`` setting says for this tool."""
-    setting = server._option("requires_approval")
+    setting = server.settings.option("requires_approval")
     if setting is None or setting is False:
         return False
     if setting is True:
@@ -152,13 +155,13 @@ def requires_approval(server: MCP, tool: Tool) -> bool:
     if setting in PREDICATES:
         return getattr(tool, setting, False) is True
     if isinstance(setting, str) or callable(setting):  # a method name or a callable receiving the tool
-        return bool(_call_with(setting, server, tool))
+        return bool(call_with(setting, server, tool))
     return getattr(tool, "server_name", tool.name) in setting
 
 
 def deferred(server: MCP, tool: Tool) -> bool:
     """Whether the server's ``defer`` setting keeps this tool out of the model's first list."""
-    setting = server._option("defer")
+    setting = server.settings.option("defer")
     if setting is None or setting is False:
         return False
     return setting is True or getattr(tool, "server_name", tool.name) in _names(setting, "defer", server.name)
@@ -168,13 +171,13 @@ def declared_names(server: MCP) -> dict[str, list[str]]:
     """Tool names each shaping setting declares: ``{"only": [...], "tool_options": [...], ...}``."""
     found: dict[str, list[str]] = {}
     for key in ("only", "exclude", "defer", "requires_approval"):
-        value = server._option(key)
+        value = server.settings.option(key)
         if value is None or isinstance(value, bool) or callable(value):
             continue
         if key == "requires_approval" and isinstance(value, str):
             continue  # a tool property or a method, not a name
         found[key] = _names(value, key, server.name)
-    found["tool_options"] = list(server._option("tool_options") or {})
+    found["tool_options"] = list(server.settings.option("tool_options") or {})
     return found
 
 
@@ -186,7 +189,7 @@ def model_tools(server: MCP) -> list[Any]:
     the server does not list.
     """
     tools = server.tools
-    extras = [_build_extra(extra, server) for extra in server._option("extra_tools") or ()]
+    extras = [_build_extra(extra, server) for extra in server.settings.option("extra_tools") or ()]
     listed = {t.server_name for t in tools} | {e.name for e in extras}
     missing = {key: [n for n in names if n not in listed] for key, names in declared_names(server).items()}
     missing = {key: names for key, names in missing.items() if names}
@@ -194,7 +197,7 @@ def model_tools(server: MCP) -> list[Any]:
         described = "; ".join(f"{key}: {', '.join(names)}" for key, names in missing.items())
         raise ConfigurationError(f"MCP server {server.name!r} does not list tools its class declares ({described})",
                                  server=server.name)
-    only, exclude = server._option("only"), server._option("exclude")
+    only, exclude = server.settings.option("only"), server.settings.option("exclude")
     if only is not None:
         keep = _names(only, "only", server.name)
         tools = [t for t in tools if t.server_name in keep]
@@ -233,20 +236,6 @@ def failure_text(tool: Tool, exc: BaseException) -> str:
     return text
 
 
-def _call_with(function: Callable[..., Any] | str, owner: Any, *args: Any, **kwargs: Any) -> Any:
-    """Call a handler, ``wrap`` or predicate: a name is a method of ``owner``; a plain function
-    gets ``owner`` first when it takes one more positional argument than ``args`` (parameters
-    filled by ``kwargs`` do not count)."""
-    if isinstance(function, str):
-        return getattr(owner, function)(*args, **kwargs)
-    try:
-        count = len([p for p in inspect.signature(function).parameters.values()
-                     if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.name not in kwargs])
-    except (TypeError, ValueError):
-        count = len(args)
-    return function(owner, *args, **kwargs) if count > len(args) else function(*args, **kwargs)
-
-
 def _handler(handlers: dict[type, Any], exc: BaseException) -> Any:
     for kind, handler in handlers.items():
         if isinstance(exc, kind):
@@ -265,29 +254,30 @@ def invoke(tool: Tool, arguments: dict[str, Any]) -> Any:
     whatever a handler raises.
     """
     server = tool.server
-    if outages.is_down(server):  # no contact, no handler: the backoff decides
+    call = context.for_call()  # one context: the outage checks and the request share it
+    if outages.is_down(server, call):  # no contact, no handler: the backoff decides
         return {"error": f"The MCP server {server.name!r} is unavailable right now, so {tool.server_name} was "
                          "not called. Try again later or do without it."}
     sent = dict(arguments)
     for key, value in (getattr(tool, "fixed_arguments", None) or {}).items():
-        sent[key] = server._evaluate(f"fixed_arguments[{key!r}]", value)
+        sent[key] = server.settings.evaluate(f"fixed_arguments[{key!r}]", value)
     try:
-        result = server.run(tool, sent)
+        result = server.run(tool, sent, call)
     except (CancelledError, InputRequiredError):
         raise
     except Exception as exc:
         if is_outage(exc, tool_call=True):
-            outages.record(server, exc)
-        handler = _handler(server._option("rescue_from") or {}, exc)
+            outages.record(server, exc, call)
+        handler = _handler(server.settings.option("rescue_from") or {}, exc)
         if handler is not None:
-            return _call_with(handler, server, exc)
+            return call_with(handler, server, exc)
         handler = _handler(type(tool).rescue_from, exc)
         if handler is not None:
-            return _call_with(handler, tool, exc)
+            return call_with(handler, tool, exc)
         if isinstance(exc, MCPError) and not is_refusal(exc) and not isinstance(exc, ConfigurationError):
             return {"error": failure_text(tool, exc)}
         raise
     wrap = getattr(tool, "wrap", None)
     if wrap is None or result.is_error:
         return result
-    return _call_with(wrap, server, result, **sent)
+    return call_with(wrap, server, result, **sent)

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
+from llm_mcp.client import state
 from llm_mcp.client.errors import MCPError
 from llm_mcp.client.oauth.discovery import discover_authorization_server
 from llm_mcp.client.oauth.tokens import ClientAuth, choose_auth_method, request_token
@@ -68,7 +69,7 @@ ENTERPRISE_EXTENSION = "io.modelcontextprotocol/enterprise-managed-authorization
 IDP_METADATA_TTL = 3600
 """Seconds an identity provider's metadata is reused before it is fetched again."""
 
-_idp_metadata: dict[str, tuple[float, dict[str, Any]]] = {}
+_idp_metadata = state.idp_metadata
 _idp_lock = threading.Lock()
 
 

@@ -24,7 +24,7 @@ from urllib.parse import urlsplit
 import httpx
 from httpx_sse import EventSource
 
-from .. import protocol
+from .. import protocol, state
 from ..cancel import current_scope
 from ..errors import (
     ForbiddenError,
@@ -57,7 +57,7 @@ def shared_ssl_context() -> ssl.SSLContext:
     return ssl.create_default_context(cafile=certifi.where())
 
 
-_endpoints: set[str] = set()
+_endpoints = state.endpoints
 """MCP endpoint URLs (as httpx spells them) whose path and query httpx's request log must not show."""
 
 

@@ -1,0 +1,117 @@
+"""A call's context: what one tool call carries besides its arguments.
+
+    context = CallContext(cancel=scope, resume=resume, on_progress=listener)
+    with context.active():                 # what a chat does around one tool call
+        tool.call(**arguments)
+
+One :class:`CallContext` holds the per-call state that used to travel in three context
+variables: the cancel scope (:class:`~llm_mcp.CancelScope`), the paused request being resumed
+(:class:`~llm_mcp.client.asking.Resume`) and the listener of the tool's progress. ``MCP.run``
+reads the active context once, when the call starts, and passes it explicitly from there on
+(the question rounds, the session's request, the outage check); below it nothing looks it up
+except the transports' cancel check (``current_scope``).
+
+The public ``with`` forms build on it and keep working: ``with CancelScope():``,
+``with resuming(resume):`` and ``with listening(listener):`` each activate a copy of the
+current context with their part replaced.
+
+A context also remembers, for the one call, values that are evaluated once per call (a
+server's headers, where its outage backoff is kept): see :meth:`CallContext.remember`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Callable
+
+if TYPE_CHECKING:
+    from .asking import Resume
+    from .cancel import CancelScope
+    from .progress import Progress
+
+__all__ = ["CallContext", "current", "for_call", "leave", "with_changes"]
+
+_current: contextvars.ContextVar[CallContext | None] = contextvars.ContextVar("llm_mcp_call_context", default=None)
+
+
+@dataclass
+class CallContext:
+    """The state of one call, passed along its path.
+
+    Attributes:
+        cancel: the scope that cancels the call (``None``: nobody can).
+        resume: the paused request this call goes on with (its answered questions), or ``None``.
+        on_progress: who listens to the tool's progress (a chat's ``after_tool_progress``), or ``None``.
+        call: whether this context stands for one call (a chat's tool call, one ``MCP.run``):
+            only then are values remembered. The contexts the ``with`` forms open may hold many
+            calls, and ``MCP.run`` opens a call context of its own inside them.
+        memo: values evaluated once for this call, by key (see :meth:`remember`).
+    """
+
+    cancel: CancelScope | None = None
+    resume: Resume | None = None
+    on_progress: Callable[[Progress], Any] | None = None
+    call: bool = True
+    memo: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def remember(self, key: Any, compute: Callable[[], Any]) -> Any:
+        """``compute()`` the first time ``key`` is asked for in this call, the same value after.
+
+        An exception from ``compute`` propagates and nothing is remembered. Outside a call
+        context (:attr:`call` false) nothing is remembered: ``compute()`` runs each time."""
+        if not self.call:
+            return compute()
+        with self._lock:
+            if key in self.memo:
+                return self.memo[key]
+        value = compute()
+        with self._lock:
+            return self.memo.setdefault(key, value)
+
+    def but(self, **changes: Any) -> CallContext:
+        """A copy with ``changes`` (``cancel``, ``resume``, ``on_progress``, ``call``) and nothing remembered."""
+        return replace(self, memo={}, _lock=threading.Lock(), **changes)
+
+    @contextlib.contextmanager
+    def active(self) -> Iterator[CallContext]:
+        """Make this the context of calls made inside the block (this thread and context)."""
+        token = _current.set(self)
+        try:
+            yield self
+        finally:
+            _current.reset(token)
+
+    def enter(self) -> contextvars.Token[CallContext | None]:
+        """Make this the current context until :func:`leave` with the token (for ``__enter__``/``__exit__`` pairs)."""
+        return _current.set(self)
+
+
+def leave(token: contextvars.Token[CallContext | None]) -> None:
+    """End what :meth:`CallContext.enter` began."""
+    _current.reset(token)
+
+
+def current() -> CallContext | None:
+    """The context of the call going on here, or ``None`` outside any."""
+    return _current.get()
+
+
+def with_changes(**changes: Any) -> CallContext:
+    """The current context (or an empty one) with ``changes``: what ``with resuming(...)`` and
+    ``with listening(...)`` activate."""
+    return (_current.get() or CallContext(call=False)).but(call=False, **changes)
+
+
+def for_call() -> CallContext:
+    """The context a call starts with: the current one when it stands for one call (a chat's
+    tool call), else a call context of its own that keeps the current cancel scope, resume and
+    listener."""
+    context = _current.get()
+    if context is None:
+        return CallContext()
+    return context if context.call else context.but(call=True)

@@ -1,0 +1,470 @@
+"""Describing a server: the :class:`MCP` facade, :func:`mcp` for inline servers.
+
+A server is described by class attributes, the way a Django ``ModelAdmin`` is; the settings
+are declared once in :mod:`llm_mcp.client.server.settings` (``TABLE``). Values that depend on
+the user or change over time may be a callable (called with the server instance) or the name
+of a method defined on the subclass; they are evaluated when they are needed: per request for
+``bearer_token`` and ``headers`` (once per call), per process start for ``command`` and ``env``.
+
+``MCP`` holds no logic of its own: it hands each concern to one collaborator, built in
+``__init__`` with what it needs:
+
+- ``settings`` (:class:`~llm_mcp.client.server.settings.ServerSettings`): declared values, evaluation;
+- ``connection`` (:class:`~llm_mcp.client.server.connection.Connection`): headers, process, the client;
+- ``catalog`` (:class:`~llm_mcp.client.server.catalog.Catalog`): tools, resources, prompts, kept;
+- the questions (:class:`~llm_mcp.client.server.questions.Questions`), the calls
+  (:class:`~llm_mcp.client.server.calls.Calls`) and authorization
+  (:class:`~llm_mcp.client.server.auth.Authorization`), reached through ``MCP``'s methods.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from typing import Any, Callable
+from urllib.parse import urlsplit
+
+from .. import context as call_context
+from ..declared import input_names, snake_case
+from ..prompt import Prompt, check_arguments
+from ..question import Question
+from ..resource import Resource, ResourceTemplate, expand_template
+from ..result import Result
+from ..session import Client
+from ..shaping import check_shaping, model_tools
+from ..tool import Tool
+from .auth import Authorization
+from .calls import Calls
+from .catalog import Catalog
+from .connection import Connection
+from .questions import Questions, Resume
+from .settings import (
+    SETTINGS,
+    ServerSettings,
+    check_class,
+    check_keywords,
+    defaults,
+    settings_reference,
+)
+
+__all__ = ["MCP", "mcp"]
+
+COLLABORATORS = ("settings", "connection", "catalog")
+"""The public collaborators of a server object (never tools)."""
+
+
+class MCP:
+    """An MCP server your app connects to.
+
+        class Linear(llm_mcp.MCP):
+            url = "https://mcp.linear.app/mcp"
+            bearer_token = lambda self: self.user.linear_token
+
+        Linear(user=request.user).call("create_issue", title="...")
+        Linear(user=request.user).create_issue(title="...")     # the same call
+
+    The class settings (``url``, ``command``, ``bearer_token``, the shaping settings, the
+    question settings, ...) are listed with their defaults in
+    :mod:`llm_mcp.client.server.settings` (``settings_reference()`` renders them; see
+    ``docs/servers.md``, ``docs/shaping.md``, ``docs/questions.md``).
+
+    Tools as attributes: ``server.add(a=1, b=2)`` is ``server.call("add", a=1, b=2)``, so a
+    server reads like the API it stands for. Only names the class does not have are looked up
+    as tools: never a name starting with ``_``, a setting, an input, a method or property of the
+    class, or a collaborator (``settings``, ``connection``, ``catalog``); a tool with such a name
+    is reached with :meth:`call`. An unknown name raises ``AttributeError`` (after listing the
+    tools once).
+
+    Attributes:
+        settings: the server's settings, declared and evaluated
+            (:class:`~llm_mcp.client.server.settings.ServerSettings`).
+        connection: how it is reached (:class:`~llm_mcp.client.server.connection.Connection`).
+        catalog: what it lists, kept (:class:`~llm_mcp.client.server.catalog.Catalog`).
+    """
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        check_class(cls, MCP, reserved=COLLABORATORS)
+
+    def __init__(self, **inputs: Any):
+        declared = input_names(self.inputs)
+        for key in inputs:
+            if key not in declared:
+                raise TypeError(f"{type(self).__name__} takes the inputs {declared}, not {key!r}")
+        for key in declared:
+            setattr(self, key, inputs.get(key))
+        options = self.__dict__.pop("_inline_options", None)
+        settings = self.settings = ServerSettings(self, options or {}, base=MCP, inline=options is not None)
+        name = self._name
+        self._questions = Questions(settings, name)
+        self._auth = Authorization(settings, name=name,
+                                   address=lambda: (self.connection.endpoint(), self.connection.timeout()),
+                                   capabilities=lambda: self.declared_capabilities("modern"))
+        self.connection = Connection(settings, self._auth, name=name, declared=self.declared_capabilities,
+                                     on_client=self._questions.wire, headers=self.http_headers,
+                                     process_spec=self.process_spec)
+        self.catalog = Catalog(self, lambda: self.client)
+        self._calls = Calls(settings, self.catalog, self._questions, client=lambda: self.client, name=name)
+        settings.check([lambda s: check_shaping(self, s.where), self._auth.check])
+        self.name = self._default_name()
+
+    def _name(self) -> str:
+        return str(self.__dict__.get("name"))
+
+    def _default_name(self) -> str:
+        settings = self.settings
+        name = settings.value("name") if settings.option("name") is not None else None
+        if name:
+            return str(name)
+        if not settings.inline:
+            return snake_case(type(self).__name__)
+        url = settings.option("url")
+        if isinstance(url, str):
+            return urlsplit(url).hostname or "server"
+        command = settings.option("command")
+        if isinstance(command, (list, tuple)) and command:
+            return os.path.basename(str(command[0]))
+        if isinstance(command, str) and command.strip():
+            return os.path.basename(command.split()[0])
+        raise ValueError("an inline server with a transport or a computed url/command needs a name=")
+
+    # -- settings -------------------------------------------------------------------------------
+
+    def resolve(self, value: Any) -> Any:
+        """Evaluate a setting: call a callable (with this instance when it takes an argument),
+        call the method a string names, or return a literal as it is."""
+        return self.settings.resolve(value)
+
+    def setting(self, key: str) -> Any:
+        """The current value of a setting, evaluated (see :meth:`resolve`).
+
+        An ``AttributeError`` raised by your callable or method (say ``self.user.profile``
+        for a user without one) comes out as a ``RuntimeError`` naming the setting, chained
+        to the original: left as it is, Python would take it for a missing attribute.
+        """
+        return self.settings.value(key)
+
+    def http_headers(self) -> dict[str, str]:
+        """The headers sent with every HTTP request: ``headers`` then ``Authorization``, evaluated now.
+
+        Raises ``ValueError`` naming the setting (never the value) for a header name that
+        is not an HTTP token, or a value with line breaks or characters outside ASCII.
+        """
+        return self.connection.http_headers()
+
+    def process_spec(self) -> tuple[list[str], dict[str, str]]:
+        """``(argv, env)`` for a stdio process, evaluated now (at each process start)."""
+        return self.connection.process_spec()
+
+    def env_values(self) -> dict[str, Any]:
+        """The ``env`` setting with every value evaluated now; ``None`` values left out.
+
+        Raises ``ValueError`` when ``env`` is not a dict."""
+        return self.connection.env_values()
+
+    # -- the connection -------------------------------------------------------------------------
+
+    @property
+    def client(self) -> Client:
+        """The protocol client for this server, built on first use (no I/O until a request)."""
+        return self.connection.client
+
+    def declared_capabilities(self, era: str) -> dict[str, Any]:
+        """The client capabilities this server is told we have, for an era (``"modern"``:
+        2026-07-28 ``_meta``; ``"handshake"``: the ``initialize`` request). Features that need
+        a capability (questions, extensions) add theirs here.
+
+        Questions: ``elicitation`` with the modes ``input_requests`` accepts (``{"form": {},
+        "url": {}}`` by default), on 2026-07-28; to a handshake-era server only when the
+        class has ``before_input_request``, which answers its requests in line."""
+        capabilities: dict[str, Any] = {}
+        capabilities.update(self.question_capabilities(era))
+        extensions = self._auth.extensions()
+        if extensions:
+            capabilities["extensions"] = extensions
+        return capabilities
+
+    def connect(self) -> MCP:
+        """Contact the server now (it is otherwise contacted on first use); returns ``self``."""
+        self.client.connect()
+        return self
+
+    def close(self) -> None:
+        """Stop the stdio process or end the HTTP session; the next request reconnects."""
+        self.connection.close()
+        self._auth.close()
+
+    def __enter__(self) -> MCP:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def protocol_version(self) -> str:
+        """The revision in use, e.g. ``"2026-07-28"`` (connects)."""
+        self.client.connect()
+        return self.client.protocol_version or ""
+
+    @property
+    def server_info(self) -> dict[str, Any]:
+        """The server's identity, ``{"name": ..., "version": ...}`` (connects)."""
+        self.client.connect()
+        return self.client.server_info
+
+    @property
+    def capabilities(self) -> dict[str, Any]:
+        """The server's capabilities (connects)."""
+        self.client.connect()
+        return self.client.capabilities
+
+    @property
+    def instructions(self) -> str | None:
+        """The server's instructions, or ``None`` (connects)."""
+        self.client.connect()
+        return self.client.instructions
+
+    # -- tools ----------------------------------------------------------------------------------
+
+    @property
+    def tools(self) -> list[Tool]:
+        """Every tool the server lists (all pages), read once and kept; see :meth:`refresh_tools`."""
+        return self.catalog.tools()
+
+    def refresh_tools(self) -> list[Tool]:
+        """List the tools again."""
+        return self.catalog.refresh_tools()
+
+    @property
+    def model_tools(self) -> list[Any]:
+        """What a chat offers the model from this server: ``only``/``exclude`` applied, tools an
+        MCP App keeps from the model left out, ``extra_tools`` added (lists the tools).
+
+        Raises :class:`~llm_mcp.ConfigurationError` naming a declared tool the server lacks.
+        """
+        return model_tools(self)
+
+    def tool(self, name: str) -> Tool | None:
+        """The tool with this server-side name, or ``None`` (lists the tools the first time)."""
+        return self.catalog.tool(name)
+
+    def call(self, name: str, /, **arguments: Any) -> Result:
+        """Call a tool by its server-side name; returns a :class:`Result`.
+
+        The first call lists the tools (once per server object), since a tool's
+        ``x-mcp-header`` annotations and ``idempotent`` hint decide how it is sent.
+
+        Raises ``MCPError`` (``.code`` set) when the server answers with a JSON-RPC error,
+        ``ConnectionError`` when it cannot be reached, ``UnauthorizedError`` or
+        ``ForbiddenError`` when it refuses.
+        """
+        tool = self.tool(name)
+        if tool is None:
+            tool = Tool(self, {"name": name})
+        return self.run(tool, arguments)
+
+    def run(self, tool: Tool, arguments: dict[str, Any], context: Any = None) -> Result:
+        """Send ``tools/call`` for ``tool`` with ``arguments`` (as the model or caller gave them).
+
+        ``context`` is the call's :class:`~llm_mcp.client.context.CallContext` (cancel scope,
+        paused request to resume, progress listener); by default the one a chat made for the
+        call, else a new one (keeping an active ``CancelScope``). Questions the server asks go
+        through ``before_input_request``; when it answers them all, the call is sent again
+        with the answers. Raises :class:`~llm_mcp.InputRequiredError` with the questions left
+        open (``.requests``)."""
+        return self._calls.run(tool, arguments, context)
+
+    def progress_listener(self) -> Callable[[dict[str, Any]], None] | None:
+        """What receives one request's progress notifications: ``after_progress`` and the
+        tool-progress listener of the chat making the call (see ``progress.listening``), each
+        given :class:`~llm_mcp.Progress` objects whose value only grows. ``None`` when nobody
+        listens, and then no ``progressToken`` is sent."""
+        return self._calls.progress_listener(call_context.current())
+
+    # -- questions ------------------------------------------------------------------------------
+
+    @property
+    def input_kinds(self) -> tuple[str, ...]:
+        """The kinds of question accepted: ``("form", "url")``, one of them, or ``()``."""
+        return self._questions.input_kinds
+
+    def question_capabilities(self, era: str) -> dict[str, Any]:
+        """``{"elicitation": {mode: {} ...}}`` for the accepted kinds (``{}`` for none; to a
+        handshake-era server only with ``before_input_request``)."""
+        return self._questions.capabilities(era)
+
+    def screen_question(self, question: Question) -> None:
+        """Decline what must be declined, then run ``before_input_request`` on what is left
+        (see :meth:`~llm_mcp.client.server.questions.Questions.screen_question`)."""
+        self._questions.screen_question(question)
+
+    def resume_for(self, method: str, params: dict[str, Any]) -> Resume | None:
+        """The paused request this one goes on with (set by a chat), if it is the same request."""
+        return self._questions.resume_for(call_context.current(), method, params)
+
+    def request_answering(self, method: str, params: dict[str, Any], *, resume: Resume | None = None,
+                          **options: Any) -> dict[str, Any]:
+        """``client.request(method, params)``, answering the server's questions round after round
+        (see :meth:`~llm_mcp.client.server.calls.Calls.request_answering`)."""
+        return self._calls.request_answering(method, params, resume=resume, **options)
+
+    # -- authorization --------------------------------------------------------------------------
+
+    def oauth_settings(self) -> Any:
+        """The ``oauth`` setting evaluated now (an ``OAuthSettings``: each value; the owner resolved).
+
+        Raises ``ValueError`` when the server has no ``oauth`` setting or a value is refused."""
+        return self._auth.oauth_settings()
+
+    def oauth_owner(self) -> Any:
+        """Whose credentials these are: the value of the input ``oauth["owner"]`` names, or the
+        owner object (or what its callable or method returns); ``None`` without one."""
+        return self._auth.owner()
+
+    @property
+    def oauth_flow(self) -> Any:
+        """The server's :class:`~llm_mcp.client.oauth.OAuth` (``None`` without ``oauth``)."""
+        return self._auth.flow
+
+    def authorization_url(self, redirect_uri: str | None = None, *, scopes: list[str] | str | None = None) -> str:
+        """The URL to send the owner to so they authorize this app (authorization code + PKCE).
+
+            return redirect(Linear(user=request.user).authorization_url(redirect_uri=callback_url))
+
+        ``scopes`` asks for these scopes this time (stepping up after an
+        ``InsufficientScopeError``); otherwise the ``scopes`` setting, else the server's.
+        Raises ``ValueError`` (no oauth, bad redirect URI), ``MCPError`` (a discovery or
+        pinning refusal), ``UnauthorizedError`` (registration refused).
+        """
+        return self._auth.required_flow().authorization_url(redirect_uri=redirect_uri, scopes=scopes)
+
+    def authorize(self, params: Any) -> None:
+        """Finish the authorization in the callback: ``server.authorize(request.GET)``.
+
+        Raises ``MCPError`` when the callback does not belong to an authorization started
+        here (``state``, or an ``iss`` naming another issuer), ``UnauthorizedError`` when the
+        authorization server refused.
+        """
+        self._auth.required_flow().authorize(params)
+
+    @property
+    def authorized(self) -> bool:
+        """Whether the owner has stored credentials for this server."""
+        return self._auth.required_flow().authorized
+
+    def deauthorize(self) -> None:
+        """Forget the owner's credentials for this server; ``authorized`` is ``False`` after."""
+        self._auth.required_flow().deauthorize()
+
+    # -- resources and prompts ------------------------------------------------------------------
+
+    @property
+    def resources(self) -> list[Resource]:
+        """Every resource the server lists (all pages of ``resources/list``), listed once and
+        kept; no content is read until a resource's ``content`` is needed. See
+        :meth:`refresh_resources`."""
+        return self.catalog.resources()
+
+    def refresh_resources(self) -> list[Resource]:
+        """List the resources (and resource templates) again; their contents are read afresh."""
+        return self.catalog.refresh_resources()
+
+    @property
+    def resource_templates(self) -> list[ResourceTemplate]:
+        """Every resource template the server lists (``resources/templates/list``), kept."""
+        return self.catalog.resource_templates()
+
+    def resource(self, uri: str, /, **variables: Any) -> Resource:
+        """Read one resource now (``resources/read``) and return it, content included.
+
+            files.resource("file:///project/README.md").content
+            files.resource("file:///{+path}", path="app/models/user.rb")   # RFC 6570, "/" kept
+
+        With keywords, ``uri`` is a URI template filled with them first. The URI goes to
+        the server whatever its scheme: the client never fetches it itself.
+
+        Raises :class:`MCPError` when the server refuses (``.code`` ``-32602`` from a
+        2026-07-28 server, ``-32002`` from an older one, for a resource it does not have),
+        ``ValueError`` for template variables the template lacks or needs (or an empty URI),
+        ``TypeError`` for a URI that is not a string.
+        """
+        if not isinstance(uri, str):
+            raise TypeError(f"resource() takes a URI string, not {type(uri).__name__}")
+        if not uri:
+            raise ValueError("resource() needs a URI, not an empty string")
+        if variables or "{" in uri:
+            uri = expand_template(uri, variables)
+        result = self.request_answering("resources/read", {"uri": uri})
+        return Resource.read_from(self, uri, result, self.catalog.listed_resource(uri))
+
+    @property
+    def prompts(self) -> list[Prompt]:
+        """Every prompt the server lists (all pages of ``prompts/list``), listed once and kept."""
+        return self.catalog.prompts()
+
+    def refresh_prompts(self) -> list[Prompt]:
+        """List the prompts again."""
+        return self.catalog.refresh_prompts()
+
+    def prompt(self, name: str, /, **arguments: str) -> Prompt:
+        """Fill in a prompt: sends ``prompts/get`` with ``arguments`` and returns the prompt
+        with its ``messages``.
+
+            chat.ask(github.prompt("code_review", code=diff, language="Ruby"))
+
+        Raises ``TypeError`` for a name or an argument that is not a string (MCP prompt
+        arguments are strings), ``ValueError`` for an empty name, :class:`MCPError` when the server refuses (``-32602`` for an unknown
+        prompt or a missing required argument).
+        """
+        if not isinstance(name, str):
+            raise TypeError(f"prompt() takes the prompt's name as a string, not {type(name).__name__}")
+        if not name:
+            raise ValueError("prompt() needs a prompt name, not an empty string")
+        values = check_arguments(arguments)
+        result = self.request_answering("prompts/get", {"name": name, "arguments": values})
+        return Prompt(self, self.catalog.listed_prompt(name) or {"name": name}, values=values, result=result)
+
+    # -- tools as attributes --------------------------------------------------------------------
+
+    def __getattr__(self, attribute: str) -> Callable[..., Result]:
+        # Only names the class does not have are tools (see the class docstring): a property
+        # that raised AttributeError also lands here, and must not turn into a tool lookup (and
+        # recurse), nor may a collaborator asked for before __init__ set it.
+        if attribute.startswith("_") or attribute in SETTINGS or attribute in COLLABORATORS \
+                or hasattr(type(self), attribute):
+            raise AttributeError(attribute)
+        tool = self.tool(attribute)
+        if tool is None:
+            raise AttributeError(f"{type(self).__name__} {self.__dict__.get('name')!r} has no tool {attribute!r}")
+        return functools.partial(self.call, attribute)
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.__dict__.get('name')!r}>"
+
+
+for _setting, _default in defaults().items():  # the class attributes, from the one table of settings
+    setattr(MCP, _setting, _default)
+MCP.__doc__ = (MCP.__doc__ or "") + "\n    Settings:\n\n" + "".join(
+    f"    {line}\n" for line in settings_reference().splitlines())
+
+
+class _Inline(MCP):
+    """A server built by :func:`mcp` from keyword arguments."""
+
+    def __init__(self, options: dict[str, Any]):
+        self._inline_options = options
+        super().__init__()
+
+
+def mcp(**options: Any) -> MCP:
+    """Build a server without writing a class: ``llm_mcp.mcp(url="https://...")``.
+
+    Takes the class settings as keywords (every setting of
+    :data:`~llm_mcp.client.server.settings.TABLE` but ``inputs``: ``url``, ``command``,
+    ``bearer_token``, ``oauth``, ``headers``, the shaping settings, ``before_input_request``
+    (a callable taking the question, or the server and the question), ...). Callables are
+    called with the server. Raises ``ValueError`` for an unknown keyword, a refused URL, or a
+    ``transport`` without ``name``.
+    """
+    check_keywords(options)
+    return _Inline(options)

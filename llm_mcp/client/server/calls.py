@@ -1,0 +1,121 @@
+"""Calling tools: :class:`Calls`, a collaborator of ``llm_mcp.MCP``.
+
+One ``tools/call`` goes: the call's :class:`~llm_mcp.client.context.CallContext` is taken
+once (a chat's, or one of its own), a paused request it resumes supplies the original params
+and the answers, progress goes to ``after_progress`` and the context's listener, the
+server's questions are answered round after round (:class:`~llm_mcp.client.server.questions.Questions`),
+and an answer ``-32020`` (the header names we sent are stale) lists the tools again and sends
+the call once more. The answer becomes a :class:`~llm_mcp.Result`, checked against the tool's
+``outputSchema``.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import TYPE_CHECKING, Any, Callable
+
+from .. import context
+from ..declared import call_with
+from ..errors import InputRequiredError, MCPError
+from ..param_headers import param_headers
+from ..progress import Progress, ProgressFilter
+from ..protocol import HEADER_MISMATCH
+from ..result import Result
+from .questions import MAX_INPUT_ROUNDS, answers_payload
+
+if TYPE_CHECKING:
+    from ..context import CallContext
+    from ..session import Client
+    from ..tool import Tool
+    from .catalog import Catalog
+    from .questions import Questions, Resume
+    from .settings import ServerSettings
+
+__all__ = ["Calls"]
+
+
+class Calls:
+    """The ``tools/call`` path of one server.
+
+    Attributes:
+        settings: the server's settings (``after_progress``).
+        catalog: lists the tools again after a ``-32020``.
+        questions: turns an ``InputRequiredResult`` into screened questions.
+        client: returns the server's protocol client.
+        name: returns the server's name.
+    """
+
+    def __init__(self, settings: ServerSettings, catalog: Catalog, questions: Questions, *,
+                 client: Callable[[], Client], name: Callable[[], str]):
+        self.settings = settings
+        self.catalog = catalog
+        self.questions = questions
+        self._client = client
+        self._name = name
+
+    def run(self, tool: Tool, arguments: dict[str, Any], call: CallContext | None = None) -> Result:
+        """Send ``tools/call`` for ``tool`` with ``arguments`` in the context ``call`` (default:
+        :func:`~llm_mcp.client.context.for_call`); see ``MCP.run``."""
+        call = call or context.for_call()
+        with call.active():  # the transports' cancel check and the headers see this call's context
+            params = {"name": tool.server_name, "arguments": arguments}
+            resume = self.questions.resume_for(call, "tools/call", params)  # a paused chat call going on
+            if resume is not None:
+                params = resume.params
+                arguments = params.get("arguments") or {}
+            try:
+                raw = self.request_answering("tools/call", params, resume=resume, context=call,
+                                             headers=param_headers(tool.header_map, arguments), resend=tool.idempotent,
+                                             on_progress=self.progress_listener(call))
+            except MCPError as exc:
+                if exc.code != HEADER_MISMATCH:  # our idea of the tool is stale
+                    raise
+                fresh = next((t for t in self.catalog.refresh_tools() if t.server_name == tool.server_name), tool)
+                raw = self.request_answering("tools/call", params, resume=resume, context=call,
+                                             headers=param_headers(fresh.header_map, arguments),
+                                             resend=fresh.idempotent, on_progress=self.progress_listener(call))
+                tool = fresh
+        result = Result(raw, tool_name=tool.server_name)
+        tool.check_output(result)
+        return result
+
+    def request_answering(self, method: str, params: dict[str, Any], *, resume: Resume | None = None,
+                          **options: Any) -> dict[str, Any]:
+        """``client.request(method, params)``, answering the server's questions round after round.
+
+        Raises :class:`~llm_mcp.InputRequiredError` with the questions left open, and
+        ``MCPError`` after :data:`MAX_INPUT_ROUNDS` answered rounds, for more than
+        :data:`MAX_INPUT_REQUESTS` questions in one round, or for an input request that is not
+        an ``elicitation/create``."""
+        extra = answers_payload(resume.questions, resume.request_state) if resume is not None else {}
+        for _ in range(MAX_INPUT_ROUNDS):
+            try:
+                return self._client().request(method, {**params, **extra}, **options)
+            except InputRequiredError as exc:
+                if exc.questions:  # a nested server's questions: not ours to answer
+                    raise
+                questions = self.questions.from_answer(exc, method, params)
+                left = [q for q in questions if not q.answered]
+                if left:
+                    raise InputRequiredError(
+                        f"MCP server {self._name()!r} asked {len(left)} question(s) to finish {method}: "
+                        + "; ".join(repr(q.message[:80]) for q in left), server=self._name(), requests=left,
+                        questions=questions, request_state=exc.request_state, method=method,
+                        params=copy.deepcopy(params), input_requests=exc.input_requests) from None
+                extra = answers_payload(questions, exc.request_state)
+        raise MCPError(f"MCP server {self._name()!r} kept asking for input to finish {method} ({MAX_INPUT_ROUNDS} "
+                       "rounds answered); the call was stopped", server=self._name())
+
+    def progress_listener(self, call: CallContext | None) -> Callable[[dict[str, Any]], None] | None:
+        """What receives one request's progress notifications: ``after_progress`` and the call
+        context's listener, each given :class:`~llm_mcp.Progress` objects whose value only
+        grows; ``None`` when nobody listens (then no ``progressToken`` is sent)."""
+        listeners: list[Callable[[Progress], Any]] = []
+        after = self.settings.option("after_progress")
+        if after is not None:
+            owner = self.settings.owner
+            listeners.append(lambda progress: call_with(after, owner, progress))
+        chat_listener = call.on_progress if call is not None else None
+        if chat_listener is not None:
+            listeners.append(chat_listener)
+        return ProgressFilter(listeners) if listeners else None

@@ -1,0 +1,156 @@
+"""What a server offers, listed once and kept: :class:`Catalog`, a collaborator of ``llm_mcp.MCP``.
+
+Tools (``tools/list``), resources (``resources/list``), resource templates
+(``resources/templates/list``) and prompts (``prompts/list``), every page of each, read the
+first time they are asked for and kept until ``refresh_*`` lists them again. Entries without a name (or URI), or
+listed twice, are skipped with a warning; each tool is shaped (``shaping.shape``) as it is
+listed.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import TYPE_CHECKING, Any, Callable
+
+from ..prompt import Prompt
+from ..resource import Resource, ResourceTemplate
+from ..shaping import shape
+from ..tool import Tool
+
+if TYPE_CHECKING:
+    from ..session import Client
+    from .base import MCP
+
+__all__ = ["Catalog"]
+
+log = logging.getLogger("llm_mcp.client")
+
+LISTS: dict[str, tuple[str, str, type, str]] = {
+    "resources": ("resources/list", "resources", Resource, "uri"),
+    "resource_templates": ("resources/templates/list", "resourceTemplates", ResourceTemplate, "uriTemplate"),
+    "prompts": ("prompts/list", "prompts", Prompt, "name"),
+}
+"""The lists kept besides tools: kind -> (method, result key, class built, identifying field)."""
+
+
+class Catalog:
+    """The lists of one server, kept.
+
+    Attributes:
+        server: the server the entries belong to (each ``Tool``, ``Resource``, ``Prompt`` keeps it).
+        client: returns the server's protocol client.
+        listed_tools: the tools listed so far, or ``None`` before the first listing (no contact).
+    """
+
+    def __init__(self, server: MCP, client: Callable[[], Client]):
+        self.server = server
+        self._client = client
+        self._lock = threading.RLock()
+        self.listed_tools: list[Tool] | None = None
+        self._tool_index: dict[str, Tool] | None = None
+        self._lists: dict[str, list[Any]] = {}  # resources, resource templates, prompts, once listed
+
+    # -- tools ----------------------------------------------------------------------------------
+
+    def tools(self) -> list[Tool]:
+        """Every tool the server lists (all pages), listed the first time."""
+        with self._lock:
+            if self.listed_tools is None:
+                self.listed_tools = self._list_tools()
+                self._tool_index = {t.server_name: t for t in self.listed_tools}
+            return list(self.listed_tools)
+
+    def refresh_tools(self) -> list[Tool]:
+        """Forget the tools and list them again."""
+        with self._lock:
+            self.listed_tools = self._tool_index = None
+            return self.tools()
+
+    def tool(self, name: str) -> Tool | None:
+        """The tool with this server-side name, or ``None`` (lists the tools the first time)."""
+        index = self._tool_index
+        if index is None:
+            self.tools()
+            index = self._tool_index or {}
+        return index.get(name)
+
+    def _list_tools(self) -> list[Tool]:
+        name = self.server.name
+        tools: list[Tool] = []
+        names: set[str] = set()
+        for definition in self._client().list("tools/list", "tools"):
+            if not isinstance(definition.get("name"), str):
+                log.warning("MCP server %s listed a tool without a name; skipped", name)
+                continue
+            if definition["name"] in names:
+                log.warning("MCP server %s listed the tool %r twice; kept the first", name, definition["name"])
+                continue
+            names.add(definition["name"])
+            try:
+                tool = Tool(self.server, definition)
+            except ValueError as exc:
+                log.warning("MCP server %s: dropped tool %r: %s", name, definition["name"], str(exc))
+                continue
+            shape(self.server, tool)
+            tools.append(tool)
+        return tools
+
+    # -- resources and prompts --------------------------------------------------------------------
+
+    def resources(self) -> list[Resource]:
+        """Every resource the server lists, listed the first time (no content is read)."""
+        return self._kept("resources")
+
+    def resource_templates(self) -> list[ResourceTemplate]:
+        """Every resource template the server lists, listed the first time."""
+        return self._kept("resource_templates")
+
+    def refresh_resources(self) -> list[Resource]:
+        """Forget the resources and resource templates, and list the resources again."""
+        with self._lock:
+            self._lists.pop("resource_templates", None)
+            self._lists.pop("resources", None)
+            return self.resources()
+
+    def prompts(self) -> list[Prompt]:
+        """Every prompt the server lists, listed the first time."""
+        return self._kept("prompts")
+
+    def refresh_prompts(self) -> list[Prompt]:
+        """Forget the prompts and list them again."""
+        with self._lock:
+            self._lists.pop("prompts", None)
+            return self.prompts()
+
+    def listed_resource(self, uri: str) -> dict[str, Any] | None:
+        """The listing entry of a resource, if the resources were listed and it is among them (no contact)."""
+        return next((r.raw for r in self._lists.get("resources", ()) if r.uri == uri), None)
+
+    def listed_prompt(self, name: str) -> dict[str, Any] | None:
+        """The listing entry of a prompt, if the prompts were listed and it is among them (no contact)."""
+        return next((p.raw for p in self._lists.get("prompts", ()) if p.name == name), None)
+
+    def _kept(self, kind: str) -> list[Any]:
+        """The list of ``kind`` (see :data:`LISTS`), listed the first time and kept."""
+        with self._lock:
+            if kind not in self._lists:
+                self._lists[kind] = self._listed(*LISTS[kind])
+            return list(self._lists[kind])
+
+    def _listed(self, method: str, key: str, kind: Any, field: str) -> list[Any]:
+        """Every entry of a list, built as ``kind``; entries without ``field`` or seen twice are skipped."""
+        name = self.server.name
+        items: list[Any] = []
+        seen: set[str] = set()
+        for entry in self._client().list(method, key):
+            identity = entry.get(field)
+            if not isinstance(identity, str) or not identity:
+                log.warning("MCP server %s listed an entry of %s without a %s; skipped", name, key, field)
+                continue
+            if identity in seen:
+                log.warning("MCP server %s listed %s %r twice; kept the first", name, key, identity)
+                continue
+            seen.add(identity)
+            items.append(kind(self.server, entry))
+        return items
