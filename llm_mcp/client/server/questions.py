@@ -134,8 +134,7 @@ class Questions:
         the class has ``before_input_request``."""
         if self.input_kinds and self.settings.option("before_input_request") is not None:
             client.on_input_request = self.answer_inline
-            if hasattr(client.transport, "listen_during_calls"):  # Streamable HTTP: requests may come on GET
-                client.transport.listen_during_calls = True
+            client.channel.listen_during_calls = True  # Streamable HTTP: requests may come on GET
 
     # -- screening one question ----------------------------------------------------------------
 
