@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
@@ -17,12 +16,12 @@ import pytest
 
 import llm_mcp
 from llm_mcp.chat import ChatTool, Message
-from llm_mcp.chat.chat import CANCELLED, DECLINED
+from llm_mcp.chat.chat import DECLINED
 from llm_mcp.testing.scripted_model import reply, tool_call, turn
 
-from .chat_support import make_chat
-from .conftest import echo_command
-from .servers.echo_server import FAIL_TEXT
+from llm_mcp_tests.support.chats import make_chat
+from llm_mcp_tests.support.processes import echo_command
+from llm_mcp_tests.support.servers.echo_server import FAIL_TEXT
 
 
 class Echo(llm_mcp.MCP):
@@ -213,7 +212,7 @@ def test_case_c12_schemas_filled_minimally():
 
 def test_tool_visible_only_to_apps_is_never_offered(chat_on, model, mcp_test_server):
     """Tools whose MCP App visibility leaves out "model" are not offered (MCP-TOOL-08 in chats)."""
-    running = mcp_test_server("llm_mcp_tests.servers.seed_tools", era="modern")
+    running = mcp_test_server("llm_mcp_tests.support.servers.seed_tools", era="modern")
     server = llm_mcp.mcp(url=running.url, name="seed")
     assert server.tool("app_only").visibility == ["app"]
     assert server.tool("app_widget").visibility == ["model", "app"]
@@ -236,7 +235,7 @@ def test_instructions_and_streaming(chat_on, model):
 def test_attachments_from_a_path(chat_on, model, tmp_path: Path):
     """ask(with_=path) sends the file in the provider's form."""
     png = tmp_path / "pixel.png"
-    from .servers.echo_server import PNG_BYTES
+    from llm_mcp_tests.support.servers.echo_server import PNG_BYTES
 
     png.write_bytes(PNG_BYTES)
     chat = chat_on([reply("a pixel")])
@@ -482,37 +481,6 @@ def test_concurrency_is_off_by_default():
         llm_mcp.chat("m", "openai", api_key="x", concurrency=0)
 
 
-@pytest.mark.parametrize("transport", ["stdio", "http-modern", "http-handshake"])
-def test_cancel_stops_calls_in_flight(chat_on, echo_http_server, transport):
-    """chat.cancel() from another thread stops a call in flight and raises CancelledError from the turn;
-    the call still gets a result. (Without cancellation the 100 s sleep outlives the test's timeout.)"""
-    if transport == "stdio":
-        server = llm_mcp.mcp(command=echo_command(), name="echo", timeout=100)
-    else:
-        server = llm_mcp.mcp(url=echo_http_server(transport.split("-")[1]), name="echo", timeout=100)
-    chat = chat_on([tool_call("sleep", {"seconds": 100}), reply("never")]).with_mcp(server)
-    chat.tools  # connect first, so the cancel lands during the call
-    timer = threading.Timer(1.0, chat.cancel)
-    timer.start()
-    with pytest.raises(llm_mcp.CancelledError):
-        chat.ask("sleep")
-    assert chat.messages[-1].content == CANCELLED and chat.messages[-1].is_error
-    assert server.call("echo", message="alive").text == "alive"  # the server still serves
-    server.close()
-
-
-def test_cancel_stops_concurrent_calls_too(chat_on):
-    server = llm_mcp.mcp(command=echo_command(), name="echo", timeout=100)
-    chat = chat_on([turn(tool_calls=[tool_call("sleep", {"seconds": 100}), tool_call("sleep", {"seconds": 100})]),
-                    reply("never")], concurrency=2).with_mcp(server)
-    chat.tools
-    threading.Timer(1.0, chat.cancel).start()
-    with pytest.raises(llm_mcp.CancelledError):
-        chat.ask("sleep twice")
-    assert [m.content for m in chat.messages[-2:]] == [CANCELLED, CANCELLED]
-    server.close()
-
-
 # -- agents ----------------------------------------------------------------------------------------
 
 
@@ -598,40 +566,6 @@ def test_cases_c11_c12_with_a_real_server(chat_on, model, provider):
         assert sent[long] == {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}
         results = [r["content"] for r in model.requests[1].tool_results]
         assert results == ['db.query got {"tags": ["a"]}', "db/query got {}", f'{LONG_NAME} got {{"q": "z"}}']
-        server.close()
-
-
-def _wait_for(path: Path, seconds: float = 20.0) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if path.exists():
-            return True
-        time.sleep(0.02)
-    return False
-
-
-@pytest.mark.parametrize("transport, era", [("stdio", "auto"), ("http", "modern"), ("http", "handshake")])
-def test_cancel_really_stops_the_work_on_the_server(chat_on, tmp_path, transport, era):
-    """chat.cancel() during cancellable_sleep: the server's work stops (it leaves a "cancelled" marker and
-    never a "completed" one), and the turn raises CancelledError."""
-    from llm_mcp.testing import running_server
-
-    args = ["--context", f"marker_dir={tmp_path}"]
-    with running_server("llm_mcp_tests.servers.seed_tools", transport=transport, era=era, args=args) as running:
-        server = (llm_mcp.mcp(command=running.command, name="seed") if transport == "stdio"
-                  else llm_mcp.mcp(url=running.url, name="seed"))
-        chat = chat_on([tool_call("cancellable_sleep", {}), reply("never")]).with_mcp(server)
-        chat.tools
-
-        def cancel_once_started() -> None:
-            if _wait_for(tmp_path / "cancellable_sleep.started"):
-                chat.cancel()
-
-        threading.Thread(target=cancel_once_started, daemon=True).start()
-        with pytest.raises(llm_mcp.CancelledError):
-            chat.ask("sleep")
-        assert _wait_for(tmp_path / "cancellable_sleep.cancelled")
-        assert not (tmp_path / "cancellable_sleep.completed").exists()
         server.close()
 
 

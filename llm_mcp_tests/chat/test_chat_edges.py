@@ -16,10 +16,10 @@ import llm_mcp
 from llm_mcp.chat import ChatTool, MemoryStore
 from llm_mcp.chat.chat import NOT_RUN
 from llm_mcp.client import outages
-from llm_mcp.testing.scripted_model import ScriptedModel, reply, tool_call, turn
+from llm_mcp.testing.scripted_model import reply, tool_call, turn
 
-from .chat_support import make_chat
-from .conftest import PYTHON, echo_command
+from llm_mcp_tests.support.chats import make_chat
+from llm_mcp_tests.support.processes import PYTHON, echo_command
 
 
 def _text(result: dict[str, Any]) -> str:
@@ -139,23 +139,6 @@ def test_two_resumes_at_once_run_an_approved_call_once(model):
     assert [m.role for m in store.messages()] == ["user", "assistant", "tool", "assistant"]
 
 
-def test_cancel_stops_a_streamed_answer(model):
-    pieces: list[str] = []
-    scripted = ScriptedModel([reply("abcdefghijklmnop")], chunk_size=1).start()
-    try:
-        chat = llm_mcp.chat("m", "openai", base_url=scripted.openai_base_url, api_key="k")
-
-        def on_text(text: str) -> None:
-            pieces.append(text)
-            chat.cancel()
-
-        with pytest.raises(llm_mcp.CancelledError):
-            chat.ask("spell", stream=on_text)
-        assert pieces == ["a"]
-    finally:
-        scripted.stop()
-
-
 def test_a_slow_call_is_not_an_outage(chat_on, model, heard_outages):
     server = llm_mcp.mcp(command=echo_command(), name="echo", timeout=1)
     chat = chat_on([tool_call("sleep", {"seconds": 5}), reply("slow"), reply("still here")]).with_mcp(server)
@@ -222,7 +205,7 @@ def test_tools_providers_would_refuse_are_left_out(chat_on, model, caplog):
 
 
 def test_error_texts_show_only_the_origin_of_a_url(chat_on, model):
-    from .conftest import free_port
+    from llm_mcp_tests.support.processes import free_port
 
     url = f"http://127.0.0.1:{free_port()}/mcp/SECRETPATH?api_key=QSECRET"
     server = llm_mcp.mcp(url=url, name="q")
@@ -412,19 +395,6 @@ def test_approved_call_in_a_fresh_chat_while_the_server_is_down(chat_on, model, 
     fresh.pending_approvals[0].approve()
     fresh.complete()
     assert _text(model.requests[1].tool_results[0]).startswith("The tool 'echo' is not available right now")
-
-
-def test_cancel_leaves_calls_waiting_for_approval_waiting(chat_on, echo_http_url):
-    server = llm_mcp.mcp(command=echo_command(), name="echo", timeout=100, requires_approval=["add"])
-    chat = chat_on([turn(tool_calls=[tool_call("add", {"a": 1, "b": 1}), tool_call("sleep", {"seconds": 100})])])
-    chat.with_mcp(server)
-    chat.tools
-    threading.Timer(1.0, chat.cancel).start()
-    with pytest.raises(llm_mcp.CancelledError):
-        chat.ask("go")
-    assert chat.waiting and [c.name for c in chat.pending_approvals] == ["add"]
-    assert chat.messages[-1].content == "The call was cancelled before it finished."
-    server.close()
 
 
 def test_search_results_are_not_cut(chat_on, model, echo_http_url):

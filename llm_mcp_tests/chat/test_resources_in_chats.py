@@ -16,9 +16,9 @@ import pytest
 
 import llm_mcp
 from llm_mcp.testing.scripted_model import ScriptedModel, reply, tool_call
-from llm_mcp_tests.servers import library
+from llm_mcp_tests.support.servers import library
 
-LIBRARY = "llm_mcp_tests.servers.library"
+LIBRARY = "llm_mcp_tests.support.servers.library"
 GUIDE_PART = "[resource guide (text/markdown)]\n" + library.GUIDE_TEXT
 DIFF = "def add(a, b):\n    return a - b\n"
 REVIEW_TURNS = [

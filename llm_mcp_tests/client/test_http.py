@@ -193,7 +193,7 @@ def test_down_statuses_are_connection_errors(raw_http, case, status, retry_after
 
 def test_addr_09_refused_connection():
     """MCP-ADDR-09: an unreachable server raises ConnectionError."""
-    from llm_mcp_tests.conftest import free_port
+    from llm_mcp_tests.support.processes import free_port
 
     with pytest.raises(llm_mcp.ConnectionError, match="could not be reached"):
         llm_mcp.mcp(url=f"http://127.0.0.1:{free_port()}/mcp").tools

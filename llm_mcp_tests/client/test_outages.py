@@ -15,7 +15,7 @@ import llm_mcp
 from llm_mcp.client import outages
 from llm_mcp.testing.scripted_model import reply, tool_call
 
-from .conftest import PYTHON, free_port, raw_stdio_command
+from llm_mcp_tests.support.processes import PYTHON, free_port, raw_stdio_command
 
 
 def _calls(raw_http: Any, case: str, method: str) -> int:

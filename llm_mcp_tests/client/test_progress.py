@@ -1,6 +1,6 @@
 """Progress, server logs and cancellation (issue 7, checklist section 13, MCP-PROG-01..14).
 
-Against the project's kit server ``llm_mcp_tests.servers.progress_tools`` (which records what
+Against the project's kit server ``llm_mcp_tests.support.servers.progress_tools`` (which records what
 it received: the request ``_meta``, ``logging/setLevel``, ``notifications/cancelled``) in both
 eras and both transports, and against the npm reference server ``server-everything``.
 Cancellation is observed on the server side: the ``steps`` tool appends a line per step to a
@@ -9,10 +9,7 @@ file, and ``cancelled`` when it is told to stop.
 
 from __future__ import annotations
 
-import contextlib
 import logging
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,22 +17,21 @@ from typing import Any
 import pytest
 
 import llm_mcp
-from llm_mcp.chat.chat import CANCELLED
 from llm_mcp.client.logs import LOG_LEVEL_META, LOG_LEVELS
 from llm_mcp.testing import running_server
 from llm_mcp.testing.scripted_model import reply, tool_call, turn
 
-from .servers.progress_tools import records
+from llm_mcp_tests.support.progress import (
+    COMBO_IDS,
+    COMBOS,
+    SERVER_MODULE,
+    kit,
+    received,
+    reference_server,
+    settled,
+    steps_done,
+)
 
-SERVER_MODULE = "llm_mcp_tests.servers.progress_tools"
-
-COMBOS = [("stdio", "modern"), ("stdio", "handshake"), ("http", "modern"), ("http", "handshake")]
-COMBO_IDS = [f"{t}-{e}" for t, e in COMBOS]
-CANCEL_COMBOS = [("stdio", "modern"), ("http", "modern"), ("http", "handshake")]
-"""Where a cancel is observed on the server side (see test_cancel_stops_the_server_call_at_the_next_event)."""
-
-BOUND = 20.0
-"""Seconds: a generous bound for work to be seen stopped (or started) on the server."""
 
 PYTHON_LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "notice": logging.INFO, "warning": logging.WARNING,
                  "error": logging.ERROR, "critical": logging.CRITICAL, "alert": logging.CRITICAL,
@@ -43,56 +39,6 @@ PYTHON_LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "notice": logging
 
 # What report_progress sends, filtered by hand: 20 (below 30) and the second 30 (not above 30) are dropped.
 DELIVERED = [(10, 100, "starting"), (30, 100, "a third"), (60, None, "no total"), (100, 100, "done")]
-
-
-@contextlib.contextmanager
-def kit(tmp_path: Path, transport: str, era: str, *, json_response: bool = False, **options: Any
-        ) -> Iterator[tuple[llm_mcp.MCP, Path]]:
-    """The recording kit server, and an ``llm_mcp.mcp`` reaching it (named ``kit``)."""
-    record = tmp_path / "received.jsonl"
-    with running_server(SERVER_MODULE, transport=transport, era=era, args=["--context", f"record={record}"],
-                        json_response=json_response) as running:
-        server = running.mcp(name="kit", **options)
-        try:
-            yield server, record
-        finally:
-            server.close()
-
-
-def received(record: Path, method: str) -> list[dict[str, Any]]:
-    return [entry for entry in records(record) if entry["method"] == method]
-
-
-def lines(path: Path) -> list[str]:
-    return path.read_text().split("\n")[:-1] if path.exists() else []
-
-
-def wait_until(condition: Any, seconds: float = BOUND) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.02)
-    return bool(condition())
-
-
-def settled(path: Path, quiet: float = 1.0) -> list[str]:
-    """The file's lines once it stopped changing for ``quiet`` seconds (or after BOUND)."""
-    deadline = time.monotonic() + BOUND
-    last = lines(path)
-    since = time.monotonic()
-    while time.monotonic() < deadline:
-        time.sleep(0.1)
-        now = lines(path)
-        if now != last:
-            last, since = now, time.monotonic()
-        elif time.monotonic() - since >= quiet:
-            break
-    return last
-
-
-def steps_done(path: Path) -> int:
-    return sum(1 for line in lines(path) if line.startswith("step "))
 
 
 # -- progress ------------------------------------------------------------------------------------
@@ -255,7 +201,7 @@ def test_without_log_level_no_messages_are_asked_for_or_written(tmp_path, caplog
 
 def test_messages_sent_anyway_are_not_written(caplog):
     """MCP-PROG-08: a server that sends notifications/message unasked (the raw C05 server) is not written."""
-    from .conftest import raw_stdio_command
+    from llm_mcp_tests.support.processes import raw_stdio_command
 
     caplog.set_level(logging.DEBUG, logger="llm_mcp.server")
     with llm_mcp.mcp(command=raw_stdio_command("C05", "handshake"), name="unasked") as server:
@@ -279,229 +225,12 @@ def test_log_level_must_be_a_protocol_level(value):
 # Not stdio-handshake: under CPU load the kit's SDK stdio server (handshake era) sometimes leaves the
 # cancelled tool's worker thread hanging, so the server's side cannot be observed there; the client's
 # notifications/cancelled over stdio is shown on 2026-07-28 stdio, and to older servers on handshake HTTP.
-@pytest.mark.parametrize("transport, era", CANCEL_COMBOS, ids=[f"{t}-{e}" for t, e in CANCEL_COMBOS])
-def test_cancel_stops_the_server_call_at_the_next_event(chat_on, tmp_path, transport, era):
-    """MCP-PROG-09, MCP-PROG-12, MCP-PROG-13: chat.cancel() (here from an after_tool_progress callback, so
-    no thread of ours is involved and none is started) stops the call; the server's work stops (no step
-    after ``cancelled``). 2026-07-28 HTTP closes the stream and sends no notifications/cancelled; stdio
-    and handshake-era HTTP send notifications/cancelled with the request id and a reason."""
-    work = tmp_path / "work.txt"
-    threads: dict[str, set[threading.Thread]] = {}
-    with kit(tmp_path, transport, era) as (server, record):
-        chat = chat_on([tool_call("steps", {"count": 200, "interval": 0.1, "path": str(work)}), reply("never")])
-        chat.with_mcp(server)
-        chat.tools  # connected (a stdio process started) before the turn
-
-        def on_progress(call: Any, progress: llm_mcp.Progress) -> None:
-            if progress.value == 3:
-                threads["at cancel"] = set(threading.enumerate())
-                chat.cancel()
-
-        chat.after_tool_progress(on_progress)
-        threads["before"] = set(threading.enumerate())
-        with pytest.raises(llm_mcp.CancelledError):
-            chat.ask("work")
-        assert chat.messages[-1].content == CANCELLED
-        final = settled(work)
-        assert final[-1] == "cancelled" and "completed" not in final
-        assert steps_done(work) < 200
-        cancels = received(record, "notifications/cancelled")
-        call_id = received(record, "tools/call")[0]["id"]
-    ours = {name: {t for t in found if "process_request_thread" not in t.name}  # the scripted model's are not
-            for name, found in threads.items()}
-    assert ours["at cancel"] == ours["before"]  # no extra thread to cancel
-    if transport == "http" and era == "modern":
-        assert cancels == []  # the closed stream is the cancellation
-    else:
-        assert [c["requestId"] for c in cancels] == [call_id]
-        assert isinstance(cancels[0]["reason"], str) and cancels[0]["reason"]
-
-
-@pytest.mark.parametrize("transport, era", [("stdio", "modern"), ("http", "modern"), ("http", "handshake")])
-def test_cancel_from_another_thread_stops_the_work(chat_on, tmp_path, transport, era):
-    """MCP-PROG-09: chat.cancel() from another thread (a view, a signal handler) stops the work on the server."""
-    work = tmp_path / "work.txt"
-    with kit(tmp_path, transport, era) as (server, _):
-        chat = chat_on([tool_call("steps", {"count": 200, "interval": 0.1, "path": str(work)}), reply("never")])
-        chat.with_mcp(server).tools
-
-        def cancel_when_working() -> None:
-            if wait_until(lambda: steps_done(work) >= 2):
-                chat.cancel()
-
-        threading.Thread(target=cancel_when_working, daemon=True).start()
-        with pytest.raises(llm_mcp.CancelledError):
-            chat.ask("work")
-        final = settled(work)
-        assert final[-1] == "cancelled" and steps_done(work) < 200
-
-
-@pytest.mark.parametrize("transport, era", [("stdio", "modern"), ("http", "modern"), ("http", "handshake")])
-def test_cancel_stops_every_concurrent_call(chat_on, tmp_path, transport, era):
-    """MCP-PROG-10: with tool calls running at once, cancelling stops every MCP call in flight."""
-    files = [tmp_path / f"work{i}.txt" for i in range(3)]
-    with kit(tmp_path, transport, era) as (server, _):
-        calls = [tool_call("steps", {"count": 200, "interval": 0.1, "path": str(f)}, id=f"call_{i}")
-                 for i, f in enumerate(files)]
-        chat = chat_on([turn(tool_calls=calls), reply("never")], concurrency=3).with_mcp(server)
-        chat.tools
-
-        def cancel_when_all_work() -> None:
-            if wait_until(lambda: all(steps_done(f) >= 2 for f in files)):
-                chat.cancel()
-
-        threading.Thread(target=cancel_when_all_work, daemon=True).start()
-        with pytest.raises(llm_mcp.CancelledError):
-            chat.ask("work three times")
-        assert [m.content for m in chat.messages[-3:]] == [CANCELLED] * 3
-        for path in files:
-            final = settled(path)
-            assert final[-1] == "cancelled" and steps_done(path) < 200, path
-
-
-class _FlagStore(llm_mcp.chat.MemoryStore):
-    """A store whose cancel flag another thread sets directly, as another process sets a saved chat's."""
-
-
-@pytest.mark.parametrize("era", ["modern", "handshake"])
-def test_a_flag_set_elsewhere_stops_the_call_at_the_next_event(chat_on, tmp_path, era):
-    """MCP-PROG-09, MCP-PROG-11 (without Django): a cancel flag set where the chat does not see it (the
-    store's, not chat.cancel()) is read at the next event the server streams, and stops the call."""
-    work = tmp_path / "work.txt"
-    store = _FlagStore()
-    with kit(tmp_path, "http", era, log_level="debug") as (server, _):
-        chat = chat_on([tool_call("steps", {"count": 200, "interval": 0.1, "path": str(work)}), reply("never")],
-                       store=store)
-        chat.with_mcp(server).tools
-
-        def flag_when_working() -> None:
-            if wait_until(lambda: steps_done(work) >= 2):
-                store.set_cancelled(True)
-
-        threading.Thread(target=flag_when_working, daemon=True).start()
-        with pytest.raises(llm_mcp.CancelledError):
-            chat.ask("work")
-        final = settled(work)
-        assert final[-1] == "cancelled" and steps_done(work) < 200
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("era", ["modern", "handshake"])
-def test_a_plain_json_answer_cannot_be_interrupted_and_ends_at_the_timeout(chat_on, tmp_path, era):
-    """MCP-PROG-14: a server answering with one JSON body (no events) is not interrupted by a flag set
-    elsewhere: its work goes on until the request timeout; then the client stops waiting, cancels, and
-    the turn stops."""
-    work = tmp_path / "work.txt"
-    store = _FlagStore()
-    timeout = 4.0
-    flagged: dict[str, int] = {}
-    with kit(tmp_path, "http", era, json_response=True, timeout=timeout) as (server, record):
-        chat = chat_on([tool_call("steps", {"count": 150, "interval": 0.05, "path": str(work)}), reply("never")],
-                       store=store)
-        chat.with_mcp(server).tools
-
-        def flag_when_working() -> None:
-            if wait_until(lambda: steps_done(work) >= 2):
-                store.set_cancelled(True)
-                flagged["steps"] = steps_done(work)
-
-        threading.Thread(target=flag_when_working, daemon=True).start()
-        started = time.monotonic()
-        with pytest.raises(llm_mcp.CancelledError):
-            chat.ask("work")
-        elapsed = time.monotonic() - started
-        final = settled(work)
-        cancels = received(record, "notifications/cancelled")
-    assert elapsed >= timeout * 0.9  # it ran to the timeout, not to the flag
-    assert steps_done(work) > flagged["steps"] + 10  # the work went on well after the flag
-    if era == "handshake":
-        assert [c["reason"] for c in cancels] == ["timed out"]  # the client cancelled after the timeout
-        assert final[-1] == "cancelled" and steps_done(work) < 150  # and the server stopped
-    else:
-        # 2026-07-28: closing the connection is the cancellation (no notification); the SDK's JSON
-        # mode does not act on a closed connection, so the work may run on: that is the server's part.
-        assert cancels == []
 
 
 # -- the Django chat's persisted flag ------------------------------------------------------------
 
 
-def _flag_from_another_thread(pk: Any, ready: Any) -> threading.Thread:
-    """Set the saved chat's cancelled column from a thread with its own database connection (as another
-    process would), once ``ready()`` holds; the live chat is not told."""
-    def run() -> None:
-        from django.db import connection
-
-        from llm_mcp.models import Chat as ChatRow
-
-        try:
-            if wait_until(ready):
-                ChatRow.objects.filter(pk=pk).update(cancelled=True)
-        finally:
-            connection.close()
-
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    return thread
-
-
-@pytest.mark.db
-@pytest.mark.django_db(transaction=True)
-@pytest.mark.parametrize("transport, era", [("stdio", "modern"), ("http", "modern"), ("http", "handshake")])
-def test_the_persisted_flag_stops_a_running_call(model, tmp_path, transport, era):
-    """MCP-PROG-11: setting the saved cancelled flag of a Django chat (elsewhere: another thread with its
-    own connection) stops the server call in flight at the next event, like chat.cancel()."""
-    from llm_mcp.models import Chat as ChatRow
-
-    work = tmp_path / "work.txt"
-    model.add(tool_call("steps", {"count": 200, "interval": 0.1, "path": str(work)}), reply("never"))
-    record = ChatRow.objects.create(model="gpt-test", provider="openai")
-    record.provider_options = {"base_url": model.openai_base_url, "api_key": "test-key"}
-    with kit(tmp_path, transport, era, log_level="debug") as (server, _):
-        record.with_mcp(server).tools
-        flagger = _flag_from_another_thread(record.pk, lambda: steps_done(work) >= 2)
-        with pytest.raises(llm_mcp.CancelledError):
-            record.ask("work")
-        flagger.join(BOUND)
-        final = settled(work)
-        assert final[-1] == "cancelled" and steps_done(work) < 200
-    assert [m.content for m in record.messages][-1] == CANCELLED
-
-
-@pytest.mark.db
-@pytest.mark.django_db(transaction=True)
-def test_the_persisted_flag_stops_concurrent_calls_in_worker_threads(model, tmp_path):
-    """MCP-PROG-10, MCP-PROG-11: calls running in worker threads read the persisted flag fresh at each event
-    (not a value cached by the chat's thread), so every call in flight stops, not only after the batch."""
-    from llm_mcp.models import Chat as ChatRow
-
-    files = [tmp_path / f"work{i}.txt" for i in range(2)]
-    model.add(turn(tool_calls=[tool_call("steps", {"count": 200, "interval": 0.1, "path": str(f)}, id=f"call_{i}")
-                               for i, f in enumerate(files)]), reply("never"))
-    record = ChatRow.objects.create(model="gpt-test", provider="openai")
-    record.provider_options = {"base_url": model.openai_base_url, "api_key": "test-key"}
-    with kit(tmp_path, "http", "modern") as (server, _):
-        record.chat.concurrency = 2
-        heard: list[str] = []
-        record.with_mcp(server).after_tool_progress(lambda call, progress: heard.append(call.id)).tools
-        flagger = _flag_from_another_thread(record.pk, lambda: all(steps_done(f) >= 2 for f in files))
-        with pytest.raises(llm_mcp.CancelledError):
-            record.ask("work twice")
-        flagger.join(BOUND)
-        for path in files:
-            final = settled(path)
-            assert final[-1] == "cancelled" and steps_done(path) < 200, path
-    assert set(heard) == {"call_0", "call_1"}  # progress (the events) flowed in both worker threads
-    assert [m.content for m in record.messages][-2:] == [CANCELLED, CANCELLED]
-
-
 # -- the npm reference server (server-everything speaks the handshake era only) -------------------
-
-
-def _everything(kind: str, request: pytest.FixtureRequest, **options: Any) -> llm_mcp.MCP:
-    if kind == "stdio":
-        return llm_mcp.mcp(command=request.getfixturevalue("everything_stdio_command"), name="everything", **options)
-    return llm_mcp.mcp(url=request.getfixturevalue("everything_http_url"), name="everything", **options)
 
 
 @pytest.mark.parametrize("kind", ["stdio", "http"])
@@ -509,7 +238,7 @@ def test_reference_server_progress(request, kind):
     """MCP-PROG-01, MCP-PROG-02, MCP-PROG-05: server-everything's long-running operation reports progress
     to after_progress, step by step of the total."""
     got: list[llm_mcp.Progress] = []
-    with _everything(kind, request, after_progress=got.append) as server:
+    with reference_server(kind, request, after_progress=got.append) as server:
         text = server.call("trigger-long-running-operation", duration=0.4, steps=4).text
         assert server.protocol_version == "2025-11-25"
     assert "Steps: 4" in text
@@ -522,7 +251,7 @@ def test_reference_server_without_a_listener_reports_no_progress(request):
     from llm_mcp.client.progress import listening
 
     heard: list[llm_mcp.Progress] = []
-    with _everything("stdio", request) as server:
+    with reference_server("stdio", request) as server:
         notifications: list[dict[str, Any]] = []
         server.client.on_notification.append(notifications.append)
         server.call("trigger-long-running-operation", duration=0.2, steps=2)
@@ -543,7 +272,7 @@ def test_reference_server_logs(request, caplog):
     level at once, over stdio) is written under llm_mcp.server.everything at the mapped Python level when
     log_level asks for it, and not at all without log_level."""
     caplog.set_level(logging.DEBUG, logger="llm_mcp.server.everything")
-    with _everything("stdio", request, log_level="debug") as server:
+    with reference_server("stdio", request, log_level="debug") as server:
         server.call("toggle-simulated-logging")
         server.call("toggle-simulated-logging")  # off again
     written = [r for r in caplog.records if r.name == "llm_mcp.server.everything" and "message" in r.getMessage()]
@@ -552,24 +281,10 @@ def test_reference_server_logs(request, caplog):
         level = next(v for k, v in LEVEL_OF_TEXT.items() if record.getMessage().startswith(k))
         assert record.levelno == PYTHON_LEVELS[level]
     caplog.clear()
-    with _everything("stdio", request) as server:
+    with reference_server("stdio", request) as server:
         server.call("toggle-simulated-logging")
         server.call("toggle-simulated-logging")
     assert not [r for r in caplog.records if "message" in r.getMessage() and "level" in r.getMessage()]
-
-
-@pytest.mark.parametrize("kind", ["stdio", "http"])
-def test_reference_server_call_is_cancelled_at_a_progress_event(chat_on, request, kind):
-    """MCP-PROG-09, MCP-PROG-13: chat.cancel() at a progress event of server-everything's 60-second operation
-    ends the call at once (well within a generous bound), and the server goes on serving."""
-    with _everything(kind, request) as server:
-        chat = chat_on([tool_call("trigger-long-running-operation", {"duration": 60, "steps": 120}), reply("x")])
-        chat.with_mcp(server).after_tool_progress(lambda call, p: chat.cancel() if p.value >= 2 else None)
-        started = time.monotonic()
-        with pytest.raises(llm_mcp.CancelledError):
-            chat.ask("run it")
-        assert time.monotonic() - started < 30
-        assert server.call("echo", message="still here").text == "Echo: still here"
 
 
 # -- 2024-11-05 HTTP+SSE -------------------------------------------------------------------------
@@ -578,10 +293,10 @@ def test_reference_server_call_is_cancelled_at_a_progress_event(chat_on, request
 @pytest.fixture
 def legacy_sse(tmp_path: Path) -> Iterator[tuple[str, Path]]:
     """The progress kit server over 2024-11-05 HTTP+SSE: its URL and its record file."""
-    from .conftest import PYTHON, start_http_server
+    from llm_mcp_tests.support.processes import PYTHON, start_http_server
 
     record = tmp_path / "received.jsonl"
-    process = start_http_server(lambda port: [PYTHON, "-m", "llm_mcp_tests.servers.progress_sse", str(port),
+    process = start_http_server(lambda port: [PYTHON, "-m", "llm_mcp_tests.support.servers.progress_sse", str(port),
                                               str(record)])
     try:
         yield f"http://127.0.0.1:{process.port}/mcp", record
@@ -615,36 +330,25 @@ def test_legacy_sse_progress_logs_and_cancel(chat_on, legacy_sse, tmp_path, capl
     assert [c["requestId"] for c in received(record, "notifications/cancelled")] == [steps_call["id"]]
 
 
-def test_cancel_scope_watch_and_poll(monkeypatch):
-    """MCP-PROG-11 (the mechanism): a watched check cancels the scope when poll() finds it true; a check
-    that raises counts as false; checks run at most every POLL_INTERVAL seconds."""
-    from llm_mcp.client import cancel
+@pytest.mark.slow
+@pytest.mark.parametrize("era", ["modern", "handshake"])
+def test_a_log_level_on_one_server_object_does_not_reach_another(tmp_path, caplog, era):
+    """Two server objects on one HTTP server: the one with ``log_level="error"`` gets error and
+    above; the other asks for nothing and writes nothing, even after the first set its level."""
+    import logging
 
-    flag = {"set": False, "calls": 0}
+    from llm_mcp.client.logs import LOG_LEVEL_META
+    from llm_mcp.testing import running_server
 
-    def check() -> bool:
-        flag["calls"] += 1
-        if flag["set"] is None:
-            raise RuntimeError("database away")
-        return bool(flag["set"])
-
-    monkeypatch.setattr(cancel, "POLL_INTERVAL", 0.0)
-    scope = llm_mcp.CancelScope()
-    scope.watch(check, "flag set")
-    scope.poll()
-    flag["set"] = None
-    scope.poll()  # a failing check: not cancelled
-    assert not scope.cancelled and flag["calls"] == 2
-    flag["set"] = True
-    with pytest.raises(llm_mcp.CancelledError, match="flag set"):
-        scope.poll()
-    assert scope.cancelled and scope.reason == "flag set"
-
-    monkeypatch.setattr(cancel, "POLL_INTERVAL", 3600.0)
-    slow = llm_mcp.CancelScope()
-    slow.watch(check)
-    flag.update(set=False, calls=0)
-    slow.poll()
-    flag["set"] = True
-    slow.poll()  # within the interval: the check is not run again
-    assert flag["calls"] == 1 and not slow.cancelled
+    record = tmp_path / "received.jsonl"
+    caplog.set_level(logging.DEBUG, logger="llm_mcp.server")
+    with running_server(SERVER_MODULE, transport="http", era=era, args=["--context", f"record={record}"]) as running:
+        with running.mcp(name="loud", log_level="error") as loud, running.mcp(name="quiet") as quiet:
+            assert loud.call("log_levels").text == "logged"
+            assert quiet.call("log_levels").text == "logged"
+    written = [(r.name, r.getMessage()) for r in caplog.records if r.getMessage().endswith(" message")]
+    assert written == [("llm_mcp.server.loud", f"{level} message")
+                       for level in ("error", "critical", "alert", "emergency")]
+    loud_meta, quiet_meta = (call["meta"] for call in received(record, "tools/call"))
+    assert LOG_LEVEL_META not in quiet_meta
+    assert loud_meta.get(LOG_LEVEL_META) == ("error" if era == "modern" else None)

@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 
 import llm_mcp
-from llm_mcp_tests.servers import library
+from llm_mcp_tests.support.servers import library
 
-LIBRARY = "llm_mcp_tests.servers.library"
+LIBRARY = "llm_mcp_tests.support.servers.library"
 COMBOS = [("stdio", "modern"), ("stdio", "handshake"), ("http", "modern"), ("http", "handshake")]
 DIFF = "def add(a, b):\n    return a - b\n"
 

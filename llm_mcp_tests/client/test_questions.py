@@ -1,6 +1,6 @@
 """Questions from servers (MCP-QUEST): a kit server asks, over stdio and HTTP, in both eras.
 
-The server (``llm_mcp_tests/servers/questions.py``) writes what every ``tools/call`` brought
+The server (``llm_mcp_tests/support/servers/questions.py``) writes what every ``tools/call`` brought
 (id, ``requestState``, ``inputResponses``, client capabilities) to a file, and the tests assert
 on that: what the server really received, not what the client meant to send.
 """
@@ -19,10 +19,10 @@ from llm_mcp.client.asking import MAX_INPUT_ROUNDS
 from llm_mcp.testing import running_server
 from llm_mcp.testing.scripted_model import reply, tool_call
 
-from .chat_support import make_chat
-from .servers.questions import DEPLOY_STATE
+from llm_mcp_tests.support.chats import make_chat
+from llm_mcp_tests.support.servers.questions import DEPLOY_STATE
 
-ROOT = str(Path(__file__).resolve().parent.parent)
+ROOT = str(Path(__file__).resolve().parents[2])
 BOTH = {"elicitation": {"form": {}, "url": {}}}
 
 
@@ -55,7 +55,7 @@ class QuestionServer:
 
 def _start(era: str, transport: str, folder: Path) -> Iterator[QuestionServer]:
     record = folder / f"{era}-{transport}.jsonl"
-    with running_server("llm_mcp_tests.servers.questions", transport=transport, era=era, cwd=ROOT,
+    with running_server("llm_mcp_tests.support.servers.questions", transport=transport, era=era, cwd=ROOT,
                         env={"PYTHONPATH": ROOT}, args=["--context", f"record={record}"]) as running:
         server = QuestionServer(running, record)
         yield server
@@ -470,7 +470,7 @@ def test_kit_tool_asks_without_a_server():
     """The kit: run() without a server answers a question with the 2026-07-28 InputRequiredResult, and with the
     answer in the channel, finishes."""
     from llm_mcp.testing import CallChannel
-    from llm_mcp_tests.servers.questions import Deploy
+    from llm_mcp_tests.support.servers.questions import Deploy
 
     channel = CallChannel(client_capabilities=BOTH)
     asked = Deploy.run({"branch": "x"}, channel=channel)
@@ -488,7 +488,7 @@ class LocalDeploy(llm_mcp.ChatTool):
     parameters = {"type": "object", "properties": {}}
 
     def execute(self) -> str:
-        from .servers.questions import CONFIRM, ENVIRONMENT
+        from llm_mcp_tests.support.servers.questions import CONFIRM, ENVIRONMENT
 
         env = self.ask("Which environment?", schema=ENVIRONMENT, key="env")
         if env.declined:

@@ -1,7 +1,7 @@
 """Questions from servers, seen by a reviewer: malformed questions and answers a schema refuses.
 
 Real servers: a kit server (HTTP and stdio, both eras where it matters) and a hand-written stdio
-server (``llm_mcp_tests/servers/odd_questions.py``) that sends what a kit server cannot.
+server (``llm_mcp_tests/support/servers/odd_questions.py``) that sends what a kit server cannot.
 """
 
 from __future__ import annotations
@@ -20,10 +20,10 @@ import llm_mcp
 from llm_mcp.testing import running_server
 from llm_mcp.testing.scripted_model import reply, tool_call
 
-from .chat_support import make_chat
-from .servers.asking_kit import _form, server
+from llm_mcp_tests.support.chats import make_chat
+from llm_mcp_tests.support.servers.asking_kit import _form, server
 
-ROOT = str(Path(__file__).resolve().parent.parent)
+ROOT = str(Path(__file__).resolve().parents[2])
 pytestmark = pytest.mark.slow
 
 
@@ -37,12 +37,12 @@ def kit(request: pytest.FixtureRequest) -> Iterator[Any]:
 @pytest.fixture(scope="module")
 def modern_kit() -> Iterator[Any]:
     """The kit server with ``asks``, over stdio, on 2026-07-28 (open questions come out of a call)."""
-    with running_server("llm_mcp_tests.servers.asking_kit", transport="stdio", era="modern", cwd=ROOT,
+    with running_server("llm_mcp_tests.support.servers.asking_kit", transport="stdio", era="modern", cwd=ROOT,
                         env={"PYTHONPATH": ROOT}) as running:
         yield running
 
 
-ODD = {"command": [sys.executable, "-m", "llm_mcp_tests.servers.odd_questions"], "env": {"PYTHONPATH": ROOT},
+ODD = {"command": [sys.executable, "-m", "llm_mcp_tests.support.servers.odd_questions"], "env": {"PYTHONPATH": ROOT},
        "directory": ROOT}
 
 
@@ -179,7 +179,7 @@ SECRET = "my-private-note-7f3a"
 def test_answers_do_not_reach_logs_at_info(model, transport, era, caplog):
     """A form answer is the user's data: answering, resuming and the server's reply go through the client,
     the chat and the server's stderr without any log record at INFO or above carrying it."""
-    with running_server("llm_mcp_tests.servers.asking_kit", transport=transport, era=era, cwd=ROOT,
+    with running_server("llm_mcp_tests.support.servers.asking_kit", transport=transport, era=era, cwd=ROOT,
                         env={"PYTHONPATH": ROOT}) as running, caplog.at_level(logging.DEBUG):
         if era == "modern":  # a chat pauses, the user answers, the call resumes
             chat = make_chat(model, [tool_call("asks", {"schema": "secret"}), reply("ok")])
@@ -283,7 +283,7 @@ def test_site_form_choice_without_default_is_not_preselected(monkeypatch):
     from llm_mcp.models import Message as MessageRow
     from llm_mcp.models import ToolCall as ToolCallRow
 
-    from .servers.questions import ENVIRONMENT
+    from llm_mcp_tests.support.servers.questions import ENVIRONMENT
 
     monkeypatch.setattr(tasks.resume_chat, "delay", lambda *args: None)
     record = agents.new_chat("offline", "offline")
@@ -318,7 +318,7 @@ def test_site_question_keys_chosen_by_the_server(monkeypatch, key):
     from llm_mcp.models import Message as MessageRow
     from llm_mcp.models import ToolCall as ToolCallRow
 
-    from .servers.questions import ENVIRONMENT
+    from llm_mcp_tests.support.servers.questions import ENVIRONMENT
 
     monkeypatch.setattr(tasks.resume_chat, "delay", lambda *args: None)
     record = agents.new_chat("offline", "offline")

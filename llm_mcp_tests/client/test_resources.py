@@ -1,6 +1,6 @@
 """Resources and resource templates (MCP-RES), against real servers.
 
-The library kit server (``llm_mcp_tests/servers/library.py``) runs in both eras over both
+The library kit server (``llm_mcp_tests/support/servers/library.py``) runs in both eras over both
 transports; its ``read_log`` tool tells what ``resources/read`` requests reached it, so
 laziness, template expansion and "the client never fetches a URI itself" are seen from
 the server's side. Lists come two to a page there, so every page must be followed.
@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 
 import llm_mcp
-from llm_mcp_tests.servers import library
+from llm_mcp_tests.support.servers import library
 
-LIBRARY = "llm_mcp_tests.servers.library"
+LIBRARY = "llm_mcp_tests.support.servers.library"
 COMBOS = [("stdio", "modern"), ("stdio", "handshake"), ("http", "modern"), ("http", "handshake")]
 GUIDE = "file:///library/guide.md"
 LISTED = [  # (uri, name, mime type), in the server's order

@@ -3,7 +3,7 @@
 Every server-backed test runs over four connections (stdio both eras, stdio handshake
 only, HTTP 2026-07-28 only, HTTP handshake only); each connection is one server opened
 once per module. Expected values are computed here from the echo server's constants
-(``llm_mcp_tests.servers.echo_server``), never from the client's own code.
+(``llm_mcp_tests.support.servers.echo_server``), never from the client's own code.
 
 Each test names the SPEC-CHECKLIST items (MCP-EXPL-*, MCP-TOOL-*) or cases (C09, C10, C13)
 it covers in its docstring.
@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 import llm_mcp
-from llm_mcp_tests.servers import echo_server as E
+from llm_mcp_tests.support.servers import echo_server as E
 
 MODERN = "2026-07-28"
 HANDSHAKE = "2025-11-25"

@@ -1,6 +1,6 @@
 """Review of issue 7 (resources, prompts, progress, logs) against servers that misbehave on purpose.
 
-Each test scripts a real 2026-07-28 server on 127.0.0.1 (``scripted`` from test_hostile): a
+Each test scripts a real 2026-07-28 server on 127.0.0.1 (``scripted``, llm_mcp_tests/support/scripted.py): a
 function of the JSON-RPC request returning the raw HTTP answer, SSE events included.
 """
 
@@ -14,44 +14,7 @@ import pytest
 
 import llm_mcp
 from llm_mcp.client.prompt import PromptArgument
-from llm_mcp_tests.test_hostile import DISCOVER, Scripted, answer, result
-
-DISCOVER_ALL = {**DISCOVER, "capabilities": {"tools": {}, "resources": {}, "prompts": {}, "completions": {},
-                                             "logging": {}}}
-TOOL = {"name": "t", "inputSchema": {"type": "object"}}
-
-
-@pytest.fixture
-def scripted():
-    servers = []
-
-    def start(script):
-        servers.append(Scripted(script))
-        return servers[-1]
-
-    yield start
-    for server in servers:
-        server.close()
-
-
-def sse(request, notifications, final) -> bytes:
-    """An SSE answer: the notifications (method, params), then the result ``final``."""
-    events = [{"jsonrpc": "2.0", "method": method, "params": params} for method, params in notifications]
-    events.append({"jsonrpc": "2.0", "id": request["id"], "result": final})
-    body = "".join("event: message\ndata: " + json.dumps(event) + "\n\n" for event in events)
-    return answer(body.encode(), content_type="text/event-stream")
-
-
-def server_of(handlers):
-    """A script answering server/discover and tools/list, and ``handlers[method](request)`` for the rest."""
-    def script(request):
-        if request["method"] == "server/discover":
-            return result(request, DISCOVER_ALL)
-        if request["method"] == "tools/list":
-            return result(request, {"tools": [TOOL]})
-        return handlers[request["method"]](request)
-    return script
-
+from llm_mcp_tests.support.scripted import result, server_of, sse
 
 def token(request):
     return request["params"]["_meta"]["progressToken"]
@@ -96,7 +59,7 @@ def test_stdio_stderr_cannot_forge_log_lines(caplog):
     """What a stdio server writes to stderr is logged one line per record, control characters escaped."""
     import shlex
 
-    from llm_mcp_tests.conftest import raw_stdio_command
+    from llm_mcp_tests.support.processes import raw_stdio_command
     command = ["sh", "-c", "printf 'one\\r2026 CRITICAL forged\\033[2K\\n' >&2; exec "
                + shlex.join(raw_stdio_command("none"))]
     with caplog.at_level(logging.INFO, logger="llm_mcp.server.stderr-forge"), \

@@ -1,6 +1,6 @@
 """Review of issue 7: resource templates (RFC 6570) and saving resources, against the library kit server.
 
-The library server (``llm_mcp_tests/servers/library.py``) logs every URI ``resources/read``
+The library server (``llm_mcp_tests/support/servers/library.py``) logs every URI ``resources/read``
 asked for (its ``read_log`` tool), so each test sees what reached it.
 """
 
@@ -14,10 +14,9 @@ import pytest
 
 import llm_mcp
 from llm_mcp.client.resource import expand_template
-from llm_mcp_tests.test_hostile import result
-from llm_mcp_tests.test_review7_hostile import scripted, server_of  # noqa: F401 - scripted is a fixture
+from llm_mcp_tests.support.scripted import result, server_of
 
-LIBRARY = "llm_mcp_tests.servers.library"
+LIBRARY = "llm_mcp_tests.support.servers.library"
 
 
 @pytest.fixture(scope="module")
@@ -49,7 +48,7 @@ def test_values_are_encoded_as_rfc_6570_says(value: str, simple: str, reserved: 
     assert expand_template("x:/{#v}", {"v": value}) == "x:/#" + reserved
 
 
-def test_the_server_receives_the_encoded_uri(scripted) -> None:  # noqa: F811 - the imported fixture
+def test_the_server_receives_the_encoded_uri(scripted) -> None:
     """What reaches the server is the encoded URI (a scripted server records the request as sent)."""
     def read(request):
         return result(request, {"contents": [{"uri": request["params"]["uri"], "text": "ok"}]})
@@ -80,7 +79,7 @@ def test_resource_with_an_invalid_template_sends_nothing(library: llm_mcp.MCP) -
 def test_save_replaces_a_file_and_creates_no_directory(library: llm_mcp.MCP, tmp_path) -> None:
     """save() over an existing file replaces it (a blob as its bytes); into a missing directory it
     raises FileNotFoundError and creates nothing."""
-    from llm_mcp_tests.servers import library as kit
+    from llm_mcp_tests.support.servers import library as kit
 
     target = tmp_path / "saved"
     target.write_text("old and much longer than the logo" * 100, encoding="utf-8")

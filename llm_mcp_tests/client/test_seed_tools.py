@@ -1,4 +1,4 @@
-"""The client against the project's kit-built test server (``llm_mcp_tests.servers.seed_tools``).
+"""The client against the project's kit-built test server (``llm_mcp_tests.support.servers.seed_tools``).
 
 Every test runs four times: stdio and Streamable HTTP, each in the 2026-07-28
 era and in the handshake era. One server (or, for stdio, one client process) per
@@ -21,9 +21,9 @@ import pytest
 
 import llm_mcp
 from llm_mcp.testing import running_server
-from llm_mcp_tests.servers import seed_tools
+from llm_mcp_tests.support.servers import seed_tools
 
-SEED = "llm_mcp_tests.servers.seed_tools"
+SEED = "llm_mcp_tests.support.servers.seed_tools"
 USER_ID = 7
 COMBOS = [("stdio", "modern"), ("stdio", "handshake"), ("http", "modern"), ("http", "handshake")]
 SERVER_INFO_META = {"io.modelcontextprotocol/serverInfo": {"name": seed_tools.SERVER_NAME,

@@ -10,7 +10,7 @@ import time
 import pytest
 
 import llm_mcp
-from llm_mcp_tests.conftest import raw_stdio_command
+from llm_mcp_tests.support.processes import raw_stdio_command
 
 
 def raw(case="none", era="handshake", **options):
@@ -193,7 +193,7 @@ def test_concurrent_calls_share_one_process(echo_stdio_command):
 
 
 def server_sleep_text(seconds):
-    from llm_mcp_tests.servers import echo_server
+    from llm_mcp_tests.support.servers import echo_server
 
     return echo_server.sleep_text(seconds) if hasattr(echo_server, "sleep_text") else f"slept {seconds:g}"
 

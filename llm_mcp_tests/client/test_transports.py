@@ -9,7 +9,7 @@ import pytest
 import llm_mcp
 from llm_mcp.client.param_headers import header_value, method_headers, param_headers, tool_header_map
 from llm_mcp.client.transports.stdio import StdioTransport, child_environment
-from llm_mcp_tests.conftest import echo_command
+from llm_mcp_tests.support.processes import echo_command
 
 
 class RecordingTunnel:
@@ -181,7 +181,7 @@ class RawTunnel(RecordingTunnel):
     """The recording tunnel, carrying messages to the raw handshake-era stdio server instead."""
 
     def __init__(self, case="none"):
-        from llm_mcp_tests.conftest import raw_stdio_command
+        from llm_mcp_tests.support.processes import raw_stdio_command
 
         self.inner = StdioTransport(lambda: (raw_stdio_command(case, "handshake"), child_environment()),
                                     name="raw-tunnel")

@@ -1,7 +1,7 @@
 """The official conformance suite's ``auth/*`` client scenarios (authorization code, discovery,
 registration, scopes, RFC 9207 ``iss``), run against our conformance client.
 
-The client (``llm_mcp_tests/conformance_auth.py``) plays the app through the public API:
+The client (``llm_mcp_tests/support/conformance/auth.py``) plays the app through the public API:
 it follows the authorization URL itself and answers step-up challenges by asking for wider
 scopes. The suite's authorization and MCP servers check every request it sends. The
 extension scenarios (client credentials, enterprise-managed, DPoP, workload identity) are in
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-from llm_mcp_tests.conformance_suite import assert_passed, run_scenario
+from llm_mcp_tests.support.conformance.suite import assert_passed, run_scenario
 
 BOTH = ["auth/metadata-default", "auth/metadata-var1", "auth/metadata-var2", "auth/metadata-var3", "auth/basic-cimd",
         "auth/scope-from-www-authenticate", "auth/scope-from-scopes-supported", "auth/scope-omitted-when-undefined",

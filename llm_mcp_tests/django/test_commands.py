@@ -24,9 +24,9 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from example_project import demo_server
-from llm_mcp_tests.conftest import start_http_server
+from llm_mcp_tests.support.processes import start_http_server
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+REPO_ROOT = Path(__file__).resolve().parents[2]
 DEMO = "example_project.demo.DemoServer"
 DEMO_TOOLS = {"echo", "add", "now", "roll_dice"}
 EVERYTHING_JS = REPO_ROOT / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"

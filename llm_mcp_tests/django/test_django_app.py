@@ -16,7 +16,7 @@ from llm_mcp.models import Credential
 from llm_mcp.signals import mcp_unreachable
 from llm_mcp.testing.scripted_model import reply
 
-from .conftest import free_port
+from llm_mcp_tests.support.processes import free_port
 
 pytestmark = [pytest.mark.db]
 

@@ -1,27 +1,12 @@
 """The example site (example_project: chat list, chat page, approvals, "Call a tool").
 
-Two kinds of tests:
-
-* views, through Django's test client (``@pytest.mark.django_db``): POST-only, CSRF-protected
-  forms, a decision made twice, unknown chats and calls;
-* the real site in a real headless Chromium (marks ``browser`` and ``slow``): ``manage.py
-  migrate`` and ``manage.py runserver`` in a subprocess on a temporary SQLite database (the path
-  ``make run`` takes), with a :class:`ScriptedModel` standing in for OpenAI through
-  ``OPENAI_BASE_URL``/``OPENAI_API_KEY``, and without any model key. Needs ``/usr/bin/chromium``
-  (Debian's ``chromium`` package): skipped without it, except under ``CI``, where that fails.
+The views, through Django's test client (``@pytest.mark.django_db``): POST-only, CSRF-protected
+forms, a decision made twice, unknown chats and calls. The real site in a real headless Chromium
+is tested in ``e2e/test_site_in_a_browser.py``.
 """
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-import tempfile
-import time
-import urllib.request
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from django.test import Client
@@ -31,14 +16,10 @@ from example_project import agents, providers
 from example_project.providers import OFFLINE_REPLY
 from llm_mcp import tasks
 from llm_mcp.models import Chat, Message, ToolCall
-from llm_mcp.testing.scripted_model import ScriptedModel, api_error, reply, tool_call
+from llm_mcp.testing.scripted_model import api_error, reply
 
-from .conftest import REPO_ROOT, ServerProcess, free_port
 
-CHROMIUM = "/usr/bin/chromium"
 APPROVE, DECLINE = {"decision": "approve"}, {"decision": "decline"}
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run", "--disable-quic"]
 
 
 # --------------------------------------------------------------------------- views (test client)
@@ -264,14 +245,6 @@ def test_a_failed_model_turn_is_a_message_and_can_be_resumed(model, settings):
         ("user", "Hello?"), ("assistant", "Fine now.")]
 
 
-@pytest.mark.django_db
-def test_cancel_sets_the_flag():
-    record = offline_chat()
-    response = Client().post(reverse("cancel", args=[record.pk]), follow=True)
-    assert response.status_code == 200 and "Cancelled" in page_text(response)
-    assert Chat.objects.get(pk=record.pk).cancelled is True
-
-
 def test_offline_provider_answers_without_tools():
     """The offline provider is a real Provider: a fixed answer, never a tool call."""
     from llm_mcp.chat.providers import ModelRequest, ToolSpec, get_provider
@@ -282,148 +255,9 @@ def test_offline_provider_answers_without_tools():
     assert (answer.role, answer.content, answer.tool_calls) == ("assistant", OFFLINE_REPLY, [])
 
 
-# --------------------------------------------------------------------------- the real site in Chromium
-
-
-def _require_chromium() -> None:
-    if not Path(CHROMIUM).exists():
-        message = f"{CHROMIUM} is missing (install the Debian chromium package)"
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
-
-
-class Site(ServerProcess):
-    """``manage.py runserver`` of the example project in a subprocess, on its own SQLite file,
-    once it answers ``/``."""
-
-    def __init__(self, env: dict[str, str], folder: Path):
-        manage = [sys.executable, str(REPO_ROOT / "manage.py")]
-        subprocess.run([*manage, "migrate", "--no-input", "-v", "0"], env=env, cwd=REPO_ROOT, check=True,
-                       capture_output=True, timeout=120)
-        port = free_port()
-        super().__init__([*manage, "runserver", f"127.0.0.1:{port}", "--noreload"], port, env=env)
-        self.url = f"http://127.0.0.1:{port}"
-        self.wait_ready(30)
-        deadline = time.monotonic() + 30
-        while True:  # listening is not enough: the first page must render
-            try:
-                with urllib.request.urlopen(self.url + "/", timeout=2) as response:
-                    if response.status == 200:
-                        return
-            except OSError:
-                pass
-            if self.proc.poll() is not None or time.monotonic() > deadline:
-                output = self.output()
-                self.stop()
-                raise RuntimeError(f"the example site did not start:\n{output[-4000:]}")
-            time.sleep(0.1)
-
-
-@pytest.fixture
-def start_site() -> Iterator:
-    """``start_site(**env) -> Site``: the example site on a fresh database, with only the given
-    model settings in its environment (no model key, no broker otherwise)."""
-    started: list[Site] = []
-    folder = Path(tempfile.mkdtemp(prefix="llm-mcp-site-"))
-
-    def start(**extra: str) -> Site:
-        env = {k: v for k, v in os.environ.items()
-               if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY", "LLM_MCP_EXAMPLE_MODEL",
-                            "CELERY_BROKER_URL", "DJANGO_DB_ENGINE")}
-        env.update(DJANGO_DB_PATH=str(folder / "site.sqlite3"), PYTHONUNBUFFERED="1", **extra)
-        site = Site(env, folder)
-        started.append(site)
-        return site
-
-    try:
-        yield start
-    finally:
-        for site in started:
-            site.stop()
-
-
-@pytest.fixture
-def browser_page() -> Iterator:
-    _require_chromium()
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page()
-            page.set_default_timeout(20_000)
-            yield page
-        finally:
-            browser.close()
-
-
-@pytest.mark.browser
-@pytest.mark.slow
-@pytest.mark.timeout(180)
-def test_site_with_a_model_tool_call_approve_result(start_site, browser_page):
-    """MCP-APPROVAL-02, MCP-APPROVAL-05, MCP-PERSIST-02, MCP-PERSIST-03: in a real browser on the
-    real site, a chat asks the (scripted) model, which calls the demo server's ``echo``; the call
-    shows as pending with its arguments; Approve runs it and the page shows the demo tool's
-    result and the model's final answer."""
-    from playwright.sync_api import expect
-
-    message = "Hello from Chromium 4711"
-    with ScriptedModel([tool_call("echo", {"message": message}, id="call_site_1"),
-                        reply("The demo server echoed your message.")]) as model:
-        site = start_site(OPENAI_BASE_URL=model.openai_base_url, OPENAI_API_KEY="test-key",
-                          LLM_MCP_EXAMPLE_MODEL="gpt-test")
-        page = browser_page
-        page.goto(site.url + "/")
-        expect(page.locator("select#model")).to_have_value("openai:gpt-test")
-        page.get_by_role("button", name="New chat").click()
-        expect(page.locator("h1")).to_contain_text("Chat 1")
-        page.get_by_label("Message", exact=True).fill("Please echo my greeting")
-        page.get_by_role("button", name="Send").click()
-
-        call = page.locator('.tool-call[data-call-id="call_site_1"]')
-        expect(call.locator(".tool-name")).to_have_text("echo")
-        expect(call.locator(".approval-state")).to_have_text("pending")
-        assert json.loads(call.locator(".arguments").inner_text()) == {"message": message}
-        expect(call.locator(".tool-result")).to_have_count(0)
-        assert len(model.requests) == 1 and "echo" in model.requests[0].tool_names
-
-        call.get_by_role("button", name="Approve").click()
-        expect(call.locator(".approval-state")).to_have_text("approved")
-        expect(call.locator(".tool-result")).to_have_text(message)  # echo returns the message unchanged
-        expect(page.locator(".message.role-assistant .content").last).to_have_text(
-            "The demo server echoed your message.")
-        assert model.requests[1].tool_results[0]["tool_call_id"] == "call_site_1"
-        assert model.requests[1].tool_results[0]["content"] == message
-    assert "Traceback" not in site.output()
-
-
-@pytest.mark.browser
-@pytest.mark.slow
-@pytest.mark.timeout(180)
-def test_site_without_a_model_key_call_a_tool_approve_result(start_site, browser_page):
-    """MCP-APPROVAL-02, MCP-APPROVAL-05: with no model key, the page's "Call a tool" form records
-    a call of the demo server's ``add``, which waits for approval; Approve runs it and shows the
-    sum, and the offline stand-in says no model is configured."""
-    from playwright.sync_api import expect
-
-    site = start_site()
-    page = browser_page
-    page.goto(site.url + "/")
-    expect(page.locator("select#model")).to_have_value("offline:offline")
-    page.get_by_role("button", name="New chat").click()
-    form = page.locator('form.call-tool[data-tool="add"]')
-    form.locator("textarea").fill('{"a": 2.5, "b": 40}')
-    form.get_by_role("button", name="Call add").click()
-
-    call = page.locator('.tool-call[data-tool="add"]')
-    expect(call.locator(".approval-state")).to_have_text("pending")
-    assert json.loads(call.locator(".arguments").inner_text()) == {"a": 2.5, "b": 40}
-    call.get_by_role("button", name="Approve").click()
-    expect(call.locator(".approval-state")).to_have_text("approved")
-    result = call.locator(".tool-result")
-    expect(result).to_have_count(1)
-    assert json.loads(result.inner_text()) == {"sum": 2.5 + 40}
-    expect(page.locator(".message.role-assistant .content").last).to_have_text(OFFLINE_REPLY)
-    expect(page.get_by_text("Approved add.")).to_be_visible()
-    assert "Traceback" not in site.output()
+@pytest.mark.django_db
+def test_cancel_sets_the_flag():
+    record = offline_chat()
+    response = Client().post(reverse("cancel", args=[record.pk]), follow=True)
+    assert response.status_code == 200 and "Cancelled" in page_text(response)
+    assert Chat.objects.get(pk=record.pk).cancelled is True

@@ -1,6 +1,6 @@
 """The Django side of authorization: the ``LLM_MCP`` OAuth settings and their checks, the client
 configured from them, and llm_mcp's connect / callback / disconnect views against the real test
-authorization server (llm_mcp_tests/oauth_servers.py): sessions, users, replays, refusals, mix-ups.
+authorization server (llm_mcp_tests/support/oauth_servers.py): sessions, users, replays, refusals, mix-ups.
 """
 
 from __future__ import annotations
@@ -29,12 +29,12 @@ from llm_mcp.client.config import config
 from llm_mcp.client.oauth.store import MemoryStore
 from llm_mcp.models import Credential
 
-from .oauth_servers import OAuthServers, oauth_servers
-from .oauth_steps import MCP_URL_ENV, ProtectedServer
+from llm_mcp_tests.support.oauth_servers import OAuthServers, oauth_servers
+from llm_mcp_tests.support.oauth_steps import MCP_URL_ENV, ProtectedServer
 
 pytestmark = [pytest.mark.db]  # credentials and sessions in the database: run on PostgreSQL too
 
-SERVERS = {"protected": "llm_mcp_tests.oauth_steps.ProtectedServer"}
+SERVERS = {"protected": "llm_mcp_tests.support.oauth_steps.ProtectedServer"}
 CALLBACK = "http://127.0.0.1/mcp/oauth/callback/"
 
 
@@ -248,7 +248,7 @@ def test_login_is_required(client, oauth_settings):
 def test_only_listed_servers_can_be_connected(oauth_settings, alice):
     """A URL names a server of ``OAUTH_SERVERS``, never an import path."""
     client = _browser(alice)
-    assert client.get(reverse("llm_mcp:oauth_connect", args=["llm_mcp_tests.oauth_steps.ProtectedServer"])) \
+    assert client.get(reverse("llm_mcp:oauth_connect", args=["llm_mcp_tests.support.oauth_steps.ProtectedServer"])) \
         .status_code == 404
     assert client.get(reverse("llm_mcp:oauth_connect", args=["nope"])).status_code == 404
     with pytest.raises(ImproperlyConfigured, match="must declare oauth = {'owner': '<input>'}"):

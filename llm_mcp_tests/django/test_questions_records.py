@@ -12,15 +12,15 @@ from llm_mcp.models import Chat as ChatRecord
 from llm_mcp.models import ToolCall as ToolCallRow
 from llm_mcp.testing.scripted_model import reply, tool_call
 
-from .chat_support import MODEL
-from .conftest import PYTHON, REPO_ROOT
-from .servers.questions import DEPLOY_STATE
+from llm_mcp_tests.support.chats import MODEL
+from llm_mcp_tests.support.processes import PYTHON, REPO_ROOT
+from llm_mcp_tests.support.servers.questions import DEPLOY_STATE
 
 pytestmark = [pytest.mark.db, pytest.mark.django_db(transaction=True)]
 
 
 def questions_server(record: Path) -> llm_mcp.MCP:
-    return llm_mcp.mcp(command=[PYTHON, "-m", "llm_mcp_tests.servers.questions", "--era", "modern", "--context",
+    return llm_mcp.mcp(command=[PYTHON, "-m", "llm_mcp_tests.support.servers.questions", "--era", "modern", "--context",
                                 f"record={record}"], name="questions", directory=str(REPO_ROOT),
                        env={"PYTHONPATH": str(REPO_ROOT)})
 
@@ -80,7 +80,7 @@ def test_quest_22_example_site_answers_and_declines_questions(enqueued):
     from example_project import agents
     from llm_mcp.models import Message as MessageRow
 
-    from .servers.questions import ENVIRONMENT
+    from llm_mcp_tests.support.servers.questions import ENVIRONMENT
 
     record = agents.new_chat("offline", "offline")
     assistant = MessageRow.objects.create(chat=record, role="assistant", content="")

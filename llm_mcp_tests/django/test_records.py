@@ -15,8 +15,9 @@ from llm_mcp.models import Message as MessageRow
 from llm_mcp.models import ToolCall as ToolCallRow
 from llm_mcp.testing.scripted_model import ScriptedModel, reply, tool_call
 
-from .chat_support import MODEL
-from .conftest import ECHO_SERVER, PYTHON
+from llm_mcp_tests.support.chats import MODEL
+from llm_mcp_tests.support.processes import ECHO_SERVER, PYTHON
+from llm_mcp_tests.support.records import record_on, reload
 
 pytestmark = [pytest.mark.db, pytest.mark.django_db(transaction=True)]
 
@@ -29,21 +30,6 @@ class Echo(llm_mcp.MCP):
 
 class ApprovedEcho(Echo):
     requires_approval = True
-
-
-def record_on(model: ScriptedModel, *script, **fields) -> ChatRecord:
-    """A saved chat on the scripted model, with ``script`` queued."""
-    model.add(*script)
-    record = ChatRecord.objects.create(model=MODEL, provider="openai", **fields)
-    record.provider_options = {"base_url": model.openai_base_url, "api_key": "test-key"}
-    return record
-
-
-def reload(record: ChatRecord, model: ScriptedModel) -> ChatRecord:
-    """The same row as a new instance, as another process would load it."""
-    fresh = ChatRecord.objects.get(pk=record.pk)
-    fresh.provider_options = {"base_url": model.openai_base_url, "api_key": "test-key"}
-    return fresh
 
 
 def test_a_record_asks_and_every_message_is_a_row(model):
@@ -143,19 +129,6 @@ def test_tool_call_row_decisions_without_loading_the_chat(model):
         assert reload(record, model).with_mcp(ApprovedEcho).complete().content == "fine"
     finally:
         record.with_mcp(None)
-
-
-def test_cancel_sets_the_persisted_flag_a_turn_checks(model):
-    """``cancel()`` on one instance stops a turn that another instance is about to run."""
-    record = record_on(model, reply("never sent"))
-    record.message_records.create(role="user", content="hi")
-    reload(record, model).cancel()
-    assert ChatRecord.objects.get(pk=record.pk).cancelled is True
-    with pytest.raises(llm_mcp.CancelledError):
-        record.chat._check_cancelled()
-    # complete() starts a new turn: the flag is cleared, and the model answers
-    assert record.complete().content == "never sent"
-    assert ChatRecord.objects.get(pk=record.pk).cancelled is False
 
 
 def test_idempotent_ask_with_a_key(model):

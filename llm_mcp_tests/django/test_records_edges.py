@@ -17,7 +17,7 @@ from llm_mcp.models import Credential
 from llm_mcp.models import ToolCall as ToolCallRow
 from llm_mcp.testing.scripted_model import ScriptedModel, reply, tool_call, turn
 
-from .chat_support import MODEL
+from llm_mcp_tests.support.chats import MODEL
 
 pytestmark = [pytest.mark.db, pytest.mark.django_db(transaction=True)]
 

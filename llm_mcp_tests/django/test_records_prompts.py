@@ -10,10 +10,10 @@ import pytest
 import llm_mcp
 from llm_mcp.models import Chat as ChatRecord
 from llm_mcp.models import Message as MessageRow
-from llm_mcp.testing.scripted_model import ScriptedModel, reply
-from llm_mcp_tests.servers import library
+from llm_mcp.testing.scripted_model import reply
+from llm_mcp_tests.support.servers import library
 
-from .chat_support import MODEL
+from llm_mcp_tests.support.records import record_on
 
 pytestmark = [pytest.mark.db, pytest.mark.django_db(transaction=True)]
 
@@ -22,16 +22,9 @@ DIFF = "print(1 + 1)\n"
 
 @pytest.fixture(scope="module")
 def server(mcp_test_server: Callable[..., Any]) -> Iterator[llm_mcp.MCP]:
-    running = mcp_test_server("llm_mcp_tests.servers.library", transport="http", era="modern")
+    running = mcp_test_server("llm_mcp_tests.support.servers.library", transport="http", era="modern")
     with running.mcp(timeout=20, name="library") as connected:
         yield connected
-
-
-def record_on(model: ScriptedModel, *script: Any) -> ChatRecord:
-    model.add(*script)
-    record = ChatRecord.objects.create(model=MODEL, provider="openai")
-    record.provider_options = {"base_url": model.openai_base_url, "api_key": "test-key"}
-    return record
 
 
 def test_a_record_stores_each_prompt_turn_as_a_row(server, model) -> None:

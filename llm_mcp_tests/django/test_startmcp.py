@@ -25,9 +25,9 @@ import pytest
 from django.core.management import CommandError, call_command
 
 import llm_mcp
-from llm_mcp_tests.conftest import ECHO_SERVER
+from llm_mcp_tests.support.processes import ECHO_SERVER
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+REPO_ROOT = Path(__file__).resolve().parents[2]
 LINEAR_URL = "https://mcp.linear.app/mcp"
 
 

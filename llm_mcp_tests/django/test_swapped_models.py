@@ -18,7 +18,7 @@ import pytest
 
 from llm_mcp.testing.scripted_model import ScriptedModel, reply, tool_call
 
-from .conftest import REPO_ROOT
+from llm_mcp_tests.support.processes import REPO_ROOT
 
 pytestmark = [pytest.mark.slow]
 

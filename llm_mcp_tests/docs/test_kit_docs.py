@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-DOC = Path(__file__).resolve().parent.parent / "docs" / "testing.md"
+DOC = Path(__file__).resolve().parents[2] / "docs" / "testing.md"
 
 
 def _example_files() -> dict[str, str]:

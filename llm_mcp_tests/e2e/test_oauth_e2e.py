@@ -1,7 +1,7 @@
 """Authorization end to end, with real parts only: the test authorization server (authlib) and
-the MCP server that requires its tokens (llm_mcp_tests/oauth_servers.py) on 127.0.0.1, llm_mcp's
+the MCP server that requires its tokens (llm_mcp_tests/support/oauth_servers.py) on 127.0.0.1, llm_mcp's
 Django views, the encrypted ``Credential`` store, and separate Python processes racing on one
-rotating refresh token (llm_mcp_tests/oauth_steps.py).
+rotating refresh token (llm_mcp_tests/support/oauth_steps.py).
 """
 
 from __future__ import annotations
@@ -25,13 +25,13 @@ from django.test import Client
 import llm_mcp
 from llm_mcp.models import Credential
 
-from .conftest import REPO_ROOT
-from .test_example_site import Site, browser_page  # noqa: F401 - a fixture, used by name
-from .oauth_servers import OAuthServers, oauth_servers
-from .oauth_steps import MCP_URL_ENV, ProtectedServer, connect_through_views
+from llm_mcp_tests.support.processes import REPO_ROOT
+from llm_mcp_tests.support.site import Site
+from llm_mcp_tests.support.oauth_servers import OAuthServers, oauth_servers
+from llm_mcp_tests.support.oauth_steps import MCP_URL_ENV, ProtectedServer, connect_through_views
 
 STEP_TIMEOUT = 90
-SERVERS = {"protected": "llm_mcp_tests.oauth_steps.ProtectedServer"}
+SERVERS = {"protected": "llm_mcp_tests.support.oauth_steps.ProtectedServer"}
 
 
 @pytest.fixture
@@ -183,7 +183,7 @@ def shared_db(tmp_path: Path) -> Iterator[dict[str, str]]:
 
 
 def _step(env: dict[str, str], *args: str) -> dict:
-    done = subprocess.run([sys.executable, "-m", "llm_mcp_tests.oauth_steps", *args], cwd=REPO_ROOT, env=env,
+    done = subprocess.run([sys.executable, "-m", "llm_mcp_tests.support.oauth_steps", *args], cwd=REPO_ROOT, env=env,
                           capture_output=True, text=True, timeout=STEP_TIMEOUT)
     assert done.returncode == 0, f"step {args} failed ({done.returncode}):\n{done.stdout}\n{done.stderr}"
     return json.loads([line for line in done.stdout.splitlines() if line.startswith("{")][-1])
@@ -206,7 +206,7 @@ def test_two_processes_share_one_rotating_refresh_token(shared_db, tmp_path):
         _step(env, "expire", "bob")
 
         go = tmp_path / "go"
-        racers = [subprocess.Popen([sys.executable, "-m", "llm_mcp_tests.oauth_steps", "call", "bob", str(go)],
+        racers = [subprocess.Popen([sys.executable, "-m", "llm_mcp_tests.support.oauth_steps", "call", "bob", str(go)],
                                    cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
                   for _ in range(2)]
         deadline = time.monotonic() + STEP_TIMEOUT

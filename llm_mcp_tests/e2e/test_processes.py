@@ -1,7 +1,7 @@
 """Chats and credentials across real processes: a crash mid-turn, two processes refreshing one
 credential, and a Celery worker resuming a chat approved through a view (issue 5).
 
-Every step runs in its own process (``llm_mcp_tests/steps.py``) on a database they share: an
+Every step runs in its own process (``llm_mcp_tests/support/steps.py``) on a database they share: an
 SQLite file, or, in the PostgreSQL run of ``make test`` (marker ``db``), a fresh database on
 the throwaway PostgreSQL server.
 """
@@ -9,62 +9,19 @@ the throwaway PostgreSQL server.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import time
-import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from llm_mcp.testing.scripted_model import ScriptedModel, reply, tool_call, turn
 
-from .conftest import REPO_ROOT
-from .services import ServiceError, redis_server
+from llm_mcp_tests.support.processes import REPO_ROOT
+from llm_mcp_tests.support.workers import STEP_TIMEOUT, step
 
 pytestmark = [pytest.mark.db, pytest.mark.slow]
-
-STEP_TIMEOUT = 60
-
-
-@pytest.fixture
-def shared_db(tmp_path: Path) -> Iterator[dict[str, str]]:
-    """Environment variables naming a migrated database that several processes can open."""
-    env = {key: value for key, value in os.environ.items() if not key.startswith("PYTEST_")}
-    env.pop("CELERY_BROKER_URL", None)
-    name = None
-    if os.environ.get("DJANGO_DB_ENGINE") == "postgresql":
-        import psycopg
-
-        name = f"llm_mcp_proc_{uuid.uuid4().hex[:12]}"
-        url = os.environ["LLM_MCP_TEST_POSTGRES_URL"]
-        with psycopg.connect(url, autocommit=True) as admin:
-            admin.execute(f'CREATE DATABASE "{name}"')
-        env["DJANGO_DB_NAME"] = name
-    else:
-        env["DJANGO_DB_PATH"] = str(tmp_path / "shared.sqlite3")
-    migrate = subprocess.run([sys.executable, "manage.py", "migrate", "--verbosity", "0"], cwd=REPO_ROOT,
-                             env=env, capture_output=True, text=True, timeout=STEP_TIMEOUT)
-    assert migrate.returncode == 0, migrate.stderr
-    yield env
-    if name is not None:
-        import psycopg
-
-        with psycopg.connect(os.environ["LLM_MCP_TEST_POSTGRES_URL"], autocommit=True) as admin:
-            admin.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
-
-
-def step(env: dict[str, str], *args: str, check: bool = True) -> subprocess.CompletedProcess:
-    """Run one step in a new process; its JSON output is on ``.json``."""
-    done = subprocess.run([sys.executable, "-m", "llm_mcp_tests.steps", *args], cwd=REPO_ROOT, env=env,
-                          capture_output=True, text=True, timeout=STEP_TIMEOUT)
-    if check:
-        assert done.returncode == 0, f"step {args} failed ({done.returncode}):\n{done.stdout}\n{done.stderr}"
-    lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
-    done.json = json.loads(lines[-1]) if lines else None  # type: ignore[attr-defined]
-    return done
 
 
 def test_two_processes_refreshing_one_credential_refresh_once(shared_db, tmp_path):
@@ -73,7 +30,7 @@ def test_two_processes_refreshing_one_credential_refresh_once(shared_db, tmp_pat
     uses the token it stored."""
     step(shared_db, "write", "oauth:linear:user:1", json.dumps({"access_token": "at-1", "refresh_token": "rt-1"}))
     log = tmp_path / "refreshes.log"
-    racers = [subprocess.Popen([sys.executable, "-m", "llm_mcp_tests.steps", "refresh", "oauth:linear:user:1",
+    racers = [subprocess.Popen([sys.executable, "-m", "llm_mcp_tests.support.steps", "refresh", "oauth:linear:user:1",
                                 str(log)], cwd=REPO_ROOT, env=shared_db, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True) for _ in range(2)]
     outputs = []
@@ -122,7 +79,7 @@ def test_cancel_from_another_process_stops_the_running_turn(shared_db, tmp_path)
     with ScriptedModel() as model:
         env["LLM_MCP_TEST_BASE_URL"] = model.openai_base_url
         model.add(turn(tool_calls=[tool_call("slow", {}, id="call_s"), tool_call("count", {"label": "b"}, id="call_b")]))
-        running = subprocess.Popen([sys.executable, "-m", "llm_mcp_tests.steps", "crash-turn", "Go"], cwd=REPO_ROOT,
+        running = subprocess.Popen([sys.executable, "-m", "llm_mcp_tests.support.steps", "crash-turn", "Go"], cwd=REPO_ROOT,
                                    env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         chat_id = str(json.loads(running.stdout.readline())["chat"])
         deadline = time.monotonic() + STEP_TIMEOUT
@@ -137,42 +94,6 @@ def test_cancel_from_another_process_stops_the_running_turn(shared_db, tmp_path)
         assert [c["result"] for c in state["calls"]] == ["slow done", "The call was cancelled before it finished."]
         assert not runs.exists()  # count never ran
         assert len(model.requests) == 1
-
-
-@pytest.fixture(scope="module")
-def redis_url() -> Iterator[str]:
-    try:
-        with redis_server() as server:
-            yield server.url
-    except ServiceError as exc:
-        if os.environ.get("CI"):
-            raise
-        pytest.skip(f"no Redis server here: {exc}")
-
-
-@pytest.fixture
-def worker(shared_db, redis_url, model, tmp_path) -> Iterator[dict[str, str]]:
-    """A real Celery worker process (``celery -A example_project worker``) on Redis, whose
-    chats talk to this test's scripted ``model``."""
-    env = {**shared_db, "CELERY_BROKER_URL": redis_url, "LLM_MCP_TEST_BASE_URL": model.openai_base_url,
-           "LLM_MCP_TEST_RUNS": str(tmp_path / "runs")}
-    log = open(tmp_path / "worker.log", "w")  # noqa: SIM115 - closed below
-    proc = subprocess.Popen([sys.executable, "-m", "celery", "-A", "example_project", "worker", "--pool", "solo",
-                             "--without-gossip", "--without-mingle", "--without-heartbeat", "--loglevel", "INFO"],
-                            cwd=REPO_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-    deadline = time.monotonic() + 30
-    while "ready" not in (tmp_path / "worker.log").read_text():
-        assert proc.poll() is None and time.monotonic() < deadline, (tmp_path / "worker.log").read_text()
-        time.sleep(0.1)
-    env["WORKER_LOG"] = str(tmp_path / "worker.log")
-    yield env
-    proc.terminate()
-    try:
-        proc.wait(10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
-    log.close()
 
 
 def test_a_celery_job_resumes_a_chat_approved_through_a_view(worker, model):

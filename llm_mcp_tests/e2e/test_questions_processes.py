@@ -16,8 +16,8 @@ import pytest
 
 from llm_mcp.testing.scripted_model import reply, tool_call
 
-from .servers.questions import DEPLOY_STATE
-from .test_processes import redis_url, shared_db, step, worker  # noqa: F401, F811 - fixtures used here
+from llm_mcp_tests.support.servers.questions import DEPLOY_STATE
+from llm_mcp_tests.support.workers import step
 
 pytestmark = [pytest.mark.db, pytest.mark.slow]
 

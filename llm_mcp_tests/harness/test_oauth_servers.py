@@ -1,4 +1,4 @@
-"""The OAuth test servers themselves (llm_mcp_tests/oauth_servers.py), driven with plain httpx.
+"""The OAuth test servers themselves (llm_mcp_tests/support/oauth_servers.py), driven with plain httpx.
 
 These prove the test infrastructure the authorization tests rely on behaves as the RFCs say,
 independently of the client under test: PKCE S256 is required and checked, refresh tokens
@@ -20,8 +20,8 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 import httpx
 import pytest
 
-from .conftest import REPO_ROOT
-from .oauth_servers import OAuthServers, oauth_servers
+from llm_mcp_tests.support.processes import REPO_ROOT
+from llm_mcp_tests.support.oauth_servers import OAuthServers, oauth_servers
 
 REDIRECT = "http://127.0.0.1:9/callback"
 
@@ -203,9 +203,9 @@ def test_client_credentials_and_dynamic_registration(servers):
 
 @pytest.mark.slow
 def test_servers_run_in_a_process_of_their_own():
-    """``python -m llm_mcp_tests.oauth_servers`` prints the URLs; the logs and the expiry are
+    """``python -m llm_mcp_tests.support.oauth_servers`` prints the URLs; the logs and the expiry are
     reachable over HTTP (``/_test/log``, ``/_test/expire``)."""
-    process = subprocess.Popen([sys.executable, "-m", "llm_mcp_tests.oauth_servers", "--lifetime", "120"],
+    process = subprocess.Popen([sys.executable, "-m", "llm_mcp_tests.support.oauth_servers", "--lifetime", "120"],
                                cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         urls = json.loads(process.stdout.readline())

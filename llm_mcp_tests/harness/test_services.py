@@ -1,4 +1,4 @@
-"""The throwaway PostgreSQL and Redis servers of llm_mcp_tests/services.py are real servers.
+"""The throwaway PostgreSQL and Redis servers of llm_mcp_tests/support/services.py are real servers.
 
 Without the server binaries these tests skip, except under CI (CI=true), where
 .ci/run installs them and a missing binary is a failure.
@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from llm_mcp_tests import services
-from llm_mcp_tests.services import ServiceError, port_open, postgres_server, redis_server
+from llm_mcp_tests.support import services
+from llm_mcp_tests.support.services import ServiceError, port_open, postgres_server, redis_server
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 def _need(finder) -> None:
@@ -42,7 +42,7 @@ def need_redis() -> None:
 
 
 def _cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "llm_mcp_tests.services", *args], cwd=REPO_ROOT, check=False,
+    return subprocess.run([sys.executable, "-m", "llm_mcp_tests.support.services", *args], cwd=REPO_ROOT, check=False,
                           capture_output=True, text=True, timeout=120, env=env)
 
 

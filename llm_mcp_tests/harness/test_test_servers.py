@@ -13,8 +13,8 @@ from typing import Any
 import httpx
 import pytest
 
-from llm_mcp_tests.servers import echo_server, raw_stdio
-from llm_mcp_tests.servers import raw_http as raw_http_module
+from llm_mcp_tests.support.servers import echo_server, raw_stdio
+from llm_mcp_tests.support.servers import raw_http as raw_http_module
 
 MODERN = "2026-07-28"
 ENVELOPE = {

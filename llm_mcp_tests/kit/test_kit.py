@@ -544,9 +544,9 @@ def test_running_server_reports_a_server_that_will_not_start() -> None:
 
 def test_stdio_command_from_running_server(mcp_test_server: Any) -> None:
     """MCP-KIT-01: the fixture's stdio form yields the argv; the client starts the process."""
-    running = mcp_test_server("llm_mcp_tests.servers.seed_tools", transport="stdio", era="handshake")
-    assert running.command[1:] == ["-m", "llm_mcp_tests.servers.seed_tools", "--era", "handshake"]
-    assert mcp_test_server("llm_mcp_tests.servers.seed_tools", transport="stdio", era="handshake") is running
+    running = mcp_test_server("llm_mcp_tests.support.servers.seed_tools", transport="stdio", era="handshake")
+    assert running.command[1:] == ["-m", "llm_mcp_tests.support.servers.seed_tools", "--era", "handshake"]
+    assert mcp_test_server("llm_mcp_tests.support.servers.seed_tools", transport="stdio", era="handshake") is running
     with running.mcp(timeout=20) as client:
         assert client.protocol_version == "2025-11-25"
         assert client.call("double", number="4").text == "4 doubled is 8"
@@ -862,7 +862,7 @@ def test_templates_with_the_same_name_or_uri_template_refused() -> None:
 ])
 def test_command_line_values_checked(argv: list[str], words: str) -> None:
     """Review bug 14: bad --page-size and --http values are argparse errors, not tracebacks."""
-    done = subprocess.run([sys.executable, "-m", "llm_mcp_tests.servers.seed_tools", *argv], capture_output=True,
+    done = subprocess.run([sys.executable, "-m", "llm_mcp_tests.support.servers.seed_tools", *argv], capture_output=True,
                           text=True, timeout=60, check=False, stdin=subprocess.DEVNULL)
     assert done.returncode == 2 and words in done.stderr and "Traceback" not in done.stderr
 
@@ -870,7 +870,7 @@ def test_command_line_values_checked(argv: list[str], words: str) -> None:
 # --------------------------------------------------------------------------- review: running servers
 
 
-SEED = "llm_mcp_tests.servers.seed_tools"
+SEED = "llm_mcp_tests.support.servers.seed_tools"
 
 
 def _module(tmp_path: Any, name: str, source: str) -> str:

@@ -8,7 +8,7 @@
         authority.token_requests()      # what the token endpoint received
         mcp.requests                    # what the MCP server received (headers, JSON body, status)
 
-* :class:`Authority` turns a :class:`~llm_mcp_tests.recording_as.RecordingAS` into an
+* :class:`Authority` turns a :class:`~llm_mcp_tests.support.recording_as.RecordingAS` into an
   authorization server: metadata (RFC 8414), an authorization endpoint that approves at once
   (redirect with ``code``, ``state`` and ``iss``), a token endpoint issuing opaque tokens, bound
   to the DPoP proof's key when the request carries one (RFC 9449 §5; the proof is verified),
@@ -39,7 +39,7 @@ from joserfc.errors import JoseError
 from joserfc.jwk import ECKey
 
 from llm_mcp.testing import Server, Tool
-from llm_mcp_tests.recording_as import Answer, Recorded, RecordingAS
+from llm_mcp_tests.support.recording_as import Answer, Recorded, RecordingAS
 
 __all__ = ["AS_NONCE", "RS_NONCE", "Authority", "FileStore", "ProtectedMCP", "verify_proof"]
 

@@ -20,7 +20,7 @@ Built for the tests of issue 6 (authorization) with authlib's server side:
   and the protected resource metadata (RFC 9728) at the path-based and root well-known URLs.
 
 Both run in this process by default and share their token table, so the MCP server checks
-tokens without a network round trip. ``python -m llm_mcp_tests.oauth_servers`` runs them
+tokens without a network round trip. ``python -m llm_mcp_tests.support.oauth_servers`` runs them
 in a process of their own (prints one JSON line with the URLs); tests then read the logs over
 HTTP: ``GET {issuer}/_test/log`` and ``POST {issuer}/_test/expire`` / ``/_test/forget-clients``.
 """
@@ -912,7 +912,7 @@ def oauth_servers(**options: Any) -> Iterator[OAuthServers]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m llm_mcp_tests.oauth_servers [--lifetime S] [--token-delay S]``: run both
+    """``python -m llm_mcp_tests.support.oauth_servers [--lifetime S] [--token-delay S]``: run both
     servers until killed; prints ``{"issuer", "mcp_url", "metadata_url"}`` as one JSON line."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--lifetime", type=int, default=3600, help="access token lifetime, seconds")

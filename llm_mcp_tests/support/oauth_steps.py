@@ -1,9 +1,9 @@
 """Steps of the authorization tests that run in processes of their own:
-``python -m llm_mcp_tests.oauth_steps STEP ...``, each printing one JSON line on stdout.
+``python -m llm_mcp_tests.support.oauth_steps STEP ...``, each printing one JSON line on stdout.
 
-The database comes from the environment as in ``llm_mcp_tests/steps.py`` (``DJANGO_DB_PATH``,
+The database comes from the environment as in ``llm_mcp_tests/support/steps.py`` (``DJANGO_DB_PATH``,
 or ``DJANGO_DB_ENGINE=postgresql`` and ``DJANGO_DB_*``); the protected MCP server's URL from
-``LLM_MCP_TEST_OAUTH_MCP_URL`` (the test runs :class:`~llm_mcp_tests.oauth_servers.OAuthServers`).
+``LLM_MCP_TEST_OAUTH_MCP_URL`` (the test runs :class:`~llm_mcp_tests.support.oauth_servers.OAuthServers`).
 
 * ``connect USERNAME``    create the user, connect :class:`ProtectedServer` through the views
                           (Django's test client; the authorization server approves at once)
@@ -82,7 +82,7 @@ def main(argv: list[str]) -> int:
     from django.conf import settings
     from django.test import Client
 
-    settings.LLM_MCP = {**settings.LLM_MCP, "OAUTH_SERVERS": {"protected": "llm_mcp_tests.oauth_steps.ProtectedServer"}}
+    settings.LLM_MCP = {**settings.LLM_MCP, "OAUTH_SERVERS": {"protected": "llm_mcp_tests.support.oauth_steps.ProtectedServer"}}
     step, username, *args = argv
     out: dict[str, Any]
     if step == "connect":

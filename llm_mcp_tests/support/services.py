@@ -4,7 +4,7 @@ Each server runs on ``127.0.0.1`` on a free port, with its files in a fresh
 temporary directory, and is stopped (and the directory removed) when its context
 manager exits::
 
-    from llm_mcp_tests.services import postgres_server, redis_server
+    from llm_mcp_tests.support.services import postgres_server, redis_server
 
     with postgres_server() as pg:          # PostgresServer
         psycopg.connect(pg.url)            # postgresql://llm_mcp:...@127.0.0.1:PORT/llm_mcp
@@ -15,8 +15,8 @@ manager exits::
 
 Or around a command (the way the Makefile runs the ``db`` tests on PostgreSQL)::
 
-    python -m llm_mcp_tests.services postgres -- python -m pytest -m db
-    python -m llm_mcp_tests.services postgres redis -- COMMAND ...
+    python -m llm_mcp_tests.support.services postgres -- python -m pytest -m db
+    python -m llm_mcp_tests.support.services postgres redis -- COMMAND ...
 
 which exports ``DJANGO_DB_*`` (see example_project/settings.py) and
 ``LLM_MCP_TEST_POSTGRES_URL`` for ``postgres``, ``LLM_MCP_TEST_REDIS_URL`` for
@@ -448,7 +448,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         names, command = argv, []
     parser = argparse.ArgumentParser(
-        prog="python -m llm_mcp_tests.services",
+        prog="python -m llm_mcp_tests.support.services",
         description="Start throwaway servers, run COMMAND with their environment variables, stop them. "
                     "postgres exports DJANGO_DB_ENGINE=postgresql, DJANGO_DB_HOST/PORT/NAME/USER/PASSWORD and "
                     "LLM_MCP_TEST_POSTGRES_URL; redis exports LLM_MCP_TEST_REDIS_URL.",
@@ -466,18 +466,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             try:
                 server = stack.enter_context(SERVICES[name]())
             except ServiceError as exc:
-                print(f"llm_mcp_tests.services: {name}: {exc}", file=sys.stderr)
+                print(f"llm_mcp_tests.support.services: {name}: {exc}", file=sys.stderr)
                 return 1
             env.update(server.env())
             if args.verbose:
-                print(f"llm_mcp_tests.services: {name} on {server.host}:{server.port} "
+                print(f"llm_mcp_tests.support.services: {name} on {server.host}:{server.port} "
                       f"(started in {server.startup_seconds:.2f} s)", file=sys.stderr)
         # The servers stop (ExitStack) after the command, also on Ctrl-C or SIGTERM.
         previous = signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
         try:
             code = subprocess.call(command, env=env)
         except OSError as exc:
-            print(f"llm_mcp_tests.services: cannot run {command[0]!r}: {exc}", file=sys.stderr)
+            print(f"llm_mcp_tests.support.services: cannot run {command[0]!r}: {exc}", file=sys.stderr)
             return 127
         finally:
             signal.signal(signal.SIGTERM, previous)

@@ -1,4 +1,4 @@
-"""Steps of the cross-process tests, each run in its own process: ``python -m llm_mcp_tests.steps STEP ...``.
+"""Steps of the cross-process tests, each run in its own process: ``python -m llm_mcp_tests.support.steps STEP ...``.
 
 The database comes from the environment (``DJANGO_DB_PATH`` for an SQLite file, or
 ``DJANGO_DB_ENGINE=postgresql`` and ``DJANGO_DB_*``), the scripted model from
@@ -33,7 +33,7 @@ from typing import Any
 
 import llm_mcp
 from llm_mcp.chat import ChatTool
-from llm_mcp_tests.conftest import ECHO_SERVER, PYTHON, REPO_ROOT
+from llm_mcp_tests.support.processes import ECHO_SERVER, PYTHON, REPO_ROOT
 
 
 def options() -> dict[str, Any]:
@@ -112,7 +112,7 @@ class Questions(llm_mcp.MCP):
     env = {"PYTHONPATH": str(REPO_ROOT)}
 
     def server_command(self) -> list[str]:
-        return [PYTHON, "-m", "llm_mcp_tests.servers.questions", "--era", "modern", "--context",
+        return [PYTHON, "-m", "llm_mcp_tests.support.servers.questions", "--era", "modern", "--context",
                 f"record={os.environ['LLM_MCP_TEST_RUNS']}.questions.jsonl"]
 
 

@@ -5,7 +5,7 @@
     with store.synchronize(key): ...      # no other process holds ``key`` meanwhile
 
 The kind of store an app without Django writes for several worker processes (MCP-CRED-07).
-``python -m llm_mcp_tests.oauth_file_store STORE_PATH MCP_URL OWNER`` is a worker: it calls
+``python -m llm_mcp_tests.support.stores STORE_PATH MCP_URL OWNER`` is a worker: it calls
 the ``add`` tool of the protected test server with the stored credentials and prints the result.
 """
 

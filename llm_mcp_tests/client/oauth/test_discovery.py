@@ -14,7 +14,7 @@ import pytest
 import llm_mcp
 from llm_mcp.client.config import config, configure
 from llm_mcp.client.oauth import MemoryStore
-from llm_mcp_tests.oauth_fakes import FakeServer
+from llm_mcp_tests.support.oauth_fakes import FakeServer
 
 REDIRECT = "http://127.0.0.1:8000/callback"
 

@@ -20,14 +20,14 @@ import llm_mcp
 from llm_mcp.client.config import config, configure
 from llm_mcp.client.oauth.dpop import DPoPKey, required
 from llm_mcp.client.oauth.store import MemoryStore
-from llm_mcp_tests.machine_servers import (
+from llm_mcp_tests.support.machine_servers import (
     AS_NONCE,
     RS_NONCE,
     Authority,
     FileStore,
     ProtectedMCP,
 )
-from llm_mcp_tests.recording_as import RecordingAS
+from llm_mcp_tests.support.recording_as import RecordingAS
 
 
 def test_required_by_the_challenge_scheme_or_the_resource_metadata():
@@ -54,7 +54,7 @@ def test_an_authorization_server_that_merely_supports_dpop_does_not_require_it()
 # --------------------------------------------------------------------------- end to end
 
 SECRET = "dpop-client-secret-77"
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 
 
 @pytest.fixture
@@ -156,7 +156,7 @@ def test_the_key_is_reused_by_another_process(authority, tmp_path):
             script = (
                 "import sys, llm_mcp\n"
                 "from llm_mcp.client.config import configure\n"
-                "from llm_mcp_tests.machine_servers import FileStore\n"
+                "from llm_mcp_tests.support.machine_servers import FileStore\n"
                 "configure(credential_store=FileStore(sys.argv[1]))\n"
                 "server = llm_mcp.mcp(url=sys.argv[2], name='reports', oauth={'grant': 'client_credentials',"
                 " 'client_id': 'reports', 'client_secret': sys.argv[3]})\n"

@@ -18,8 +18,8 @@ import llm_mcp
 from llm_mcp.client.config import Config, config, configure
 from llm_mcp.client.oauth import MemoryStore, credential_key
 from llm_mcp.client.oauth.settings import RESERVED_PARAMS
-from llm_mcp_tests.oauth_fakes import FakeServer
-from llm_mcp_tests.oauth_servers import OAuthServers, oauth_servers
+from llm_mcp_tests.support.oauth_fakes import FakeServer
+from llm_mcp_tests.support.oauth_servers import OAuthServers, oauth_servers
 
 REDIRECT = "http://127.0.0.1:8000/callback"
 
@@ -702,7 +702,7 @@ def test_processes_refreshing_one_grant_take_turns_through_synchronize(tmp_path)
     import subprocess
     import sys
 
-    from llm_mcp_tests.oauth_file_store import FileStore
+    from llm_mcp_tests.support.stores import FileStore
 
     shared = FileStore(str(tmp_path / "credentials.json"))
     previous = config.credential_store
@@ -713,7 +713,7 @@ def test_processes_refreshing_one_grant_take_turns_through_synchronize(tmp_path)
             connect(server, servers)
             expire(shared, credential_key(servers.mcp_url, "shared-owner"))
             env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-            workers = [subprocess.Popen([sys.executable, "-m", "llm_mcp_tests.oauth_file_store", shared.path,
+            workers = [subprocess.Popen([sys.executable, "-m", "llm_mcp_tests.support.stores", shared.path,
                                          servers.mcp_url, "shared-owner"], stdout=subprocess.PIPE,
                                         stderr=subprocess.PIPE, text=True, env=env) for _ in range(2)]
             outputs = [worker.communicate(timeout=120) for worker in workers]

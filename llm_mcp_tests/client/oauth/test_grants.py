@@ -29,7 +29,7 @@ from llm_mcp.client.oauth.grants import (
     fetch_token,
 )
 from llm_mcp.client.oauth.settings import OAuthSettings
-from llm_mcp_tests.recording_as import RecordingAS
+from llm_mcp_tests.support.recording_as import RecordingAS
 
 RESOURCE = "https://mcp.example.com/mcp"
 SECRET = "cc-secret-value-9876"

@@ -1,5 +1,5 @@
 """Tokens without a user, through the public API (``llm_mcp.MCP`` with ``oauth``), against a real
-authorization server, identity provider and MCP server on 127.0.0.1 (llm_mcp_tests.machine_servers):
+authorization server, identity provider and MCP server on 127.0.0.1 (llm_mcp_tests.support.machine_servers):
 client credentials, signed client assertions, workload assertions, enterprise single sign-on."""
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ from llm_mcp.client.oauth.grants import (
     JWT_BEARER,
 )
 from llm_mcp.client.oauth.store import MemoryStore
-from llm_mcp_tests.machine_servers import Authority, ProtectedMCP
-from llm_mcp_tests.recording_as import RecordingAS
+from llm_mcp_tests.support.machine_servers import Authority, ProtectedMCP
+from llm_mcp_tests.support.recording_as import RecordingAS
 
 SECRET = "reports-secret-1f2e3d"
 IDP_SECRET = "okta-secret-4c5b6a"
@@ -331,9 +331,9 @@ def test_every_request_declares_the_enterprise_extension(authority, idp, era):
 
 
 def test_client_credentials_against_the_authlib_authorization_server():
-    """MCP-CC-01, MCP-CC-03 against authlib's server side (llm_mcp_tests.oauth_servers): the secret it
+    """MCP-CC-01, MCP-CC-03 against authlib's server side (llm_mcp_tests.support.oauth_servers): the secret it
     checks is accepted, a wrong one is refused with its reason."""
-    from llm_mcp_tests.oauth_servers import oauth_servers
+    from llm_mcp_tests.support.oauth_servers import oauth_servers
 
     with oauth_servers() as servers:
         servers.register_client("reports", secret=SECRET)

@@ -13,8 +13,8 @@ import llm_mcp
 from llm_mcp.client.config import config, configure
 from llm_mcp.client.oauth import MemoryStore, credential_key
 from llm_mcp.client.oauth.grants import CLIENT_CREDENTIALS_EXTENSION
-from llm_mcp_tests.machine_servers import Authority, ProtectedMCP
-from llm_mcp_tests.recording_as import RecordingAS
+from llm_mcp_tests.support.machine_servers import Authority, ProtectedMCP
+from llm_mcp_tests.support.recording_as import RecordingAS
 
 SECRET = "review-client-secret-31"
 
@@ -92,13 +92,13 @@ def test_the_oauth_package_exports_what_the_docs_name():
 @pytest.fixture
 def oauth_servers_for_views(monkeypatch, settings):
     """The test authorization and MCP servers, listed as ``protected`` in ``OAUTH_SERVERS``."""
-    from llm_mcp_tests.oauth_servers import oauth_servers
-    from llm_mcp_tests.oauth_steps import MCP_URL_ENV
+    from llm_mcp_tests.support.oauth_servers import oauth_servers
+    from llm_mcp_tests.support.oauth_steps import MCP_URL_ENV
 
     with oauth_servers() as running:
         monkeypatch.setenv(MCP_URL_ENV, running.mcp_url)
         settings.LLM_MCP = {**settings.LLM_MCP,
-                            "OAUTH_SERVERS": {"protected": "llm_mcp_tests.oauth_steps.ProtectedServer"}}
+                            "OAUTH_SERVERS": {"protected": "llm_mcp_tests.support.oauth_steps.ProtectedServer"}}
         yield running
 
 
@@ -193,7 +193,7 @@ def test_an_explicit_none_owner_is_refused_but_no_owner_is_the_application(store
 
 @pytest.fixture(scope="module")
 def user_servers():
-    from llm_mcp_tests.oauth_servers import oauth_servers
+    from llm_mcp_tests.support.oauth_servers import oauth_servers
 
     with oauth_servers() as running:
         yield running
@@ -425,7 +425,7 @@ def test_a_huge_foreign_identifier_is_cut_in_the_refusal(store, document):
     """The refusals name what they refuse without copying 200 KB of it: a protected resource
     metadata ``resource`` or an authorization server ``issuer`` that is another (huge) value
     raises ``MCPError`` with a message of reasonable length."""
-    from llm_mcp_tests.oauth_fakes import FakeServer
+    from llm_mcp_tests.support.oauth_fakes import FakeServer
 
     huge = "https://evil.example/" + "x" * 200_000
     with FakeServer() as site:
@@ -514,7 +514,7 @@ def test_a_declined_authorization_is_finished_by_the_client(oauth_servers_for_vi
 
     from django.urls import reverse
 
-    from llm_mcp_tests.oauth_steps import ProtectedServer
+    from llm_mcp_tests.support.oauth_steps import ProtectedServer
 
     servers = oauth_servers_for_views
     client = _browser(alice)

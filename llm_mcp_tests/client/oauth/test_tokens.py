@@ -24,7 +24,7 @@ from llm_mcp.client.oauth.tokens import (
     choose_auth_method,
     request_token,
 )
-from llm_mcp_tests.recording_as import RecordingAS
+from llm_mcp_tests.support.recording_as import RecordingAS
 
 SECRET = "s3cr3t:with spaces+plus&amp"
 

@@ -1,6 +1,6 @@
 """A client for the official MCP conformance suite, using only llm_mcp's public API.
 
-The suite runs ``python -m llm_mcp_tests.conformance_client <server URL>`` with
+The suite runs ``python -m llm_mcp_tests.support.conformance.client <server URL>`` with
 ``MCP_CONFORMANCE_SCENARIO`` (and, for some scenarios, ``MCP_CONFORMANCE_CONTEXT``, JSON)
 in the environment, and judges what reaches its server. Exit status 0 means the client
 did its part; the suite decides whether the scenario passed.
@@ -35,13 +35,13 @@ def call_every_tool(server: llm_mcp.MCP) -> None:
 
 # Scenario families with their own module (each exposes ``run(scenario, url, context)``).
 FAMILIES = {
-    "auth/client-credentials-": "llm_mcp_tests.conformance_machine",
-    "auth/enterprise-managed-authorization": "llm_mcp_tests.conformance_machine",
-    "auth/dpop": "llm_mcp_tests.conformance_machine",
-    "auth/wif-": "llm_mcp_tests.conformance_machine",
-    "auth/": "llm_mcp_tests.conformance_auth",
-    "sep-2322-": "llm_mcp_tests.conformance_questions",
-    "elicitation-": "llm_mcp_tests.conformance_questions",
+    "auth/client-credentials-": "llm_mcp_tests.support.conformance.machine",
+    "auth/enterprise-managed-authorization": "llm_mcp_tests.support.conformance.machine",
+    "auth/dpop": "llm_mcp_tests.support.conformance.machine",
+    "auth/wif-": "llm_mcp_tests.support.conformance.machine",
+    "auth/": "llm_mcp_tests.support.conformance.auth",
+    "sep-2322-": "llm_mcp_tests.support.conformance.questions",
+    "elicitation-": "llm_mcp_tests.support.conformance.questions",
 }
 
 
@@ -78,7 +78,7 @@ def run(scenario: str, url: str) -> None:
 def main(argv: list[str]) -> int:
     logging.basicConfig(level=logging.INFO, stream=sys.stderr)
     if len(argv) < 2:
-        print("usage: python -m llm_mcp_tests.conformance_client SERVER_URL", file=sys.stderr)
+        print("usage: python -m llm_mcp_tests.support.conformance.client SERVER_URL", file=sys.stderr)
         return 2
     run(os.environ.get("MCP_CONFORMANCE_SCENARIO", ""), argv[-1])
     return 0

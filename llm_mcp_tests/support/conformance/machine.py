@@ -1,6 +1,6 @@
 """The conformance client's part in the authorization extension scenarios (public API only).
 
-``llm_mcp_tests.conformance_client`` dispatches these scenarios here:
+``llm_mcp_tests.support.conformance.client`` dispatches these scenarios here:
 
 * ``auth/client-credentials-basic`` and ``auth/client-credentials-jwt``: ``grant="client_credentials"``
   with the context's secret or private key (``io.modelcontextprotocol/oauth-client-credentials``);

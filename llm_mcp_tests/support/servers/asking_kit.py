@@ -2,7 +2,7 @@
 
 Usage::
 
-    python -m llm_mcp_tests.servers.asking_kit [--http PORT] [--era modern|handshake|auto]
+    python -m llm_mcp_tests.support.servers.asking_kit [--http PORT] [--era modern|handshake|auto]
 
 Tools:
 

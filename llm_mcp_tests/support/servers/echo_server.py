@@ -2,10 +2,10 @@
 
 Usage::
 
-    python -m llm_mcp_tests.servers.echo_server [--era auto|modern|handshake]
+    python -m llm_mcp_tests.support.servers.echo_server [--era auto|modern|handshake]
         [--http PORT] [--json-response] [--many-tools N] [--page-size N]
 
-(``python llm_mcp_tests/servers/echo_server.py ...`` works too: the module only
+(``python llm_mcp_tests/support/servers/echo_server.py ...`` works too: the module only
 imports ``mcp``, ``llm_mcp.testing`` and the standard library.)
 
 * stdio is the default transport; ``--http PORT`` serves Streamable HTTP on

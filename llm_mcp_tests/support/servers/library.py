@@ -2,7 +2,7 @@
 
 Usage::
 
-    python -m llm_mcp_tests.servers.library [--http PORT] [--era modern|handshake|auto] [--page-size N]
+    python -m llm_mcp_tests.support.servers.library [--http PORT] [--era modern|handshake|auto] [--page-size N]
 
 Lists come two to a page (``--page-size`` changes it), so the client must follow
 ``nextCursor``. An unknown resource URI is answered as the request's revision says:

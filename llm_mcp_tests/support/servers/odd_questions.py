@@ -2,7 +2,7 @@
 
 Usage::
 
-    python -m llm_mcp_tests.servers.odd_questions
+    python -m llm_mcp_tests.support.servers.odd_questions
 
 It answers ``server/discover``, ``tools/list`` and ``tools/call`` of one tool, ``odd(case)``.
 A call without ``inputResponses`` answers an ``InputRequiredResult`` shaped by ``case``; a call

@@ -2,7 +2,7 @@
 
 Usage::
 
-    python -m llm_mcp_tests.servers.progress_sse PORT [RECORD_FILE]
+    python -m llm_mcp_tests.support.servers.progress_sse PORT [RECORD_FILE]
 
 GET ``http://127.0.0.1:PORT/mcp`` opens the event stream (POST there is 405, as a server
 that predates Streamable HTTP answers), whose ``endpoint`` event names ``/messages/?session_id=...``

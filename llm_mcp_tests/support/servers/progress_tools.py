@@ -2,7 +2,7 @@
 
 Usage::
 
-    python -m llm_mcp_tests.servers.progress_tools [--http PORT] [--era modern|handshake|auto]
+    python -m llm_mcp_tests.support.servers.progress_tools [--http PORT] [--era modern|handshake|auto]
         [--context record=/some/file.jsonl] [--json-response]
 
 With ``--context record=PATH``, the server appends one JSON line to PATH for each

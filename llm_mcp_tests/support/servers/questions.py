@@ -2,7 +2,7 @@
 
 Usage::
 
-    python -m llm_mcp_tests.servers.questions [--http PORT] [--era modern|handshake|auto]
+    python -m llm_mcp_tests.support.servers.questions [--http PORT] [--era modern|handshake|auto]
         [--context record=/path/to/file.jsonl]
 
 With ``--context record=PATH`` every ``tools/call`` the server receives is appended to PATH

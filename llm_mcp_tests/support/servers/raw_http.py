@@ -2,7 +2,7 @@
 
 Usage::
 
-    python llm_mcp_tests/servers/raw_http.py --port PORT [--case CASE] [--era handshake|modern]
+    python llm_mcp_tests/support/servers/raw_http.py --port PORT [--case CASE] [--era handshake|modern]
 
 One process serves every case; the case is picked by the URL path:
 

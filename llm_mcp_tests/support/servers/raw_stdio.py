@@ -2,7 +2,7 @@
 
 Usage::
 
-    python llm_mcp_tests/servers/raw_stdio.py [--case CASE] [--era handshake|modern]
+    python llm_mcp_tests/support/servers/raw_stdio.py [--case CASE] [--era handshake|modern]
         [--protocol-version VERSION]
 
 Eras:

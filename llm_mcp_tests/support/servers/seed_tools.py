@@ -2,7 +2,7 @@
 
 Usage::
 
-    python -m llm_mcp_tests.servers.seed_tools [--http PORT] [--era modern|handshake|auto]
+    python -m llm_mcp_tests.support.servers.seed_tools [--http PORT] [--era modern|handshake|auto]
         [--context KEY=VALUE ...] [--page-size N] [--json-response]
 
 stdio by default; ``--http PORT`` serves Streamable HTTP on
