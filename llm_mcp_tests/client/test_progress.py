@@ -1,10 +1,11 @@
-"""Progress, server logs and cancellation (issue 7, checklist section 13, MCP-PROG-01..14).
+"""Progress (issue 7, checklist section 13, MCP-PROG-01..08): ``after_progress`` and
+``after_tool_progress``, the progress token, values that do not grow, and progress a server
+should not send (not a number, too large for a float, another request's token).
 
 Against the project's kit server ``llm_mcp_tests.support.servers.progress_tools`` (which records what
-it received: the request ``_meta``, ``logging/setLevel``, ``notifications/cancelled``) in both
-eras and both transports, and against the npm reference server ``server-everything``.
-Cancellation is observed on the server side: the ``steps`` tool appends a line per step to a
-file, and ``cancelled`` when it is told to stop.
+it received: the request ``_meta``) in both eras and both transports, scripted 2026-07-28 servers,
+a 2024-11-05 HTTP+SSE server, and the npm reference server ``server-everything``. Server logs are
+in ``test_server_logs.py``, cancellation in ``test_cancellation.py``.
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ from typing import Any
 import pytest
 
 import llm_mcp
-from llm_mcp.client.logs import LOG_LEVEL_META, LOG_LEVELS
 from llm_mcp.testing import running_server
 from llm_mcp.testing.scripted_model import reply, tool_call, turn
 
@@ -31,11 +31,9 @@ from llm_mcp_tests.support.progress import (
     settled,
     steps_done,
 )
+import logging
+from llm_mcp_tests.support.scripted import server_of, sse
 
-
-PYTHON_LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "notice": logging.INFO, "warning": logging.WARNING,
-                 "error": logging.ERROR, "critical": logging.CRITICAL, "alert": logging.CRITICAL,
-                 "emergency": logging.CRITICAL}
 
 # What report_progress sends, filtered by hand: 20 (below 30) and the second 30 (not above 30) are dropped.
 DELIVERED = [(10, 100, "starting"), (30, 100, "a third"), (60, None, "no total"), (100, 100, "done")]
@@ -162,72 +160,9 @@ def test_after_tool_progress_in_a_chat(chat_on, model, tmp_path):
         chat.after_tool_progress("not callable")
 
 
-# -- logs ----------------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("transport, era", COMBOS, ids=COMBO_IDS)
-@pytest.mark.parametrize("level", ["warning", "debug"])
-def test_log_level_asks_for_messages_and_writes_them(tmp_path, caplog, transport, era, level):
-    """MCP-PROG-06, MCP-PROG-07: log_level asks the server for messages at that level and above (logLevel
-    meta on 2026-07-28, logging/setLevel in the handshake era) and writes them under llm_mcp.server.kit,
-    notice as INFO and critical/alert/emergency as CRITICAL."""
-    caplog.set_level(logging.DEBUG, logger="llm_mcp.server.kit")
-    with kit(tmp_path, transport, era, log_level=level) as (server, record):
-        assert server.call("log_levels").text == "logged"
-    expected = LOG_LEVELS[LOG_LEVELS.index(level):]
-    written = [(r.levelno, r.getMessage()) for r in caplog.records
-               if r.name == "llm_mcp.server.kit" and r.getMessage().endswith(" message")]
-    assert written == [(PYTHON_LEVELS[name], f"{name} message") for name in expected]
-    meta = received(record, "tools/call")[0]["meta"]
-    if era == "modern":
-        assert meta.get(LOG_LEVEL_META) == level
-        assert received(record, "logging/setLevel") == []
-    else:
-        assert LOG_LEVEL_META not in meta
-        assert [e["level"] for e in received(record, "logging/setLevel")] == [level]
-
-
-@pytest.mark.parametrize("transport, era", COMBOS, ids=COMBO_IDS)
-def test_without_log_level_no_messages_are_asked_for_or_written(tmp_path, caplog, transport, era):
-    """MCP-PROG-08: without log_level no logLevel meta and no logging/setLevel are sent, and messages a
-    handshake-era server sends anyway are not written."""
-    caplog.set_level(logging.DEBUG, logger="llm_mcp.server.kit")
-    with kit(tmp_path, transport, era) as (server, record):
-        assert server.call("log_levels").text == "logged"
-    assert not [r for r in caplog.records if r.getMessage().endswith(" message")]
-    assert LOG_LEVEL_META not in received(record, "tools/call")[0]["meta"]
-    assert received(record, "logging/setLevel") == []
-
-
-def test_messages_sent_anyway_are_not_written(caplog):
-    """MCP-PROG-08: a server that sends notifications/message unasked (the raw C05 server) is not written."""
-    from llm_mcp_tests.support.processes import raw_stdio_command
-
-    caplog.set_level(logging.DEBUG, logger="llm_mcp.server")
-    with llm_mcp.mcp(command=raw_stdio_command("C05", "handshake"), name="unasked") as server:
-        server.client.request("tools/call", {"name": "echo", "arguments": {"message": "x"}})
-    assert not [r for r in caplog.records if r.name == "llm_mcp.server.unasked" and r.getMessage() == "working"]
-
-
-@pytest.mark.parametrize("value", ["verbose", "WARNING", 3, ""])
-def test_log_level_must_be_a_protocol_level(value):
-    """MCP-PROG-07: anything but the eight protocol levels raises ValueError naming the setting."""
-    with pytest.raises(ValueError, match="log_level"):
-        llm_mcp.mcp(url="http://127.0.0.1:9/mcp", log_level=value)
-    with pytest.raises(ValueError, match=r"Noisy\.log_level"):
-        type("Noisy", (llm_mcp.MCP,), {"url": "http://127.0.0.1:9/mcp", "log_level": value})
-    assert LOG_LEVELS == ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
-
-
-# -- cancellation --------------------------------------------------------------------------------
-
-
 # Not stdio-handshake: under CPU load the kit's SDK stdio server (handshake era) sometimes leaves the
 # cancelled tool's worker thread hanging, so the server's side cannot be observed there; the client's
 # notifications/cancelled over stdio is shown on 2026-07-28 stdio, and to older servers on handshake HTTP.
-
-
-# -- the Django chat's persisted flag ------------------------------------------------------------
 
 
 # -- the npm reference server (server-everything speaks the handshake era only) -------------------
@@ -260,31 +195,6 @@ def test_reference_server_without_a_listener_reports_no_progress(request):
             server.call("trigger-long-running-operation", duration=0.2, steps=2)
         assert len([n for n in notifications if n.get("method") == "notifications/progress"]) == 2
     assert [p.value for p in heard] == [1, 2]
-
-
-LEVEL_OF_TEXT = {"Debug-level": "debug", "Info-level": "info", "Notice-level": "notice", "Warning-level": "warning",
-                 "Error-level": "error", "Critical-level": "critical", "Alert level": "alert",
-                 "Emergency-level": "emergency"}
-
-
-def test_reference_server_logs(request, caplog):
-    """MCP-PROG-06, MCP-PROG-07, MCP-PROG-08: server-everything's simulated logging (one message of a random
-    level at once, over stdio) is written under llm_mcp.server.everything at the mapped Python level when
-    log_level asks for it, and not at all without log_level."""
-    caplog.set_level(logging.DEBUG, logger="llm_mcp.server.everything")
-    with reference_server("stdio", request, log_level="debug") as server:
-        server.call("toggle-simulated-logging")
-        server.call("toggle-simulated-logging")  # off again
-    written = [r for r in caplog.records if r.name == "llm_mcp.server.everything" and "message" in r.getMessage()]
-    assert written
-    for record in written:
-        level = next(v for k, v in LEVEL_OF_TEXT.items() if record.getMessage().startswith(k))
-        assert record.levelno == PYTHON_LEVELS[level]
-    caplog.clear()
-    with reference_server("stdio", request) as server:
-        server.call("toggle-simulated-logging")
-        server.call("toggle-simulated-logging")
-    assert not [r for r in caplog.records if "message" in r.getMessage() and "level" in r.getMessage()]
 
 
 # -- 2024-11-05 HTTP+SSE -------------------------------------------------------------------------
@@ -330,25 +240,42 @@ def test_legacy_sse_progress_logs_and_cancel(chat_on, legacy_sse, tmp_path, capl
     assert [c["requestId"] for c in received(record, "notifications/cancelled")] == [steps_call["id"]]
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("era", ["modern", "handshake"])
-def test_a_log_level_on_one_server_object_does_not_reach_another(tmp_path, caplog, era):
-    """Two server objects on one HTTP server: the one with ``log_level="error"`` gets error and
-    above; the other asks for nothing and writes nothing, even after the first set its level."""
-    import logging
+def token(request):
+    return request["params"]["_meta"]["progressToken"]
 
-    from llm_mcp.client.logs import LOG_LEVEL_META
-    from llm_mcp.testing import running_server
 
-    record = tmp_path / "received.jsonl"
-    caplog.set_level(logging.DEBUG, logger="llm_mcp.server")
-    with running_server(SERVER_MODULE, transport="http", era=era, args=["--context", f"record={record}"]) as running:
-        with running.mcp(name="loud", log_level="error") as loud, running.mcp(name="quiet") as quiet:
-            assert loud.call("log_levels").text == "logged"
-            assert quiet.call("log_levels").text == "logged"
-    written = [(r.name, r.getMessage()) for r in caplog.records if r.getMessage().endswith(" message")]
-    assert written == [("llm_mcp.server.loud", f"{level} message")
-                       for level in ("error", "critical", "alert", "emergency")]
-    loud_meta, quiet_meta = (call["meta"] for call in received(record, "tools/call"))
-    assert LOG_LEVEL_META not in quiet_meta
-    assert loud_meta.get(LOG_LEVEL_META) == ("error" if era == "modern" else None)
+def test_progress_with_numbers_too_large_for_a_float_is_ignored(scripted):
+    """A progress value or total that no float holds (a 400-digit integer) is dropped, like NaN:
+    the call's result is not lost to an OverflowError."""
+    def call(request):
+        t = token(request)
+        return sse(request, [("notifications/progress", {"progressToken": t, "progress": 1, "total": 4}),
+                             ("notifications/progress", {"progressToken": t, "progress": 10**400, "total": 4}),
+                             ("notifications/progress", {"progressToken": t, "progress": 2, "total": 10**400}),
+                             ("notifications/progress", {"progressToken": t, "progress": 3, "total": 4})],
+                   {"content": [{"type": "text", "text": "done"}]})
+    reports: list[llm_mcp.Progress] = []
+    server = scripted(server_of({"tools/call": call}))
+    with llm_mcp.mcp(url=server.url, after_progress=reports.append) as client:
+        assert client.call("t").text == "done"
+    assert [(p.value, p.total, p.fraction) for p in reports] == [(1, 4, 0.25), (2, None, None), (3, 4, 0.75)]
+
+
+def test_progress_that_is_not_a_number_goes_back_or_is_for_another_request_is_dropped(scripted):
+    """Strings, booleans, NaN, values not above the last, and another request's token are not
+    delivered; a total of 0 (or below) gives no fraction instead of dividing by zero."""
+    def call(request):
+        t = token(request)
+        reports = [{"progress": "5"}, {"progress": True}, {"progress": float("nan")}, {"progress": -2, "total": 0},
+                   {"progress": 4, "total": -1}, {"progress": 3}, {"progress": float("inf")},
+                   {"progress": 9, "total": 10, "message": 7}, {"progress": 9, "total": 10}]
+        notes = [("notifications/progress", {"progressToken": t, **r}) for r in reports]
+        notes.insert(3, ("notifications/progress", {"progressToken": f"{t}-other", "progress": 50}))
+        notes.append(("notifications/progress", {"progressToken": ["not", "a", "token"], "progress": 99}))
+        return sse(request, notes, {"content": [{"type": "text", "text": "done"}]})
+    reports: list[llm_mcp.Progress] = []
+    server = scripted(server_of({"tools/call": call}))
+    with llm_mcp.mcp(url=server.url, after_progress=reports.append) as client:
+        assert client.call("t").text == "done"
+    assert [(p.value, p.total, p.message, p.fraction) for p in reports] == [
+        (-2, 0, None, None), (4, -1, None, None), (9, 10, None, 0.9)]

@@ -14,6 +14,10 @@ import pytest
 
 import llm_mcp
 from llm_mcp_tests.support.servers import library
+import json
+from llm_mcp.client.prompt import PromptArgument
+from llm_mcp_tests.support.scripted import result, server_of
+
 
 LIBRARY = "llm_mcp_tests.support.servers.library"
 COMBOS = [("stdio", "modern"), ("stdio", "handshake"), ("http", "modern"), ("http", "handshake")]
@@ -130,3 +134,61 @@ def test_template_suggest_with_context(server: llm_mcp.MCP) -> None:
     assert books.suggest(title="", genre="science") == ["Cosmos", "The Selfish Gene"]
     assert books.suggest(title="the", genre="fantasy") == ["The Hobbit"]
     assert books.suggest(title="the") == ["The Hobbit", "The Selfish Gene"]  # no context: every genre
+
+
+def test_suggestions_are_strings_and_at_most_100(scripted):
+    """completion/complete answers at most 100 values (MCP "Completion": maximum 100 items per
+    response): the first 100 strings of a longer answer are kept; values that are not strings are left out."""
+    def complete(request):
+        value = request["params"]["argument"]["value"]
+        values = [f"v{i}" for i in range(500)] if value == "many" else ["ok", 5, None, {"x": 1}, "fine"]
+        return result(request, {"completion": {"values": values, "hasMore": True}})
+    prompts = [{"name": "p", "arguments": [{"name": "a"}]}]
+    server = scripted(server_of({"prompts/list": lambda r: result(r, {"prompts": prompts}),
+                                 "completion/complete": complete}))
+    with llm_mcp.mcp(url=server.url) as client:
+        prompt = client.prompts[0]
+        assert prompt.suggest(a="many") == [f"v{i}" for i in range(100)]
+        assert prompt.suggest(a="mixed") == ["ok", "fine"]
+
+
+def test_a_prompt_listed_with_ill_typed_arguments_does_not_break_the_listing(scripted, caplog):
+    """prompts/list entries whose ``arguments`` is not a list (a number, an object) are listed with
+    no arguments, and argument entries that are not objects with a string name are left out:
+    the other prompts are still there, with no stray TypeError."""
+    prompts = [{"name": "number", "arguments": 5}, {"name": "object", "arguments": {"name": "a"}},
+               {"name": "mixed", "arguments": [{"name": "a", "required": True}, "x", {"name": 3}, None]}]
+    server = scripted(server_of({"prompts/list": lambda r: result(r, {"prompts": prompts})}))
+    with llm_mcp.mcp(url=server.url) as client:
+        assert [(p.name, p.arguments) for p in client.prompts] == [("number", []), ("object", []), ("mixed", ["a"])]
+        assert client.prompts[2].argument_definitions == [PromptArgument("a", None, None, True)]
+
+
+def test_arguments_and_variables_named_self_are_keywords_like_any_other(scripted):
+    """A prompt argument or template variable named ``self`` (any name is valid MCP) can be given
+    to ``fill``, ``suggest``, ``expand`` and ``read``."""
+    prompts = [{"name": "p", "arguments": [{"name": "self"}, {"name": "other"}]}]
+    templates = [{"uriTemplate": "x:/{self}", "name": "t"}]
+
+    def get(request):
+        text = json.dumps(request["params"]["arguments"], sort_keys=True)
+        return result(request, {"messages": [{"role": "user", "content": {"type": "text", "text": text}}]})
+
+    def complete(request):
+        params = request["params"]
+        return result(request, {"completion": {"values": [params["argument"]["name"] + "=" + params["argument"]["value"]]}})
+
+    def read(request):
+        return result(request, {"contents": [{"uri": request["params"]["uri"], "text": "read"}]})
+
+    server = scripted(server_of({"prompts/list": lambda r: result(r, {"prompts": prompts}), "prompts/get": get,
+                                 "completion/complete": complete, "resources/read": read,
+                                 "resources/templates/list": lambda r: result(r, {"resourceTemplates": templates})}))
+    with llm_mcp.mcp(url=server.url) as client:
+        prompt = client.prompts[0]
+        assert prompt.fill(self="me", other="you").messages[0].content == '{"other": "you", "self": "me"}'
+        assert prompt.suggest(self="m", other="you") == ["self=m"]
+        template = client.resource_templates[0]
+        assert template.expand(self="a b") == "x:/a%20b"
+        assert template.read(self="me").uri == "x:/me"
+        assert template.suggest(self="m") == ["self=m"]

@@ -23,6 +23,11 @@ import pytest
 
 import llm_mcp
 from llm_mcp_tests.support.servers import echo_server as E
+import json
+import logging
+import time
+from llm_mcp_tests.support.scripted import DISCOVER, answer, modern, result
+
 
 MODERN = "2026-07-28"
 HANDSHAKE = "2025-11-25"
@@ -588,3 +593,66 @@ def test_result_without_content_is_reported():
     assert result.text == "" and result.structured == {"a": 1}
     assert result.schema_errors == ["content is missing (the protocol requires it)"]
     assert Result({"content": []}).schema_errors == []
+
+
+def test_malformed_content_blocks_are_skipped_and_reported(scripted):
+    """One bad block does not lose the result of a tool that has run."""
+    blocks = [{"type": "text", "text": "kept"}, {"type": "text", "text": 5}, {"type": "image", "data": "!!!!"},
+              {"type": "resource", "resource": "nope"}, 7]
+    server = scripted(modern(lambda r: result(r, {"content": blocks})))
+    with llm_mcp.mcp(url=server.url) as client:
+        outcome = client.call("t")
+    assert outcome.text == "kept" and outcome.attachments == []
+    assert [e.split(" ")[0] for e in outcome.schema_errors] == ["content[1]", "content[2]", "content[3]", "content[4]"]
+
+
+def test_hostile_output_schema_cannot_stall_or_break_calls(scripted):
+    """An outputSchema with a catastrophic regex, an unknown type or a remote $ref costs nothing."""
+    schemas = {"redos": {"type": "object", "properties": {"s": {"type": "string", "pattern": "^(a+)+$"}}},
+               "type": {"type": "object", "properties": {"s": {"type": "nonsense"}}},
+               "ref": {"$ref": "http://127.0.0.1:9/never.json"}}
+    tools = [{"name": name, "inputSchema": {"type": "object"}, "outputSchema": schema}
+             for name, schema in schemas.items()]
+    value = {"s": "a" * 40 + "!"}
+    server = scripted(modern(lambda r: result(r, {"content": [], "structuredContent": value}), tools))
+    started = time.monotonic()
+    with llm_mcp.mcp(url=server.url) as client:
+        outcomes = {name: client.call(name) for name in schemas}
+    assert time.monotonic() - started < 5
+    assert outcomes["redos"].schema_errors == []
+    assert all(o.structured == value for o in outcomes.values())
+    assert outcomes["type"].schema_errors and outcomes["ref"].schema_errors
+
+
+def test_endless_paging_is_refused(scripted):
+    pages = iter(range(10**9))
+
+    def script(request):
+        if request["method"] == "server/discover":
+            return result(request, DISCOVER)
+        return result(request, {"tools": [], "nextCursor": f"page-{next(pages)}"})
+    server = scripted(script)
+    with pytest.raises(llm_mcp.MCPError, match="pages"), llm_mcp.mcp(url=server.url) as client:
+        client.tools
+
+
+@pytest.mark.parametrize("data", [["2026-07-28"], "2026-07-28", None])
+def test_ill_typed_error_data_is_an_mcp_error(scripted, data):
+    """-32022 whose data is not an object: an MCPError, not an AttributeError."""
+    def script(request):
+        return answer({"jsonrpc": "2.0", "id": request["id"],
+                       "error": {"code": -32022, "message": "no", "data": data}}, status=400)
+    server = scripted(script)
+    with pytest.raises(llm_mcp.MCPError), llm_mcp.mcp(url=server.url) as client:
+        client.protocol_version
+
+
+def test_output_check_keeps_a_property_named_pattern(scripted):
+    """Skipping regex keywords must not drop a property that is merely *named* "pattern"."""
+    schema = {"type": "object", "properties": {"pattern": {"type": "integer"}, "s": {"pattern": "^(a+)+$"}}}
+    tools = [{"name": "t", "inputSchema": {"type": "object"}, "outputSchema": schema}]
+    server = scripted(modern(lambda r: result(r, {"content": [], "structuredContent": {"pattern": "x", "s": "!"}}),
+                             tools))
+    with llm_mcp.mcp(url=server.url) as client:
+        outcome = client.call("t")
+    assert len(outcome.schema_errors) == 1 and "'x' is not of type 'integer'" in outcome.schema_errors[0]

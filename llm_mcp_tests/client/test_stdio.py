@@ -11,6 +11,12 @@ import pytest
 
 import llm_mcp
 from llm_mcp_tests.support.processes import raw_stdio_command
+import json
+import logging
+import shlex
+import sys
+import time
+from llm_mcp_tests.support.scripted import result
 
 
 def raw(case="none", era="handshake", **options):
@@ -283,3 +289,66 @@ def test_junk_on_stdout_is_logged_a_bounded_number_of_times(caplog):
     skipped = [r for r in caplog.records if "noisy" in r.getMessage() and "not JSON" in r.getMessage()]
     assert 20 <= len(skipped) <= 22
     assert all(r.levelno == logging.DEBUG for r in skipped)
+
+
+STDIO_HOSTILE = r'''
+import json, os, sys
+mode = sys.argv[1]
+sys.stdout.write("\ufeff")  # a byte order mark first
+for line in sys.stdin:
+    msg = json.loads(line)
+    if "id" not in msg:
+        continue
+    if msg["method"] == "server/discover":
+        res = {"supportedVersions": ["2026-07-28"], "capabilities": {}}
+    elif msg["method"] == "tools/list":
+        res = {"tools": [{"name": "t", "inputSchema": {"type": "object"}}]}
+    else:
+        if mode == "stop_reading":
+            import time; time.sleep(60)
+        if mode == "fork":
+            if os.fork() == 0:
+                import time; time.sleep(60)
+            os._exit(0)
+        junk = [{"jsonrpc": "2.0", "id": [1], "result": {}},
+                {"jsonrpc": "2.0", "method": "notifications/progress", "params": ["x"]},
+                {"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": [1]}}]
+        for item in junk:
+            sys.stdout.write(json.dumps(item) + "\n")
+        sys.stdout.write("[" * 100000 + "\n")
+        res = {"content": [{"type": "text", "text": "survived"}]}
+    sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": res}) + "\n")
+    sys.stdout.flush()
+'''
+
+
+def hostile(mode: str, **options) -> llm_mcp.MCP:
+    return llm_mcp.mcp(command=[sys.executable, "-c", STDIO_HOSTILE, mode], name=f"hostile-{mode}", **options)
+
+
+def test_stdio_ill_typed_ids_params_tokens_and_deep_json_are_skipped():
+    """A BOM, a list id, list params, a list progress token and 100k-deep JSON are skipped."""
+    with hostile("junk") as server:
+        assert server.protocol_version == "2026-07-28"
+        assert server.client.request("tools/call", {"name": "t"}, on_progress=lambda p: None)["content"][0][
+            "text"] == "survived"
+
+
+def test_stdio_server_that_stops_reading_is_bounded():
+    """A server that stops reading its stdin cannot hold a large write past the timeout."""
+    with hostile("stop_reading", timeout=2) as server:
+        server.tools
+        started = time.monotonic()
+        with pytest.raises(llm_mcp.ConnectionError):
+            server.call("t", blob="x" * 2_000_000)
+        assert time.monotonic() - started < 6
+
+
+def test_stdio_server_that_exits_while_a_child_holds_stdout():
+    """The server process ends but a child keeps its stdout open: noticed at once, not at the timeout."""
+    with hostile("fork", timeout=30) as server:
+        server.tools
+        started = time.monotonic()
+        with pytest.raises(llm_mcp.ConnectionError) as info:
+            server.call("t")
+        assert info.value.exit_status == 0 and time.monotonic() - started < 3
