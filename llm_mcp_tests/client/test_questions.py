@@ -2,7 +2,10 @@
 
 The server (``llm_mcp_tests/support/servers/questions.py``) writes what every ``tools/call`` brought
 (id, ``requestState``, ``inputResponses``, client capabilities) to a file, and the tests assert
-on that: what the server really received, not what the client meant to send.
+on that: what the server really received, not what the client meant to send. Questions no form can
+show, answers a schema refuses and malformed ``InputRequiredResult``s come from the ``asking_kit``
+server and the hand-written ``odd_questions`` stdio server (which sends what a kit server cannot).
+The example site's question form is tested in ``django/test_example_site.py``.
 """
 
 from __future__ import annotations
@@ -21,6 +24,10 @@ from llm_mcp.testing.scripted_model import reply, tool_call
 
 from llm_mcp_tests.support.chats import make_chat
 from llm_mcp_tests.support.servers.questions import DEPLOY_STATE
+import logging
+import math
+import sys
+from llm_mcp_tests.support.servers.asking_kit import server
 
 ROOT = str(Path(__file__).resolve().parents[2])
 BOTH = {"elicitation": {"form": {}, "url": {}}}
@@ -535,3 +542,172 @@ def test_handshake_resources_and_prompts_ask_in_line(q_handshake):
     server = q_handshake.mcp(before_input_request=lambda q: q.answer("production"))
     assert server.resource("config://deploy").content == "config for production"
     assert server.prompt("release_notes").messages[0].content == "Write release notes for production"
+
+
+@pytest.fixture(scope="module", params=["modern", "handshake"])
+def kit(request: pytest.FixtureRequest) -> Iterator[Any]:
+    """The kit server with ``asks``, over HTTP, in both eras."""
+    with running_server(server, era=request.param) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def modern_kit() -> Iterator[Any]:
+    """The kit server with ``asks``, over stdio, on 2026-07-28 (open questions come out of a call)."""
+    with running_server("llm_mcp_tests.support.servers.asking_kit", transport="stdio", era="modern", cwd=ROOT,
+                        env={"PYTHONPATH": ROOT}) as running:
+        yield running
+
+
+ODD = {"command": [sys.executable, "-m", "llm_mcp_tests.support.servers.odd_questions"], "env": {"PYTHONPATH": ROOT},
+       "directory": ROOT}
+
+
+@pytest.fixture(scope="module")
+def odd() -> llm_mcp.MCP:
+    return llm_mcp.mcp(name="odd", **ODD)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("schema", ["nested", "array_free"])
+def test_quest_non_primitive_fields_are_declined_before_the_callback(kit, schema, caplog):
+    """MCP-QUEST-17: a requestedSchema with a nested object, or an array without choices, is not a flat form
+    of primitives (MCP "Elicitation": requested schema): the question is declined before the callback or the
+    chat sees it, with a warning naming the field."""
+    seen: list[Any] = []
+    server = kit.mcp(name="asking", before_input_request=seen.append)
+    with caplog.at_level(logging.WARNING, logger="llm_mcp.client"):
+        result = server.call("asks", schema=schema)
+    assert json.loads(result.text) == {"action": "decline"} and seen == []
+    field = "address" if schema == "nested" else "tags"
+    assert any(field in r.getMessage() and "declined" in r.getMessage() for r in caplog.records)
+
+
+@pytest.mark.slow
+def test_quest_non_primitive_field_does_not_pause_a_chat(model, modern_kit):
+    """MCP-QUEST-17: in a chat, the same question never reaches pending_questions: the call finishes declined."""
+    chat = make_chat(model, [tool_call("asks", {"schema": "nested"}), reply("ok")]).with_mcp(modern_kit.mcp(name="asking"))
+    assert chat.ask("go").content == "ok" and not chat.waiting and chat.pending_questions == []
+    assert json.loads(model.requests[1].tool_results[0]["content"]) == {"action": "decline"}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("url", "declined"), [
+    ("HTTPS://EXAMPLE.COM/connect", False), ("Http://example.com/a", False),
+    ("JavaScript:alert(1)", True), ("java\tscript:alert(1)", True), (" javascript:alert(1)", True),
+    ("/relative/connect", True), ("//example.com/connect", True), ("https:///no-host", True),
+    ("vbscript:msgbox(1)", True), ("blob:https://example.com/x", True)])
+def test_quest_10_url_schemes_any_case_and_disguised(kit, url, declined):
+    """MCP-QUEST-10: schemes compare without case (HTTPS: is a web URL and reaches the callback); a relative
+    URL, one with no host, and javascript: in any case or with a tab or leading space inside are declined
+    before the callback sees them (both eras)."""
+    seen: list[Any] = []
+
+    def agree(question: llm_mcp.Question) -> None:
+        seen.append(question.url)
+        question.answer()
+
+    answer = json.loads(kit.mcp(name="asking", before_input_request=agree).call("visit", url=url).text)
+    assert answer == ({"action": "decline"} if declined else {"action": "accept"})
+    assert seen == ([] if declined else [url])
+
+
+@pytest.mark.slow
+def test_too_many_questions_at_once_stop_the_call(model, modern_kit):
+    """MCP-QUEST-14: a server asking thousands of questions in one round is stopped with an MCPError naming the
+    limit, in a chat too (the call's result is the error, nothing is saved to answer); at the limit it is
+    asked as usual."""
+    from llm_mcp.client.asking import MAX_INPUT_REQUESTS
+
+    server = modern_kit.mcp(name="asking", before_input_request=lambda q: q.answer("x"))
+    assert server.call("many", count=MAX_INPUT_REQUESTS).text == f"{MAX_INPUT_REQUESTS} answered"
+    with pytest.raises(llm_mcp.MCPError, match=f"asked 5000 questions at once .*at most {MAX_INPUT_REQUESTS}"):
+        server.call("many", count=5000)
+    chat = make_chat(model, [tool_call("many", {"count": 5000}), reply("ok")])
+    assert chat.with_mcp(modern_kit.mcp(name="asking")).ask("go").content == "ok"
+    assert not chat.waiting and chat.pending_questions == []
+    assert "5000 questions at once" in model.requests[1].tool_results[0]["content"]
+
+
+def _open(kit: Any, schema: str) -> llm_mcp.Question:
+    with pytest.raises(llm_mcp.InputRequiredError) as caught:
+        kit.mcp(name="asking").call("asks", schema=schema)
+    [question] = caught.value.requests
+    return question
+
+
+@pytest.mark.slow
+def test_quest_17_string_formats_are_checked(modern_kit):
+    """MCP-QUEST-17: a string field with a format (email, date, date-time, uri: the formats the elicitation
+    schema allows) refuses a text that is not one, and takes one that is."""
+    question = _open(modern_kit, "formats")
+    good = {"mail": "ada@example.com", "day": "2026-11-30", "at": "2026-11-30T13:45:00Z",
+            "page": "https://example.com/a?b=c"}
+    for name, bad in (("mail", "not-an-email"), ("day", "yesterday"), ("day", "2026-13-01"),
+                      ("at", "yesterday"), ("at", "2026-11-30"), ("page", "not a uri"), ("page", "relative/path")):
+        with pytest.raises(ValueError, match=f"field '{name}'"):
+            question.answer(**{**good, name: bad})
+        assert question.response is None
+    question.answer(**good)
+    assert question.response == {"action": "accept", "content": good}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("value", [math.nan, math.inf, -math.inf])
+def test_quest_17_numbers_that_are_not_finite_are_refused(modern_kit, value):
+    """MCP-QUEST-17: NaN and infinities are no JSON numbers; a number field refuses them (NaN would also slip
+    past minimum/maximum)."""
+    question = _open(modern_kit, "number")
+    with pytest.raises(ValueError, match="field 'ratio'"):
+        question.answer(value)
+    question.answer(2.5)
+    assert question.response == {"action": "accept", "content": {"ratio": 2.5}}
+
+
+@pytest.mark.slow
+def test_input_requests_not_an_object_is_a_clear_error(odd):
+    """MCP-QUEST-14: inputRequests must map keys to requests; a list is a protocol error named at once (not
+    ten rounds of sending the request again with no answers)."""
+    with pytest.raises(llm_mcp.MCPError, match="inputRequests"):
+        odd.call("odd", case="list")
+
+
+@pytest.mark.slow
+def test_request_state_not_a_string_is_a_clear_error(odd):
+    """MCP-QUEST-11: requestState is an opaque string sent back byte for byte; a number cannot be, so it is a
+    protocol error rather than a state silently dropped from the retry."""
+    with pytest.raises(llm_mcp.MCPError, match="requestState"):
+        odd.call("odd", case="state_int")
+
+
+@pytest.mark.slow
+def test_well_formed_odd_server_round_trips():
+    """The same server, well formed: the answer and the state go back (so the two tests above fail for the
+    reason they name)."""
+    server = llm_mcp.mcp(name="odd", **ODD, before_input_request=lambda q: q.answer("Ada"))
+    assert server.call("odd", case="ok").text == \
+        'got {"q": {"action": "accept", "content": {"name": "Ada"}}} state "s1"'
+
+
+SECRET = "my-private-note-7f3a"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("era", ["modern", "handshake"])
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+def test_answers_do_not_reach_logs_at_info(model, transport, era, caplog):
+    """A form answer is the user's data: answering, resuming and the server's reply go through the client,
+    the chat and the server's stderr without any log record at INFO or above carrying it."""
+    with running_server("llm_mcp_tests.support.servers.asking_kit", transport=transport, era=era, cwd=ROOT,
+                        env={"PYTHONPATH": ROOT}) as running, caplog.at_level(logging.DEBUG):
+        if era == "modern":  # a chat pauses, the user answers, the call resumes
+            chat = make_chat(model, [tool_call("asks", {"schema": "secret"}), reply("ok")])
+            chat.with_mcp(running.mcp(name="asking"))
+            chat.ask("note this")
+            chat.pending_questions[0].answer(SECRET)
+            assert chat.complete().content == "ok"
+            assert SECRET in model.requests[1].tool_results[0]["content"]  # it did go through
+        answering = running.mcp(name="asking", before_input_request=lambda q: q.answer(SECRET))
+        assert SECRET in answering.call("asks", schema="secret").text
+    loud = [r.getMessage() for r in caplog.records if r.levelno >= logging.INFO and SECRET in r.getMessage()]
+    assert loud == []

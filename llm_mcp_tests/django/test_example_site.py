@@ -17,6 +17,8 @@ from example_project.providers import OFFLINE_REPLY
 from llm_mcp import tasks
 from llm_mcp.models import Chat, Message, ToolCall
 from llm_mcp.testing.scripted_model import api_error, reply
+import llm_mcp
+from llm_mcp_tests.support.servers.asking_kit import _form
 
 
 APPROVE, DECLINE = {"decision": "approve"}, {"decision": "decline"}
@@ -261,3 +263,147 @@ def test_cancel_sets_the_flag():
     response = Client().post(reverse("cancel", args=[record.pk]), follow=True)
     assert response.status_code == 200 and "Cancelled" in page_text(response)
     assert Chat.objects.get(pk=record.pk).cancelled is True
+
+
+@pytest.mark.slow
+@pytest.mark.db
+@pytest.mark.django_db(transaction=True)
+def test_site_form_refuses_nan_format_and_forged_posts(monkeypatch):
+    """MCP-QUEST-17, MCP-QUEST-22: the example site's question form refuses "nan" for a number (float() takes
+    it; the JSON column and the server could not), a text not of the field's format, and "1.5" for an integer
+    (with a message naming the field), leaving the question open; a POST without the CSRF token, or naming a call of another chat, changes nothing."""
+    from django.test import Client
+    from django.urls import reverse
+
+    from example_project import agents
+    from llm_mcp import tasks
+    from llm_mcp.models import Message as MessageRow
+    from llm_mcp.models import ToolCall as ToolCallRow
+
+    jobs: list[tuple] = []
+    monkeypatch.setattr(tasks.resume_chat, "delay", lambda *args: jobs.append(args))  # resumed elsewhere
+    record, other = agents.new_chat("offline", "offline"), agents.new_chat("offline", "offline")
+    assistant = MessageRow.objects.create(chat=record, role="assistant", content="")
+    schema = _form(ratio={"type": "number", "maximum": 10}, day={"type": "string", "format": "date"},
+                   count={"type": "integer"})
+    question = llm_mcp.Question("q", {"message": "Numbers?", "requestedSchema": schema}, server="s",
+                                request={"method": "tools/call", "params": {"name": "asks", "arguments": {}}})
+    call = ToolCallRow.objects.create(message=assistant, tool_call_id="call_1", name="asks", arguments={},
+                                      pending_questions=[question.to_dict()], request_state="s")
+    url = reverse("answer_question", args=[record.pk, call.pk, "q"])
+    assert Client(enforce_csrf_checks=True).post(url, {"action": "decline"}).status_code == 403
+    client = Client()
+    assert client.post(reverse("answer_question", args=[other.pk, call.pk, "q"]), {"action": "decline"}).status_code \
+        == 404
+    for bad in ({"field-ratio": "nan"}, {"field-ratio": "1e999"}, {"field-ratio": "2", "field-day": "tomorrow"}):
+        page = client.post(url, {"action": "answer", **bad}, follow=True)
+        assert "does not fit the question" in page.content.decode()
+        call.refresh_from_db()
+        assert call.pending_questions[0]["response"] is None and jobs == []
+    page = client.post(url, {"action": "answer", "field-ratio": "2", "field-count": "1.5"}, follow=True)
+    assert "field &#x27;count&#x27; takes an integer, not &#x27;1.5&#x27;" in page.content.decode()  # not int()'s words
+    client.post(url, {"action": "answer", "field-ratio": "2", "field-day": "2026-11-30"})
+    call.refresh_from_db()
+    assert call.pending_questions[0]["response"] == {"action": "accept", "content": {"ratio": 2.0, "day": "2026-11-30"}}
+    assert jobs == [(record.pk,)]
+
+
+@pytest.mark.slow
+@pytest.mark.db
+@pytest.mark.django_db(transaction=True)
+def test_site_form_multi_select(monkeypatch):
+    """MCP-QUEST-02, MCP-QUEST-22: a multi-select field (an array of choices) shows as a multiple select with its
+    defaults selected, not a text box holding the list's repr; picking two choices answers with both."""
+    from django.test import Client
+    from django.urls import reverse
+
+    from example_project import agents
+    from llm_mcp import tasks
+    from llm_mcp.models import Message as MessageRow
+    from llm_mcp.models import ToolCall as ToolCallRow
+
+    monkeypatch.setattr(tasks.resume_chat, "delay", lambda *args: None)
+    record = agents.new_chat("offline", "offline")
+    assistant = MessageRow.objects.create(chat=record, role="assistant", content="")
+    schema = _form(tags={"type": "array", "items": {"type": "string", "enum": ["bug", "ui", "docs"]},
+                         "default": ["ui"]})
+    question = llm_mcp.Question("q", {"message": "Labels?", "requestedSchema": schema}, server="s",
+                                request={"method": "tools/call", "params": {"name": "asks", "arguments": {}}})
+    call = ToolCallRow.objects.create(message=assistant, tool_call_id="call_1", name="asks", arguments={},
+                                      pending_questions=[question.to_dict()], request_state="s")
+    client = Client()
+    html = client.get(reverse("chat", args=[record.pk])).content.decode()
+    assert '<select name="field-tags" multiple>' in html
+    assert '<option value="ui" selected>' in html and '<option value="bug">' in html
+    client.post(reverse("answer_question", args=[record.pk, call.pk, "q"]),
+                {"action": "answer", "field-tags": ["bug", "docs"]})
+    call.refresh_from_db()
+    assert call.pending_questions[0]["response"] == {"action": "accept", "content": {"tags": ["bug", "docs"]}}
+
+
+@pytest.mark.slow
+@pytest.mark.db
+@pytest.mark.django_db(transaction=True)
+def test_site_form_choice_without_default_is_not_preselected(monkeypatch):
+    """MCP-QUEST-07, MCP-QUEST-17: a choice field without a default starts on an empty option, so pressing
+    Answer without choosing is refused (required) instead of sending the first choice the user never picked."""
+    from django.test import Client
+    from django.urls import reverse
+
+    from example_project import agents
+    from llm_mcp import tasks
+    from llm_mcp.models import Message as MessageRow
+    from llm_mcp.models import ToolCall as ToolCallRow
+
+    from llm_mcp_tests.support.servers.questions import ENVIRONMENT
+
+    monkeypatch.setattr(tasks.resume_chat, "delay", lambda *args: None)
+    record = agents.new_chat("offline", "offline")
+    assistant = MessageRow.objects.create(chat=record, role="assistant", content="")
+    question = llm_mcp.Question("env", {"message": "Which environment?", "requestedSchema": ENVIRONMENT},
+                                server="deploys", request={"method": "tools/call", "params": {"name": "deploy"}})
+    call = ToolCallRow.objects.create(message=assistant, tool_call_id="call_1", name="deploy", arguments={},
+                                      pending_questions=[question.to_dict()], request_state="s")
+    client = Client()
+    html = client.get(reverse("chat", args=[record.pk])).content.decode()
+    select = html[html.index('<select name="field-environment">'):]
+    select = select[:select.index("</select>")]
+    assert '<option value="" selected>' in select and '<option value="staging">' in select  # nothing picked
+    page = client.post(reverse("answer_question", args=[record.pk, call.pk, "env"]),
+                       {"action": "answer", "field-environment": ""}, follow=True)
+    assert "is required" in page.content.decode()
+    call.refresh_from_db()
+    assert call.pending_questions[0]["response"] is None
+
+
+@pytest.mark.slow
+@pytest.mark.db
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("key", ["step/1", "a?b#c", "100%", " "])
+def test_site_question_keys_chosen_by_the_server(monkeypatch, key):
+    """MCP-QUEST-22: the question's key is the server's choice (any string); the chat page still shows, and its
+    form still answers the right question, when the key holds a slash, ?, # or %."""
+    from django.test import Client
+    from django.urls import reverse
+
+    from example_project import agents
+    from llm_mcp import tasks
+    from llm_mcp.models import Message as MessageRow
+    from llm_mcp.models import ToolCall as ToolCallRow
+
+    from llm_mcp_tests.support.servers.questions import ENVIRONMENT
+
+    monkeypatch.setattr(tasks.resume_chat, "delay", lambda *args: None)
+    record = agents.new_chat("offline", "offline")
+    assistant = MessageRow.objects.create(chat=record, role="assistant", content="")
+    question = llm_mcp.Question(key, {"message": "Which environment?", "requestedSchema": ENVIRONMENT},
+                                server="deploys", request={"method": "tools/call", "params": {"name": "deploy"}})
+    call = ToolCallRow.objects.create(message=assistant, tool_call_id="call_1", name="deploy", arguments={},
+                                      pending_questions=[question.to_dict()], request_state="s")
+    client = Client()
+    page = client.get(reverse("chat", args=[record.pk]))
+    assert page.status_code == 200 and "Which environment?" in page.content.decode()
+    client.post(reverse("answer_question", args=[record.pk, call.pk, key]),
+                {"action": "answer", "field-environment": "production"})
+    call.refresh_from_db()
+    assert call.pending_questions[0]["response"] == {"action": "accept", "content": {"environment": "production"}}

@@ -22,7 +22,6 @@ from django.db import connection
 from django.test import Client
 from django.urls import reverse
 
-import llm_mcp
 from llm_mcp import conf
 from llm_mcp.apps import check_settings
 from llm_mcp.client.config import config
@@ -31,47 +30,15 @@ from llm_mcp.models import Credential
 
 from llm_mcp_tests.support.oauth_servers import OAuthServers, oauth_servers
 from llm_mcp_tests.support.oauth_steps import MCP_URL_ENV, ProtectedServer
+from llm_mcp_tests.support.stores import RecordingStore
+from llm_mcp.client.config import config
+from llm_mcp.client.oauth import MemoryStore
+
 
 pytestmark = [pytest.mark.db]  # credentials and sessions in the database: run on PostgreSQL too
 
 SERVERS = {"protected": "llm_mcp_tests.support.oauth_steps.ProtectedServer"}
 CALLBACK = "http://127.0.0.1/mcp/oauth/callback/"
-
-
-class RecordingStore:
-    """A credential store of the app's own (for ``CREDENTIAL_STORE``), in memory."""
-
-    def __init__(self) -> None:
-        self.data: dict[str, Any] = {}
-
-    def read(self, key: str) -> dict[str, Any] | None:
-        return self.data.get(key)
-
-    def write(self, key: str, data: dict[str, Any], owner: Any = None) -> None:
-        self.data[key] = dict(data)
-
-    def delete(self, key: str) -> None:
-        self.data.pop(key, None)
-
-
-class NotAStore:
-    def read(self, key: str) -> None:
-        return None
-
-
-class Unowned(llm_mcp.MCP):
-    """``oauth`` without an input as owner: the views cannot build it for a user."""
-
-    url = "http://127.0.0.1:9/mcp"
-    oauth = {"owner": "some_owner"}  # noqa: RUF012
-
-    def some_owner(self) -> str:
-        return "everyone"
-
-
-def protected_for(request: Any) -> ProtectedServer:
-    """An ``OAUTH_SERVERS`` entry may name a function of the request."""
-    return ProtectedServer(user=request.user)
 
 
 # -- settings ----------------------------------------------------------------------------------
@@ -104,15 +71,15 @@ def test_wrong_oauth_settings_are_refused_by_name(settings, name, value, expecte
 
 
 def test_paths_that_name_nothing_are_reported_by_the_checks(settings):
-    settings.LLM_MCP = {"CREDENTIAL_STORE": "llm_mcp_tests.test_oauth_django.Missing",
+    settings.LLM_MCP = {"CREDENTIAL_STORE": "llm_mcp_tests.support.stores.Missing",
                         "OAUTH_SERVERS": {"gone": "no_such_module_anywhere.Server",
-                                          "bad": "llm_mcp_tests.test_oauth_django.RecordingStore"}}
+                                          "bad": "llm_mcp_tests.support.stores.RecordingStore"}}
     found = check_settings()
     assert [p.id for p in found] == ["llm_mcp.E003", "llm_mcp.E004", "llm_mcp.E004"]
-    assert "'llm_mcp_tests.test_oauth_django.Missing' names nothing" in found[0].msg
+    assert "'llm_mcp_tests.support.stores.Missing' names nothing" in found[0].msg
     assert "no module 'no_such_module_anywhere'" in found[1].msg
     assert "neither an llm_mcp.MCP subclass nor a function(request)" in found[2].msg
-    settings.LLM_MCP = {"CREDENTIAL_STORE": "llm_mcp_tests.test_oauth_django.NotAStore"}
+    settings.LLM_MCP = {"CREDENTIAL_STORE": "llm_mcp_tests.support.stores.NotAStore"}
     with pytest.raises(ImproperlyConfigured, match="is not a credential store .*lacks write, delete"):
         conf.credential_store()
 
@@ -120,7 +87,7 @@ def test_paths_that_name_nothing_are_reported_by_the_checks(settings):
 def test_settings_configure_the_client(settings):
     """MCP-CRED-04, MCP-REG-01 (Django): ``CREDENTIAL_STORE`` (a class is built), ``CLIENT_ID``
     and ``CLIENT_NAME`` reach ``llm_mcp.client.config``; ``None`` keeps credentials in memory."""
-    settings.LLM_MCP = {"CREDENTIAL_STORE": "llm_mcp_tests.test_oauth_django.RecordingStore",
+    settings.LLM_MCP = {"CREDENTIAL_STORE": "llm_mcp_tests.support.stores.RecordingStore",
                         "CLIENT_ID": "https://app.example.com/mcp/oauth/client.json", "CLIENT_NAME": "Example"}
     assert isinstance(config.credential_store, RecordingStore)
     assert (config.client_id, config.client_name) == ("https://app.example.com/mcp/oauth/client.json", "Example")
@@ -149,8 +116,8 @@ def servers(monkeypatch) -> Iterator[OAuthServers]:
 @pytest.fixture
 def oauth_settings(settings):
     settings.LLM_MCP = {**settings.LLM_MCP, "OAUTH_SERVERS": {
-        **SERVERS, "by-function": "llm_mcp_tests.test_oauth_django.protected_for",
-        "unowned": "llm_mcp_tests.test_oauth_django.Unowned"}}
+        **SERVERS, "by-function": "llm_mcp_tests.support.oauth_steps.protected_for",
+        "unowned": "llm_mcp_tests.support.oauth_steps.Unowned"}}
     return settings
 
 
@@ -430,3 +397,92 @@ def test_connections_page_lists_a_connected_servers_tools(servers, settings, ali
     client.get(_approve(_start(client)))
     html = client.get("/connections/").content.decode()
     assert "tools: add, admin_report" in html and 'action="/mcp/oauth/protected/disconnect/"' in html
+
+
+@pytest.fixture
+def oauth_servers_for_views(monkeypatch, settings):
+    """The test authorization and MCP servers, listed as ``protected`` in ``OAUTH_SERVERS``."""
+    from llm_mcp_tests.support.oauth_servers import oauth_servers
+    from llm_mcp_tests.support.oauth_steps import MCP_URL_ENV
+
+    with oauth_servers() as running:
+        monkeypatch.setenv(MCP_URL_ENV, running.mcp_url)
+        settings.LLM_MCP = {**settings.LLM_MCP,
+                            "OAUTH_SERVERS": {"protected": "llm_mcp_tests.support.oauth_steps.ProtectedServer"}}
+        yield running
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_get_of_the_connect_view_changes_nothing_and_offers_the_post_form(oauth_servers_for_views, alice):
+    """MCP-AUTH-10: the connect view acts on POST only (it may register a client and starts an
+    authorization). A GET, such as a link or a cross-site ``<img>``, registers nothing, stores
+    nothing and redirects nowhere: it answers a page with the CSRF-protected POST form, carrying
+    a safe ``next``."""
+    servers = oauth_servers_for_views
+    from django.urls import reverse
+
+    from llm_mcp.views import SESSION_KEY
+
+    client = _browser(alice)
+    url = reverse("llm_mcp:oauth_connect", args=["protected"])
+    page = client.get(url, {"next": "/back/"})
+    html = page.content.decode()
+    assert page.status_code == 200
+    assert f'<form method="post" action="{url}">' in html and "csrfmiddlewaretoken" in html
+    assert 'name="next" value="/back/"' in html
+    assert servers.registrations() == [] and servers.mcp_requests() == []
+    assert SESSION_KEY not in client.session
+    assert 'value="https://evil.example/"' not in client.get(url, {"next": "https://evil.example/"}).content.decode()
+    started = client.post(url, {"next": "/back/"})
+    assert started.status_code == 302 and started["Location"].startswith(servers.issuer)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_failed_callback_logs_one_line(oauth_servers_for_views, alice, caplog):
+    """The callback's ``error_description`` comes from the URL: a line break in it must not
+    forge extra lines in the site's log (the page still shows the description)."""
+    from urllib.parse import parse_qs, urlencode, urlsplit
+
+    from django.urls import reverse
+
+    client = _browser(alice)
+    started = client.post(reverse("llm_mcp:oauth_connect", args=["protected"]), {"next": "/back/"})
+    state = parse_qs(urlsplit(started["Location"]).query)["state"][0]
+    forged = "denied\nCRITICAL django.security: forged line\r\nmore"
+    with caplog.at_level("INFO", logger="llm_mcp"):
+        page = client.get(reverse("llm_mcp:oauth_callback") + "?" + urlencode(
+            {"state": state, "error": "access_denied", "error_description": forged,
+             "iss": oauth_servers_for_views.issuer}))
+    assert page.status_code == 400 and "forged line" in page.content.decode()
+    logged = [r.getMessage() for r in caplog.records if r.name.startswith("llm_mcp")]
+    assert logged and all("\n" not in line and "\r" not in line for line in logged)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_declined_authorization_is_finished_by_the_client(oauth_servers_for_views, alice):
+    """MCP-AUTH-06 on error responses: the view hands an ``error`` callback to ``authorize``
+    like any other, so its ``iss`` is checked (RFC 9207 covers error responses too: an error
+    from another issuer is a mix-up, shown as such) and the waiting authorization, with its
+    PKCE verifier, is forgotten rather than left in the credential store."""
+    from urllib.parse import parse_qs, urlencode, urlsplit
+
+    from django.urls import reverse
+
+    from llm_mcp_tests.support.oauth_steps import ProtectedServer
+
+    servers = oauth_servers_for_views
+    client = _browser(alice)
+
+    def declined(**overrides: str):
+        started = client.post(reverse("llm_mcp:oauth_connect", args=["protected"]), {"next": "/back/"})
+        state = parse_qs(urlsplit(started["Location"]).query)["state"][0]
+        query = {"error": "access_denied", "state": state, "iss": servers.issuer, **overrides}
+        return client.get(reverse("llm_mcp:oauth_callback") + "?" + urlencode(query))
+
+    page = declined()
+    assert page.status_code == 400 and "access_denied" in page.content.decode()
+    record = config.credential_store.read(ProtectedServer(user=alice).oauth_flow.key)
+    assert record is not None and record.get("pending") == {}
+    mixed = declined(iss="https://attacker.example")
+    assert mixed.status_code == 400 and "RFC 9207" in mixed.content.decode()
+    assert not ProtectedServer(user=alice).authorized

@@ -41,7 +41,7 @@ from joserfc.jwk import ECKey
 from llm_mcp.testing import Server, Tool
 from llm_mcp_tests.support.recording_as import Answer, Recorded, RecordingAS
 
-__all__ = ["AS_NONCE", "RS_NONCE", "Authority", "FileStore", "ProtectedMCP", "verify_proof"]
+__all__ = ["AS_NONCE", "RS_NONCE", "Authority", "ProtectedMCP", "verify_proof"]
 
 AS_NONCE = "as-nonce-1"
 RS_NONCE = "rs-nonce-1"
@@ -339,48 +339,3 @@ class ProtectedMCP:
         self._socket.close()
 
 
-
-class FileStore:
-    """A credential store in one JSON file, shared by processes (for cross-process tests).
-
-        store = FileStore(tmp_path / "credentials.json")
-        llm_mcp.client.config.configure(credential_store=store)
-
-    ``synchronize(key)`` holds an exclusive ``fcntl`` lock on ``<path>.lock``.
-    """
-
-    def __init__(self, path: Any) -> None:
-        self.path = str(path)
-
-    def _load(self) -> dict[str, Any]:
-        try:
-            with open(self.path, encoding="utf-8") as handle:
-                return json.load(handle)
-        except FileNotFoundError:
-            return {}
-
-    def read(self, key: str) -> dict[str, Any] | None:
-        return self._load().get(key)
-
-    def write(self, key: str, data: dict[str, Any], *, owner: Any = None) -> None:
-        everything = self._load()
-        everything[key] = data
-        with open(self.path, "w", encoding="utf-8") as handle:
-            json.dump(everything, handle)
-
-    def delete(self, key: str) -> None:
-        everything = self._load()
-        everything.pop(key, None)
-        with open(self.path, "w", encoding="utf-8") as handle:
-            json.dump(everything, handle)
-
-    @contextlib.contextmanager
-    def synchronize(self, key: str) -> Any:
-        import fcntl
-
-        with open(self.path + ".lock", "a", encoding="utf-8") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(lock, fcntl.LOCK_UN)

@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable
 from urllib.parse import parse_qsl, urlsplit
+import time
+import llm_mcp
 
 __all__ = ["FakeServer", "Seen"]
 
@@ -135,3 +137,115 @@ class FakeServer:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+class Hostile:
+    """An MCP server, its protected resource metadata and its authorization server on one
+    127.0.0.1 port, where one document misbehaves: ``drip`` (headers, then a byte every 0.2 s
+    for two minutes), ``huge`` (20 MB in 64 KiB chunks), or fixed ``bytes``.
+
+    Attributes:
+        url: the MCP endpoint (``/mcp``, always 401 with ``resource_metadata``).
+        sent: bytes of the misbehaving body written before the client hung up.
+    """
+
+    HUGE = 20 * 1024 * 1024
+
+    def __init__(self, *, path: str, mode: str, body: bytes = b"") -> None:
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        self.sent = 0
+        self.finished = threading.Event()
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args) -> None:
+                pass
+
+            def _json(self, status: int, data: dict, headers: dict | None = None) -> None:
+                import json
+
+                payload = json.dumps(data).encode()
+                self.send_response(status)
+                for name, value in {"Content-Type": "application/json", "Content-Length": str(len(payload)),
+                                    **(headers or {})}.items():
+                    self.send_header(name, value)
+                self.end_headers()
+                self.wfile.write(payload)
+
+            def _hostile(self) -> None:
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                if mode == "bytes":
+                    self.send_header("Content-Length", str(len(body)))
+                    self.end_headers()
+                    self.wfile.write(body)
+                    return
+                self.send_header("Connection", "close")
+                self.end_headers()
+                try:
+                    if mode == "drip":
+                        for _ in range(600):
+                            self.wfile.write(b" ")
+                            self.wfile.flush()
+                            outer.sent += 1
+                            time.sleep(0.2)
+                    else:
+                        chunk = b" " * 65536
+                        while outer.sent < outer.HUGE:
+                            self.wfile.write(chunk)
+                            outer.sent += len(chunk)
+                except OSError:
+                    pass
+                finally:
+                    outer.finished.set()
+                    self.close_connection = True
+
+            def _route(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                if length:
+                    self.rfile.read(length)
+                base = outer.base
+                if self.path == path:
+                    self._hostile()
+                elif self.path == "/mcp":
+                    self._json(401, {"error": "invalid_token"},
+                               {"WWW-Authenticate": f'Bearer resource_metadata="{base}/prm"'})
+                elif self.path == "/prm":
+                    self._json(200, {"resource": f"{base}/mcp", "authorization_servers": [base]})
+                elif self.path == "/.well-known/oauth-authorization-server":
+                    self._json(200, {"issuer": base, "token_endpoint": f"{base}/token",
+                                     "authorization_endpoint": f"{base}/authorize",
+                                     "registration_endpoint": f"{base}/register",
+                                     "code_challenge_methods_supported": ["S256"]})
+                else:
+                    self._json(404, {"error": "not_found"})
+
+            do_GET = do_POST = _route
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self.base = f"http://127.0.0.1:{self._server.server_address[1]}"
+        self.url = f"{self.base}/mcp"
+
+    def __enter__(self) -> Hostile:
+        import threading
+
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+
+def hostile_user_server(url: str) -> llm_mcp.MCP:
+    """A user-authorized server object on ``url`` (a ``Hostile`` one), with a 2 s timeout."""
+    return llm_mcp.mcp(url=url, name="hostile", timeout=2, oauth={"owner": "review"})
+
+
+DEEP = b"[" * 100_000 + b"]" * 100_000
+"""A JSON document nested 100,000 levels deep."""

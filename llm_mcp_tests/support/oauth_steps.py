@@ -74,6 +74,21 @@ def _hash(value: Any) -> Any:
     return hashlib.sha256(value.encode()).hexdigest()[:16] if isinstance(value, str) else value
 
 
+class Unowned(llm_mcp.MCP):
+    """``oauth`` without an input as owner: the views cannot build it for a user."""
+
+    url = "http://127.0.0.1:9/mcp"
+    oauth = {"owner": "some_owner"}  # noqa: RUF012
+
+    def some_owner(self) -> str:
+        return "everyone"
+
+
+def protected_for(request: Any) -> ProtectedServer:
+    """An ``OAUTH_SERVERS`` entry may name a function of the request."""
+    return ProtectedServer(user=request.user)
+
+
 def main(argv: list[str]) -> int:
     import django
 

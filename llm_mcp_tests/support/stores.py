@@ -1,4 +1,5 @@
-"""A credential store in a JSON file, shared by processes, with ``synchronize`` on ``fcntl`` locks.
+"""Credential stores for the tests: ``FileStore``, a JSON file shared by processes, with ``synchronize``
+on ``fcntl`` locks; ``RecordingStore``, a dict that records every call; ``NotAStore``.
 
     store = FileStore("/tmp/credentials.json")
     configure(credential_store=store)
@@ -21,7 +22,7 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
-__all__ = ["FileStore"]
+__all__ = ["FileStore", "NotAStore", "RecordingStore"]
 
 
 class FileStore:
@@ -71,6 +72,34 @@ class FileStore:
     def synchronize(self, key: str) -> Iterator[None]:
         with self._file_lock("key-" + hashlib.sha256(key.encode()).hexdigest()[:16]):
             yield
+
+
+class RecordingStore:
+    """A store with only read/write/delete (a dict), recording every call (keys only): ``calls`` is a
+    list of ``("read" | "write" | "delete", key)``. Also a ``CREDENTIAL_STORE`` of an app's own."""
+
+    def __init__(self) -> None:
+        self.data: dict[str, dict[str, Any]] = {}
+        self.calls: list[tuple[str, str]] = []
+
+    def read(self, key: str) -> dict[str, Any] | None:
+        self.calls.append(("read", key))
+        return self.data.get(key)
+
+    def write(self, key: str, data: dict[str, Any], owner: Any = None) -> None:
+        self.calls.append(("write", key))
+        self.data[key] = dict(data)
+
+    def delete(self, key: str) -> None:
+        self.calls.append(("delete", key))
+        self.data.pop(key, None)
+
+
+class NotAStore:
+    """Has ``read`` only: not a credential store (the checks say which methods are missing)."""
+
+    def read(self, key: str) -> None:
+        return None
 
 
 def main(argv: list[str]) -> int:

@@ -15,6 +15,12 @@ import llm_mcp
 from llm_mcp.client.config import config, configure
 from llm_mcp.client.oauth import MemoryStore
 from llm_mcp_tests.support.oauth_fakes import FakeServer
+import time
+import llm_mcp
+from llm_mcp.client.config import config, configure
+from llm_mcp.client.oauth import MemoryStore
+from llm_mcp_tests.support.oauth_fakes import DEEP, Hostile, hostile_user_server
+
 
 REDIRECT = "http://127.0.0.1:8000/callback"
 
@@ -262,3 +268,54 @@ def test_redirect_at_discovery_is_not_followed(store, site, auth_site):
     url = server_for(site).authorization_url(redirect_uri=REDIRECT)
     assert auth_site.requests == []
     assert url.startswith(f"{site.url}/authorize?")  # the 2025-03-26 fallback, at the MCP server's origin
+
+
+@pytest.mark.parametrize("path", ["/prm", "/.well-known/oauth-authorization-server"])
+def test_a_dripping_metadata_document_times_out(store, path):
+    """Timeouts are bounded: a metadata host that sends a byte every 0.2 s (each read well within
+    the 2-second timeout, for two minutes in all) is given up after the timeout for the whole
+    answer, with ``llm_mcp.ConnectionError`` (``timed_out``)."""
+    with Hostile(path=path, mode="drip") as hostile:
+        started = time.monotonic()
+        with pytest.raises(llm_mcp.ConnectionError) as info:
+            hostile_user_server(hostile.url).authorization_url(redirect_uri="http://127.0.0.1:8000/callback")
+        assert time.monotonic() - started < 30  # generous: the drip alone lasts 120 s
+        assert info.value.timed_out
+
+
+def test_an_endless_metadata_document_is_not_read_to_its_end(store):
+    """A protected resource metadata document of 20 MB (a stream without end, for all the client
+    knows) is abandoned once it passes the size cap (256 KiB): the server could not finish
+    sending it, and the client did not keep it."""
+    with Hostile(path="/prm", mode="huge") as hostile, pytest.raises(llm_mcp.MCPError):
+        hostile_user_server(hostile.url).authorization_url(redirect_uri="http://127.0.0.1:8000/callback")
+    assert hostile.finished.wait(30)
+    assert hostile.sent < Hostile.HUGE
+
+
+@pytest.mark.parametrize("path", ["/prm", "/.well-known/oauth-authorization-server"])
+def test_deeply_nested_metadata_is_not_a_recursion_error(store, path):
+    """Metadata nested deeper than Python's JSON parser recurses is a document that is not
+    there (``MCPError`` naming the problem), not a ``RecursionError`` escaping the library."""
+    with Hostile(path=path, mode="bytes", body=DEEP) as hostile, pytest.raises(llm_mcp.MCPError):
+        hostile_user_server(hostile.url).authorization_url(redirect_uri="http://127.0.0.1:8000/callback")
+
+
+@pytest.mark.parametrize("document", ["resource", "issuer"])
+def test_a_huge_foreign_identifier_is_cut_in_the_refusal(store, document):
+    """The refusals name what they refuse without copying 200 KB of it: a protected resource
+    metadata ``resource`` or an authorization server ``issuer`` that is another (huge) value
+    raises ``MCPError`` with a message of reasonable length."""
+    from llm_mcp_tests.support.oauth_fakes import FakeServer
+
+    huge = "https://evil.example/" + "x" * 200_000
+    with FakeServer() as site:
+        site.route("/mcp", method="POST", status=401, headers={"WWW-Authenticate": "Bearer"}, json={})
+        site.route("/.well-known/oauth-protected-resource/mcp", json={
+            "resource": huge if document == "resource" else f"{site.url}/mcp", "authorization_servers": [site.url]})
+        site.route("/.well-known/oauth-authorization-server", json={
+            "issuer": huge if document == "issuer" else site.url, "token_endpoint": f"{site.url}/token",
+            "authorization_endpoint": f"{site.url}/authorize", "code_challenge_methods_supported": ["S256"]})
+        with pytest.raises(llm_mcp.MCPError, match="refused") as info:
+            hostile_user_server(f"{site.url}/mcp").authorization_url(redirect_uri="http://127.0.0.1:8000/callback")
+        assert len(str(info.value)) < 1000

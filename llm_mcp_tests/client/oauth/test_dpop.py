@@ -19,14 +19,18 @@ from joserfc.jwk import ECKey
 import llm_mcp
 from llm_mcp.client.config import config, configure
 from llm_mcp.client.oauth.dpop import DPoPKey, required
-from llm_mcp.client.oauth.store import MemoryStore
 from llm_mcp_tests.support.machine_servers import (
     AS_NONCE,
     RS_NONCE,
     Authority,
-    FileStore,
     ProtectedMCP,
 )
+from llm_mcp_tests.support.recording_as import RecordingAS
+from llm_mcp_tests.support.stores import FileStore
+import time
+import llm_mcp
+from llm_mcp.client.config import config, configure
+from llm_mcp_tests.support.machine_servers import Authority, ProtectedMCP
 from llm_mcp_tests.support.recording_as import RecordingAS
 
 
@@ -50,26 +54,10 @@ def test_an_authorization_server_that_merely_supports_dpop_does_not_require_it()
                         server_metadata={"dpop_signing_alg_values_supported": ["ES256"]})
 
 
-
 # --------------------------------------------------------------------------- end to end
 
 SECRET = "dpop-client-secret-77"
 ROOT = Path(__file__).resolve().parents[3]
-
-
-@pytest.fixture
-def store():
-    before = config.credential_store
-    fresh = MemoryStore()
-    configure(credential_store=fresh)
-    yield fresh
-    configure(credential_store=before)
-
-
-@pytest.fixture
-def authority():
-    with RecordingAS() as auth_server:
-        yield Authority(auth_server)
 
 
 def _reports(url: str) -> llm_mcp.MCP:
@@ -156,7 +144,7 @@ def test_the_key_is_reused_by_another_process(authority, tmp_path):
             script = (
                 "import sys, llm_mcp\n"
                 "from llm_mcp.client.config import configure\n"
-                "from llm_mcp_tests.support.machine_servers import FileStore\n"
+                "from llm_mcp_tests.support.stores import FileStore\n"
                 "configure(credential_store=FileStore(sys.argv[1]))\n"
                 "server = llm_mcp.mcp(url=sys.argv[2], name='reports', oauth={'grant': 'client_credentials',"
                 " 'client_id': 'reports', 'client_secret': sys.argv[3]})\n"
@@ -219,3 +207,17 @@ def test_an_authorization_code_app_binds_its_code_exchange_and_refresh(store):
             assert len(thumbprints) == 1
             assert {t["jkt"] for t in authority.tokens.values()} == thumbprints
             assert mcp.proof_errors == [] and authority.proof_errors == []
+
+
+def test_a_bearer_token_issued_to_a_dpop_request_is_sent_as_bearer(authority, store):
+    """MCP-DPOP-03, RFC 9449 §5: the client asked for a DPoP-bound token (the resource's metadata
+    requires DPoP) but the authorization server ignored the proof and answered
+    ``token_type: Bearer``: the token is then a bearer token and goes out as ``Bearer``, without
+    a proof (the resource server refuses the ``DPoP`` scheme for an unbound token)."""
+    authority.bind_dpop = False
+    with ProtectedMCP(authority, dpop_in_metadata=True) as mcp:
+        assert _reports(mcp.url).call("add", a=2, b=3).text == "5"
+        assert "dpop" in authority.token_requests()[0].headers  # the client did ask for a bound token
+        (token,) = authority.tokens
+        served = [r for r in mcp.requests if r["status"] is None]
+        assert served and all(r["authorization"] == f"Bearer {token}" and r["dpop"] is None for r in served)

@@ -10,7 +10,7 @@ import contextlib
 import logging
 import threading
 from typing import Any
-from urllib.parse import parse_qsl, urlencode, urlsplit
+from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 
@@ -20,6 +20,12 @@ from llm_mcp.client.oauth import MemoryStore, credential_key
 from llm_mcp.client.oauth.settings import RESERVED_PARAMS
 from llm_mcp_tests.support.oauth_fakes import FakeServer
 from llm_mcp_tests.support.oauth_servers import OAuthServers, oauth_servers
+from llm_mcp_tests.support.stores import RecordingStore
+import time
+import llm_mcp
+from llm_mcp.client.config import config, configure
+from llm_mcp.client.oauth import MemoryStore, credential_key
+
 
 REDIRECT = "http://127.0.0.1:8000/callback"
 
@@ -452,26 +458,6 @@ def test_credentials_are_kept_in_memory_by_default():
     assert fresh.credential_store is fresh.credential_store
 
 
-class RecordingStore:
-    """A store with only read/write/delete (a dict), recording every call (keys only)."""
-
-    def __init__(self) -> None:
-        self.data: dict[str, dict] = {}
-        self.calls: list[tuple[str, str]] = []
-
-    def read(self, key):
-        self.calls.append(("read", key))
-        return self.data.get(key)
-
-    def write(self, key, data, owner=None):
-        self.calls.append(("write", key))
-        self.data[key] = data
-
-    def delete(self, key):
-        self.calls.append(("delete", key))
-        self.data.pop(key, None)
-
-
 def test_any_object_with_read_write_delete_is_a_store(servers):
     """MCP-CRED-04: configure(credential_store=...) takes any object with read/write/delete, and all
     credential I/O goes through it; an object lacking one is refused."""
@@ -881,3 +867,166 @@ def test_pre_registered_secret_goes_as_the_server_allows(store, supported, expec
             assert "authorization" not in sent.headers
             assert (sent.form["client_id"], sent.form["client_secret"]) == ("app-1", "pw-1")
         assert "/register" not in site.paths("POST")
+
+
+def test_the_oauth_package_exports_what_the_docs_name():
+    """docs/authorization.md names ``TokenRequestError`` (with ``.error``, ``.error_description``,
+    ``.status``) and the DPoP key: both are importable from ``llm_mcp.client.oauth``."""
+    from llm_mcp.client import oauth
+
+    assert issubclass(oauth.TokenRequestError, llm_mcp.UnauthorizedError)
+    assert oauth.DPoPKey.generate().thumbprint
+    assert {"TokenRequestError", "DPoPKey"} <= set(oauth.__all__)
+
+
+class _Anonymous:
+    """What Django's ``request.user`` is for a visitor who has not signed in (no import needed):
+    ``pk`` is ``None`` and every anonymous visitor's ``str`` is the same."""
+
+    pk = None
+    is_anonymous = True
+
+    def __str__(self) -> str:
+        return "AnonymousUser"
+
+
+@pytest.mark.parametrize("user", [None, _Anonymous()], ids=["none", "anonymous"])
+def test_an_owner_input_without_a_user_is_refused_not_shared(store, user):
+    """MCP-CRED-02: credentials are per owner. A server whose ``oauth["owner"]`` names an input
+    given ``None`` (the user was not passed) or an anonymous visitor must not file tokens under
+    a key every such caller shares (one visitor's authorization would serve all of them): it
+    raises ``ValueError`` naming the owner, and nothing is stored or sent."""
+
+    class Linear(llm_mcp.MCP):
+        url = "https://mcp.linear.example/mcp"
+        inputs = ["user"]
+        oauth = {"owner": "user"}
+
+    server = Linear(user=user)
+    with pytest.raises(ValueError, match="oauth owner"):
+        server.authorization_url(redirect_uri="https://app.example/callback")
+    with pytest.raises(ValueError, match="oauth owner"):
+        server.authorized
+    with pytest.raises(ValueError, match="oauth owner"):
+        server.tools
+    assert store.read(credential_key(Linear.url, None)) is None
+
+
+def test_an_explicit_none_owner_is_refused_but_no_owner_is_the_application(store):
+    """``oauth={"owner": None}`` (a lookup that found no one) is refused; leaving ``owner`` out
+    is how credentials belong to the application as a whole."""
+    with pytest.raises(ValueError, match="oauth owner"):
+        llm_mcp.mcp(url="https://mcp.example/mcp", oauth={"owner": None}).authorized
+    assert llm_mcp.mcp(url="https://mcp.example/mcp", oauth={}).authorized is False
+
+
+@pytest.fixture(scope="module")
+def user_servers():
+    from llm_mcp_tests.support.oauth_servers import oauth_servers
+
+    with oauth_servers() as running:
+        yield running
+
+
+def _protected(servers) -> type[llm_mcp.MCP]:
+    class Protected(llm_mcp.MCP):
+        url = servers.mcp_url
+        inputs = ["user"]
+        oauth = {"owner": "user"}
+
+    return Protected
+
+
+def _callback(servers, server) -> dict[str, str]:
+    from urllib.parse import parse_qsl, urlsplit
+
+    url = server.authorization_url(redirect_uri="http://127.0.0.1:8000/callback")
+    return dict(parse_qsl(urlsplit(servers.approve(url)).query))
+
+
+@pytest.mark.parametrize("name", ["iss", "code", "state"])
+def test_a_callback_repeating_a_parameter_is_refused(store, user_servers, name):
+    """MCP-AUTH-06, RFC 6749 §3.1 (parameters MUST NOT be repeated): a callback carrying
+    ``iss`` (or ``code``, ``state``) twice is refused with ``MCPError`` whichever copy is right
+    and wherever it sits: a ``parse_qs`` dict of lists or Django's ``QueryDict`` (whose ``get``
+    returns the last copy). No code is exchanged."""
+    from urllib.parse import parse_qs, urlencode
+
+    from django.http import QueryDict
+
+    server = _protected(user_servers)(user="review-dup")
+    params = _callback(user_servers, server)
+    forged = {"iss": "https://evil.example", "code": "forged-code", "state": "forged-state"}[name]
+    pairs = [*params.items(), (name, forged)] if name != "iss" else [(name, forged), *params.items()]
+    before = len(user_servers.token_requests())
+    for shape in (parse_qs(urlencode(pairs)), QueryDict(urlencode(pairs))):
+        with pytest.raises(llm_mcp.MCPError, match=f"repeats {name}") as info:
+            server.authorize(shape)
+        assert not isinstance(info.value, llm_mcp.UnauthorizedError)
+    assert len(user_servers.token_requests()) == before and not server.authorized
+    server.authorize(params)  # the genuine callback still finishes the authorization
+    assert server.authorized
+
+
+def test_a_huge_iss_is_not_copied_into_the_error(store, user_servers):
+    """Bad input names the problem without carrying a megabyte of it: a huge ``iss`` is cut in
+    the ``MCPError`` message."""
+    server = _protected(user_servers)(user="review-huge")
+    params = _callback(user_servers, server)
+    with pytest.raises(llm_mcp.MCPError, match="issuer") as info:
+        server.authorize({**params, "iss": "https://evil.example/" + "x" * 1_000_000})
+    assert len(str(info.value)) < 1000
+
+
+class DictStore:
+    """A credential store of the app's own, as docs/authorization.md describes one: ``read``,
+    ``write(key, data, owner=None)`` and ``delete``, no ``synchronize``."""
+
+    def __init__(self) -> None:
+        self.data: dict[str, dict] = {}
+
+    def read(self, key: str) -> dict | None:
+        return self.data.get(key)
+
+    def write(self, key: str, data: dict, owner: object = None) -> None:
+        self.data[key] = dict(data)
+
+    def delete(self, key: str) -> None:
+        self.data.pop(key, None)
+
+
+def test_a_secret_in_the_server_url_stays_out_of_credential_keys(user_servers):
+    """Credential keys are stored in clear (the Django model's ``key`` column, listed in the
+    admin): an API key in the MCP server URL's query must not be copied into them. The key still tells servers apart (another query is another key)."""
+    store = DictStore()
+    before = config.credential_store
+    configure(credential_store=store)
+    try:
+        url = user_servers.mcp_url + "?api_key=key-in-url-55"
+
+        class Keyed(llm_mcp.MCP):
+            inputs = ["user"]
+            oauth = {"owner": "user"}
+
+        Keyed.url = url
+        server = Keyed(user="review-keyed")
+        server.authorize(_callback(user_servers, server))
+        assert server.authorized and [t.name for t in server.tools] == ["add", "admin_report"]
+        assert store.data and all("key-in-url-55" not in key for key in store.data)
+        assert credential_key(url, "a") != credential_key(url.replace("55", "56"), "a")
+        assert credential_key(user_servers.mcp_url, "a") == f"oauth:{user_servers.mcp_url}|a"
+    finally:
+        configure(credential_store=before)
+
+
+def test_a_declined_callbacks_reason_is_one_line(store, user_servers):
+    """The callback's ``error_description`` is the authorization server's (or whoever crafted the
+    URL's) text: ``UnauthorizedError`` carries it on one line, cut, so a log line of it is one
+    line."""
+    server = _protected(user_servers)(user="review-declined")
+    params = _callback(user_servers, server)
+    declined = {"state": params["state"], "iss": params["iss"], "error": "access_denied",
+                "error_description": "no\nCRITICAL forged\r\n" + "y" * 5000}
+    with pytest.raises(llm_mcp.UnauthorizedError, match="access_denied: no CRITICAL forged") as info:
+        server.authorize(declined)
+    assert "\n" not in str(info.value) and "\r" not in str(info.value) and len(str(info.value)) < 1000

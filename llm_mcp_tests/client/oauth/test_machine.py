@@ -26,8 +26,16 @@ from llm_mcp.client.oauth.grants import (
     JWT_BEARER,
 )
 from llm_mcp.client.oauth.store import MemoryStore
-from llm_mcp_tests.support.machine_servers import Authority, ProtectedMCP
+from llm_mcp_tests.support.machine_servers import ProtectedMCP
 from llm_mcp_tests.support.recording_as import RecordingAS
+import time
+import llm_mcp
+from llm_mcp.client.config import config, configure
+from llm_mcp.client.oauth import MemoryStore, credential_key
+from llm_mcp.client.oauth.grants import CLIENT_CREDENTIALS_EXTENSION
+from llm_mcp_tests.support.machine_servers import ProtectedMCP
+from llm_mcp_tests.support.recording_as import RecordingAS
+
 
 SECRET = "reports-secret-1f2e3d"
 IDP_SECRET = "okta-secret-4c5b6a"
@@ -42,12 +50,6 @@ def store():
     yield fresh
     configure(credential_store=before)
     grants._idp_metadata.clear()
-
-
-@pytest.fixture
-def authority():
-    with RecordingAS() as auth_server:
-        yield Authority(auth_server)
 
 
 @pytest.fixture
@@ -348,3 +350,27 @@ def test_client_credentials_against_the_authlib_authorization_server():
         with pytest.raises(llm_mcp.UnauthorizedError, match="invalid_client") as caught:
             wrong().tools
         assert "not-the-secret" not in str(caught.value)
+
+
+def test_the_probe_before_any_401_declares_the_client(authority, store):
+    """MCP 2026-07-28 ``_meta`` on every request: the unauthenticated ``server/discover`` probe the
+    flow sends to read the challenge (here: a stored client-credentials token about to expire,
+    in a server object that has seen no 401 yet) carries ``clientInfo`` and the client
+    capabilities, with the extension the grant uses."""
+    with ProtectedMCP(authority) as mcp:
+        _reports(mcp.url)().call("add", a=1, b=1)
+        key = credential_key(mcp.url, None)
+        record = store.read(key)
+        record["expires_at"] = time.time()  # expiring: the next request first fetches a new token
+        store.write(key, record)
+        before = len(mcp.requests)
+        assert _reports(mcp.url)().call("add", a=2, b=2).text == "4"
+        probes = [r["body"] for r in mcp.requests[before:] if (r["body"] or {}).get("method") == "server/discover"
+                  and not r["authorization"]]
+        assert probes, "no unauthenticated probe was sent"
+        meta = probes[0]["params"]["_meta"]
+        assert meta["io.modelcontextprotocol/clientInfo"]["name"] == "llm_mcp"
+        assert meta["io.modelcontextprotocol/clientCapabilities"]["extensions"] == {CLIENT_CREDENTIALS_EXTENSION: {}}
+        served = [r["body"] for r in mcp.requests[before:] if r["status"] is None and "id" in (r["body"] or {})]
+        assert served and all(meta["io.modelcontextprotocol/clientCapabilities"]
+                              == b["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] for b in served)

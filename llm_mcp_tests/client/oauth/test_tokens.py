@@ -25,6 +25,11 @@ from llm_mcp.client.oauth.tokens import (
     request_token,
 )
 from llm_mcp_tests.support.recording_as import RecordingAS
+import time
+import llm_mcp
+from llm_mcp_tests.support.recording_as import RecordingAS
+from llm_mcp_tests.support.oauth_fakes import DEEP, Hostile
+
 
 SECRET = "s3cr3t:with spaces+plus&amp"
 
@@ -309,3 +314,30 @@ def test_a_refusal_reason_is_printable_and_bounded(auth_server, http):
     message = str(caught.value)
     assert "\n" not in message and "line break" in message
     assert len(caught.value.error_description) == 303 and caught.value.error_description.endswith("...")
+
+
+def test_a_dripping_token_endpoint_times_out(store):
+    """The same bound at the token endpoint (client credentials): ``llm_mcp.ConnectionError``
+    (``timed_out``), not a request held for as long as the server likes."""
+    with Hostile(path="/token", mode="drip") as hostile:
+        reports = llm_mcp.mcp(url=hostile.url, name="hostile", timeout=2,
+                              oauth={"grant": "client_credentials", "client_id": "reports", "client_secret": SECRET})
+        started = time.monotonic()
+        with pytest.raises(llm_mcp.ConnectionError) as info:
+            reports.tools
+        assert time.monotonic() - started < 30
+        assert info.value.timed_out
+
+
+@pytest.mark.parametrize("body", [DEEP[:40_000] + DEEP[-40_000:], b'{"access_token": "t", "expires_in": 1e400}',
+                                  b'{"access_token": "t", "expires_in": NaN}'],
+                         ids=["deep", "infinite-lifetime", "nan-lifetime"])
+def test_a_malformed_token_answer_is_an_mcp_error(store, body):
+    """A token answer nested too deep to parse, or whose ``expires_in`` is infinite or NaN
+    (Python's JSON parser accepts both), raises ``llm_mcp.MCPError`` saying what is wrong,
+    not ``RecursionError``/``OverflowError``/``ValueError``."""
+    with Hostile(path="/token", mode="bytes", body=body) as hostile:
+        reports = llm_mcp.mcp(url=hostile.url, name="hostile", timeout=5,
+                              oauth={"grant": "client_credentials", "client_id": "reports", "client_secret": SECRET})
+        with pytest.raises(llm_mcp.MCPError, match="token endpoint"):
+            reports.tools
