@@ -6,7 +6,6 @@ taken from the code under test.
 
 from __future__ import annotations
 
-import base64
 import sys
 from typing import Any
 
@@ -33,6 +32,7 @@ from llm_mcp.testing.scripted_model import (
     tool_call,
     turn,
 )
+from llm_mcp_tests.support.encoding import b64
 
 __all__ = ["scripted_model"]  # the fixture, used by name below
 
@@ -54,10 +54,6 @@ ADD_SCHEMA = {
 }
 ADD = ToolSpec("add", "Add two numbers.", ADD_SCHEMA)
 CLOCK = ToolSpec("clock", "The time.", {"type": "object", "properties": {}})
-
-
-def b64(data: bytes) -> str:
-    return base64.b64encode(data).decode()
 
 
 def provider_for(api: str, model: ScriptedModel, **options: Any) -> Provider:
@@ -539,3 +535,11 @@ def test_building_a_chat_needs_no_api_key(monkeypatch):
     assert repr(chat.provider) == "<OpenAIProvider base_url='https://api.openai.com'>"
     with pytest.raises(openai.OpenAIError, match="api_key"):
         chat.ask("hi")
+
+
+def test_provider_repr_shows_only_the_origin():
+    from llm_mcp.chat.providers import AnthropicProvider, OpenAIProvider
+
+    for provider in (OpenAIProvider(base_url="https://user:PW@gw.example/v1?api-key=QS", api_key="k"),
+                     AnthropicProvider(base_url="https://gw.example/x?key=QS", api_key="k")):
+        assert "QS" not in repr(provider) and "PW" not in repr(provider) and "gw.example" in repr(provider)

@@ -6,7 +6,6 @@ through the official OpenAI and Anthropic SDKs; each test reads the JSON the mod
 
 from __future__ import annotations
 
-import base64
 import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -17,6 +16,7 @@ import pytest
 import llm_mcp
 from llm_mcp.testing.scripted_model import ScriptedModel, reply, tool_call
 from llm_mcp_tests.support.servers import library
+from llm_mcp_tests.support.encoding import b64
 
 LIBRARY = "llm_mcp_tests.support.servers.library"
 GUIDE_PART = "[resource guide (text/markdown)]\n" + library.GUIDE_TEXT
@@ -27,10 +27,6 @@ REVIEW_TURNS = [
     ("user", "Correctness first, then readability."),
     ("assistant", "Understood: correctness, then readability."),
 ]
-
-
-def b64(data: bytes) -> str:
-    return base64.b64encode(data).decode("ascii")
 
 
 @pytest.fixture(scope="module", params=["modern", "handshake"])

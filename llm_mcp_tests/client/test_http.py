@@ -12,6 +12,7 @@ import json
 import logging
 import time
 from llm_mcp_tests.support.scripted import answer, modern, result, trickle
+import logging
 
 
 def headers_of(entry):
@@ -283,3 +284,13 @@ def test_legacy_endpoint_on_another_origin_gets_no_token(scripted):
     with pytest.raises(llm_mcp.MCPError, match="origin"):
         llm_mcp.mcp(url=server.url, bearer_token="SECRET-TOKEN", timeout=3).tools
     assert thief.requests == []
+
+
+def test_httpx_request_log_shows_only_the_origin_of_mcp_urls(raw_http, caplog):
+    url = raw_http.url("basic", era="modern") + "&token=QSECRET"
+    server = llm_mcp.mcp(url=url, name="q")
+    with caplog.at_level(logging.INFO, logger="httpx"):
+        assert server.call("echo", message="hi").text == "hi"
+    lines = [r.getMessage() for r in caplog.records if r.name == "httpx"]
+    assert lines and all("QSECRET" not in line and "/basic/" not in line for line in lines)
+    assert any("HTTP Request: POST http://127.0.0.1:" in line for line in lines)

@@ -15,7 +15,8 @@ import llm_mcp
 from llm_mcp.client import outages
 from llm_mcp.testing.scripted_model import reply, tool_call
 
-from llm_mcp_tests.support.processes import PYTHON, free_port, raw_stdio_command
+from llm_mcp_tests.support.processes import PYTHON, echo_command, free_port, raw_stdio_command
+from llm_mcp.testing.scripted_model import reply, tool_call
 
 
 def _calls(raw_http: Any, case: str, method: str) -> int:
@@ -154,3 +155,44 @@ def test_approvals_work_while_the_server_is_down(chat_on, model, raw_http):
     chat.complete()
     assert model.requests[1].tool_results[0]["content"].removeprefix("Error: ").startswith(
         "The MCP server 'later_down' is unavailable right now")
+
+
+def test_a_slow_call_is_not_an_outage(chat_on, model, heard_outages):
+    server = llm_mcp.mcp(command=echo_command(), name="echo", timeout=1)
+    chat = chat_on([tool_call("sleep", {"seconds": 5}), reply("slow"), reply("still here")]).with_mcp(server)
+    chat.ask("sleep")
+    assert not outages.is_down(server) and heard_outages == []
+    chat.ask("again")
+    assert "echo" in model.requests[-1].tool_names
+    server.close()
+
+
+def test_computed_credentials_keep_the_backoff_per_object(raw_http):
+    url = raw_http.url("rate429")
+
+    class PerUser(llm_mcp.MCP):
+        inputs = ["user"]
+        bearer_token = lambda self: f"token-{self.user}"
+
+    Bound = type("PerUser", (PerUser,), {"url": url})
+    ann, bob = Bound(user="ann"), Bound(user="bob")
+    outages.record(ann, llm_mcp.ConnectionError("429", status=429))
+    assert outages.is_down(ann) and not outages.is_down(bob)
+    a = llm_mcp.mcp(command=[PYTHON, "x.py"], env={"TENANT": "a"}, name="a")
+    b = llm_mcp.mcp(command=[PYTHON, "x.py"], env={"TENANT": "b"}, name="b")
+    outages.record(a, llm_mcp.ConnectionError("exit", exit_status=1))
+    assert outages.is_down(a) and not outages.is_down(b)
+
+
+def test_a_new_object_per_request_for_the_same_user_still_waits(raw_http):
+    """The backoff key includes a digest of the evaluated credentials: same user, new object -> same wait;
+    another user -> no wait."""
+    url = raw_http.url("rate429")
+
+    class PerUser(llm_mcp.MCP):
+        inputs = ["user"]
+        bearer_token = lambda self: f"token-{self.user}"  # noqa: E731
+
+    Bound = type("PerUser", (PerUser,), {"url": url})
+    outages.record(Bound(user="ann"), llm_mcp.ConnectionError("429", status=429))
+    assert outages.is_down(Bound(user="ann")) and not outages.is_down(Bound(user="bob"))

@@ -27,6 +27,7 @@ import json
 import logging
 import time
 from llm_mcp_tests.support.scripted import DISCOVER, answer, modern, result
+from llm_mcp_tests.support.encoding import b64
 
 
 MODERN = "2026-07-28"
@@ -118,10 +119,6 @@ def expected_meta(conn: Conn, meta: dict[str, Any] | None = None) -> dict[str, A
 
 def text_block(text: str) -> dict[str, Any]:
     return {"type": "text", "text": text}
-
-
-def b64(data: bytes) -> str:
-    return base64.b64encode(data).decode("ascii")
 
 
 # --------------------------------------------------------------------------- exploring

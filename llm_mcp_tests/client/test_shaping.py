@@ -14,6 +14,7 @@ from llm_mcp.chat import ChatTool
 from llm_mcp.testing.scripted_model import reply, tool_call
 
 from llm_mcp_tests.support.servers.echo_server import FAIL_TEXT
+from llm_mcp_tests.support.chats import http_echo
 
 ECHO_TOOLS = ["echo", "add", "image", "mixed", "fail", "with_meta", "headered", "sleep", "progress", "files/read"]
 
@@ -378,3 +379,16 @@ def test_shaping_settings_of_the_wrong_shape_are_refused(url):
         _server(url, tool_options={"echo": {"wrap": "no_such_method"}})
     with pytest.raises(ValueError, match="prefix"):
         _server(url, prefix="")
+
+
+@pytest.mark.parametrize("settings, message", [
+    ({"extra_tools": 5}, "extra_tools"),
+    ({"extra_tools": [5]}, "extra_tools"),
+    ({"requires_approval": 1}, "requires_approval"),
+    ({"defer": 1}, "defer"),
+    ({"tool_options": {5: {}}}, "tool_options keys"),
+    ({"tool_options": {"echo": {"description": 5}}}, "description"),
+])
+def test_more_bad_shaping_settings_are_refused(echo_http_url, settings, message):
+    with pytest.raises(ValueError, match=message):
+        http_echo(echo_http_url, **settings)

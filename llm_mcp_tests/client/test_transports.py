@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import base64
 
 import pytest
 
@@ -10,6 +9,7 @@ import llm_mcp
 from llm_mcp.client.param_headers import header_value, method_headers, param_headers, tool_header_map
 from llm_mcp.client.transports.stdio import StdioTransport, child_environment
 from llm_mcp_tests.support.processes import echo_command
+from llm_mcp_tests.support.encoding import header_b64
 
 
 class RecordingTunnel:
@@ -112,10 +112,6 @@ def test_trans_14_client_meta_sends_nothing():
 # -- Mcp-Param-* rules (MCP 2026-07-28, SEP-2243) ---------------------------------------------
 
 
-def b64(text):
-    return "=?base64?" + base64.b64encode(text.encode("utf-8")).decode() + "?="
-
-
 @pytest.mark.parametrize(("value", "expected"), [
     ("us-west1", "us-west1"),
     ("us west 1", "us west 1"),
@@ -123,11 +119,11 @@ def b64(text):
     (42, "42"),
     (True, "true"),
     (False, "false"),
-    ("Hello, 世界", b64("Hello, 世界")),
-    (" padded ", b64(" padded ")),
-    ("\tindented", b64("\tindented")),
-    ("line1\r\nline2", b64("line1\r\nline2")),
-    ("=?base64?abc?=", b64("=?base64?abc?=")),
+    ("Hello, 世界", header_b64("Hello, 世界")),
+    (" padded ", header_b64(" padded ")),
+    ("\tindented", header_b64("\tindented")),
+    ("line1\r\nline2", header_b64("line1\r\nline2")),
+    ("=?base64?abc?=", header_b64("=?base64?abc?=")),
     (None, None),
 ])
 def test_trans_07_header_value_encoding(value, expected):
@@ -174,7 +170,7 @@ def test_conn_01_method_and_name_headers():
         "Mcp-Method": "tools/call", "Mcp-Name": "a-b"}
     assert method_headers({"method": "resources/read", "params": {"uri": "file:///a%20b.txt"}})["Mcp-Name"] == \
         "file:///a%20b.txt"
-    assert method_headers({"method": "prompts/get", "params": {"name": "résumé"}})["Mcp-Name"] == b64("résumé")
+    assert method_headers({"method": "prompts/get", "params": {"name": "résumé"}})["Mcp-Name"] == header_b64("résumé")
 
 
 class RawTunnel(RecordingTunnel):

@@ -10,6 +10,9 @@ from django.urls import reverse
 
 from llm_mcp.admin import ChatAdmin, CredentialAdmin, ToolCallAdmin
 from llm_mcp.models import Chat, Credential, Message, ToolCall
+from django.db import connection
+from llm_mcp.models import Credential
+from llm_mcp_tests.support.records import Other
 
 pytestmark = pytest.mark.django_db
 
@@ -130,3 +133,13 @@ def test_chats_are_not_added_in_the_admin_but_can_be_deleted_with_their_tool_cal
     assert page.status_code == 200 and b"permission to delete" not in page.content
     assert admin_client.post(f"/admin/llm_mcp/chat/{chat.pk}/delete/", {"post": "yes"}).status_code == 302
     assert not Chat.objects.exists() and not ToolCall.objects.exists()
+
+
+@pytest.mark.db
+@pytest.mark.django_db(transaction=True)
+def test_admin_never_edits_the_agent_of_a_chat(admin_client):
+    record = Other.chat()
+    page = admin_client.get(f"/admin/llm_mcp/chat/{record.pk}/change/").content.decode()
+    assert 'name="agent_class"' not in page and 'name="agent_inputs"' not in page
+    assert "Other" in page  # shown, read-only
+    assert connection.vendor in ("sqlite", "postgresql")

@@ -17,6 +17,14 @@ from llm_mcp.signals import mcp_unreachable
 from llm_mcp.testing.scripted_model import reply
 
 from llm_mcp_tests.support.processes import free_port
+import pathlib
+from django.contrib.auth.models import User
+from django.core.exceptions import ImproperlyConfigured
+from django.db import connection
+import llm_mcp
+from llm_mcp import conf
+from llm_mcp.models import Credential
+from llm_mcp.testing.scripted_model import reply
 
 pytestmark = [pytest.mark.db]
 
@@ -140,3 +148,40 @@ def test_unreachable_servers_send_the_django_signal(model):
         mcp_unreachable.disconnect(receiver)
     assert [{k: v for k, v in event.items() if k != "signal"} for event in heard] == [
         {"server": "down", "error_class": "ConnectionError", "status": None}]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_credential_errors_name_the_problem(settings):
+    with pytest.raises(TypeError, match="owner must be a saved model instance"):
+        Credential.objects.write("k:1", {"a": 1}, owner="alice")
+    with pytest.raises(TypeError, match="credentials for 'k:1' cannot be stored"):
+        Credential.objects.write("k:1", {"when": pathlib.Path("/")})
+    Credential.objects.write("k:2", {"access_token": "tok"})
+    settings.SALT_KEY = "another-salt"  # the keys changed, with no fallback
+    Credential._meta.get_field("secret").__dict__.pop("keys", None)
+    Credential._meta.get_field("secret").__dict__.pop("f", None)
+    try:
+        with pytest.raises(ValueError, match="cannot be decrypted with the current SECRET_KEY"):
+            Credential.objects.read("k:2")
+        del settings.SALT_KEY
+        with pytest.raises(ImproperlyConfigured, match="SALT_KEY is not set"):
+            Credential.objects.read("k:2")
+    finally:
+        Credential._meta.get_field("secret").__dict__.pop("keys", None)
+        Credential._meta.get_field("secret").__dict__.pop("f", None)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_setting_values_are_checked(settings):
+    settings.LLM_MCP = {"TURN_LOCK_TIMEOUT": "ten", "PROVIDER_OPTIONS": "openai"}
+    with pytest.raises(ImproperlyConfigured, match=r"LLM_MCP\['TURN_LOCK_TIMEOUT'\] must be a positive number"):
+        conf.get("TURN_LOCK_TIMEOUT")
+    from llm_mcp.apps import check_settings
+
+    found = check_settings()
+    assert [p.id for p in found] == ["llm_mcp.E002", "llm_mcp.E002"]
+    assert "PROVIDER_OPTIONS" in found[1].msg or "PROVIDER_OPTIONS" in found[0].msg
+    settings.LLM_MCP = ["PROVIDER_OPTIONS"]
+    assert [p.msg for p in check_settings()] == ["settings.LLM_MCP must be a dict, not list"]
+    settings.SALT_KEY = 42
+    assert any("SALT_KEY must be a non-empty string" in p.msg for p in check_settings())

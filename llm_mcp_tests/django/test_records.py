@@ -17,7 +17,15 @@ from llm_mcp.testing.scripted_model import ScriptedModel, reply, tool_call
 
 from llm_mcp_tests.support.chats import MODEL
 from llm_mcp_tests.support.processes import ECHO_SERVER, PYTHON
-from llm_mcp_tests.support.records import record_on, reload
+from llm_mcp_tests.support.records import Other, Plain, record_on, reload
+import logging
+from django.contrib.auth.models import User
+from django.db import connection
+import llm_mcp
+from llm_mcp import tasks
+from llm_mcp.models import Chat as ChatRecord
+from llm_mcp.models import ToolCall as ToolCallRow
+from llm_mcp.testing.scripted_model import ScriptedModel, reply, tool_call, turn
 
 pytestmark = [pytest.mark.db, pytest.mark.django_db(transaction=True)]
 
@@ -230,3 +238,124 @@ def test_raw_tool_call_columns_hold_json(model):
         cursor.execute("SELECT arguments FROM llm_mcp_tool_calls WHERE tool_call_id = %s", ["call_j"])
         raw = cursor.fetchone()[0]
     assert (json.loads(raw) if isinstance(raw, str) else raw) == {"q": "ü"}
+
+
+def on(model: ScriptedModel, record: ChatRecord) -> ChatRecord:
+    record.provider_options = {"base_url": model.openai_base_url, "api_key": "k"}
+    return record
+
+
+def test_a_row_never_names_just_any_callable(tmp_path):
+    """``agent_class`` must be an llm_mcp.Agent: a row naming ``os.system`` runs nothing."""
+    marker = tmp_path / "ran"
+    row = ChatRecord.objects.create(model=MODEL, agent_class="os.system",
+                                    agent_inputs={"command": {"$json": f"touch {marker}"}})
+    with pytest.raises(TypeError, match="not an llm_mcp.Agent subclass"):
+        ChatRecord.objects.get(pk=row.pk).chat  # noqa: B018
+    assert not marker.exists()
+    assert ChatRecord.objects.get(pk=row.pk).messages == []  # reading needs no agent
+
+
+def test_call_ids_repeated_across_chats_and_within_a_reply(model):
+    """Providers that reuse ids (``call_1`` in every chat, or twice in one reply) do not break
+    storage: ids are unique per message, and the chat renames a repeat within a conversation."""
+    def noop() -> str:
+        """Do nothing."""
+        return "done"
+
+    answers = []
+    for _ in range(2):  # two chats, the same call id
+        model.add(tool_call("noop", {}, id="call_1"), reply("ok"))
+        answers.append(on(model, ChatRecord.objects.create(model=MODEL)).with_tools(noop).ask("go").content)
+    assert answers == ["ok", "ok"]
+    model.add(turn(tool_calls=[tool_call("noop", {}, id="same"), tool_call("noop", {}, id="same")]), reply("both"))
+    record = on(model, ChatRecord.objects.create(model=MODEL)).with_tools(noop)
+    assert record.ask("twice").content == "both"
+    ids = list(ToolCallRow.objects.filter(message__chat=record).values_list("tool_call_id", flat=True))
+    assert ids[0] == "same" and ids[1] != "same" and ids[1].startswith("call_")
+    assert [r["tool_call_id"] for r in model.requests[-1].tool_results] == ids
+    model.add(tool_call("noop", {}, id="same"), reply("again"))  # an id used in an earlier turn
+    assert record.ask("once more").content == "again"
+    assert all(len(m.tool_calls) == 0 or m.tool_calls[0].id != "same" for m in record.messages[-3:])
+
+
+def test_long_names_and_ids_from_the_model_are_stored(model):
+    """A hallucinated 300-character tool name or call id is answered, not a database error."""
+    model.add(tool_call("x" * 300, {}, id="c" * 300), reply("sorry"))
+    record = on(model, ChatRecord.objects.create(model=MODEL))
+    assert record.ask("go").content == "sorry"
+    call = ToolCallRow.objects.get(message__chat=record)
+    assert call.name == "x" * 300 and len(call.tool_call_id) <= 200
+    assert call.result.content.startswith("There is no tool named")
+
+
+def test_dict_inputs_round_trip_even_when_they_look_like_references(model):
+    """A plain dict input shaped like a model reference stays a dict."""
+    User.objects.create(username="alice")
+    record = Plain.chat(settings={"$model": "auth.user", "pk": 1})
+    assert Plain.find(record.pk).chat.agent.settings == {"$model": "auth.user", "pk": 1}
+    with pytest.raises(TypeError, match="input 'settings' cannot be stored"):
+        Plain.chat(settings={"who": User.objects.get()})  # a model inside a dict
+
+
+def test_find_refuses_a_chat_of_another_agent():
+    record = Other.chat()
+    with pytest.raises(ValueError, match="was set up by .*Other, not .*Plain"):
+        Plain.find(record.pk)
+
+
+def test_local_agents_warn_and_their_chats_stay_readable(caplog):
+    """An agent defined in a function cannot be imported by a job: creating its chat warns,
+    and a process without it can still read the messages."""
+    class Local(llm_mcp.Agent):
+        chat_class = ChatRecord
+        model = MODEL
+
+    with caplog.at_level(logging.WARNING, logger="llm_mcp.records"):
+        record = Local.chat()
+    assert "no other process can import it" in caplog.text
+    fresh = ChatRecord.objects.get(pk=record.pk)
+    assert fresh.messages == [] and fresh.waiting is False and fresh.pending_approvals == []
+    with pytest.raises(ImportError, match="cannot be imported here"):
+        fresh.chat  # noqa: B018
+
+
+def test_a_failed_agent_declaration_saves_no_row():
+    class BadServers(llm_mcp.Agent):
+        chat_class = ChatRecord
+        model = MODEL
+        mcp = ["not a server"]
+
+    before = ChatRecord.objects.count()
+    with pytest.raises(TypeError, match="with_mcp"):
+        BadServers.chat()
+    assert ChatRecord.objects.count() == before
+
+
+def test_unsaved_chats_keys_and_empty_resumes(model):
+    with pytest.raises(ValueError, match="save the Chat first"):
+        ChatRecord(model=MODEL).ask("hi")
+    record = on(model, ChatRecord.objects.create(model=MODEL))
+    with pytest.raises(ValueError, match="1 to 255"):
+        record.ask("hi", key="k" * 300)
+    model.add(reply("hello"))
+    record.ask("hi", key="job-7")
+    with pytest.raises(ValueError, match="another text"):
+        record.ask("something else", key="job-7")
+    empty = ChatRecord.objects.create(model=MODEL)
+    assert tasks.resume_chat.apply(args=(empty.pk,)).get() == "empty"
+
+
+def test_what_json_columns_cannot_hold_is_stored_safely(model):
+    """Unpaired surrogates and NaN, from a model or a server, do not fail the turn: arguments
+    that hold them reach the model as malformed (a tool error), text keeps U+FFFD."""
+    def echo(message: str) -> str:
+        """Echo."""
+        return message
+
+    model.add(tool_call("echo", raw_arguments='{"message": NaN}', id="call_nan"), reply("bad \ud800 text"))
+    record = on(model, ChatRecord.objects.create(model=MODEL)).with_tools(echo)
+    assert record.ask("go").content == "bad \ufffd text"
+    call = ToolCallRow.objects.get(message__chat=record)
+    assert call.arguments == {"_raw_arguments": '{"message": NaN}'}
+    assert call.result.is_error and "not a JSON object" in call.result.content

@@ -49,3 +49,19 @@ def heard_outages() -> Iterator[list[tuple[str, str, int | None]]]:
     outages.listeners.append(listen)
     yield events
     outages.listeners.remove(listen)
+
+
+def http_echo(url: str, **settings: Any) -> llm_mcp.MCP:
+    """A server object named ``echo`` for the echo server at ``url`` (``settings`` override)."""
+    return llm_mcp.mcp(url=url, **{"name": "echo", **settings})
+
+
+def tool_result_text(result: dict[str, Any]) -> str:
+    """A tool result's text as the model read it (the OpenAI format marks errors with "Error: ")."""
+    return result["content"].removeprefix("Error: ") if result["is_error"] is None else result["content"]
+
+
+def error_text(result: dict[str, Any]) -> str:
+    """``tool_result_text`` of a result that is a tool error (``is_error`` None in OpenAI's format, or True)."""
+    assert result["is_error"] in (None, True)
+    return tool_result_text(result)

@@ -39,6 +39,7 @@ from joserfc.errors import JoseError
 from joserfc.jwk import ECKey
 
 from llm_mcp.testing import Server, Tool
+from llm_mcp.testing.serve import read_body, send_json
 from llm_mcp_tests.support.recording_as import Answer, Recorded, RecordingAS
 
 __all__ = ["AS_NONCE", "RS_NONCE", "Authority", "ProtectedMCP", "verify_proof"]
@@ -181,26 +182,6 @@ class _Add(Tool):
         return self.respond_with(content=self.text_content(text=str(total)))
 
 
-async def _read_all(receive: Any) -> bytes:
-    chunks = []
-    while True:
-        message = await receive()
-        if message["type"] != "http.request":
-            break
-        chunks.append(message.get("body", b""))
-        if not message.get("more_body"):
-            break
-    return b"".join(chunks)
-
-
-async def _respond(send: Any, status: int, body: Any, headers: list[tuple[bytes, bytes]] | None = None) -> None:
-    data = json.dumps(body).encode()
-    await send({"type": "http.response.start", "status": status,
-                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode()),
-                            *(headers or [])]})
-    await send({"type": "http.response.body", "body": data})
-
-
 class ProtectedMCP:
     """The kit's MCP server behind the :class:`Authority`'s tokens (see the module docstring).
 
@@ -259,10 +240,10 @@ class ProtectedMCP:
             metadata = {"resource": self.url, "authorization_servers": [self.authority.issuer]}
             if self.dpop_in_metadata:
                 metadata["dpop_bound_access_tokens_required"] = True
-            await _respond(send, 200, metadata)
+            await send_json(send, 200, metadata)
             return
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
-        body = await _read_all(receive) if scope["method"] == "POST" else b""
+        body = await read_body(receive) if scope["method"] == "POST" else b""
         parsed = None
         with contextlib.suppress(ValueError):
             parsed = json.loads(body) if body else None
@@ -273,12 +254,12 @@ class ProtectedMCP:
         record = self.authority.tokens.get(token.strip())
         if record is None:
             entry["status"] = 401
-            await _respond(send, 401, {"error": "invalid_token"}, self._challenge())
+            await send_json(send, 401, {"error": "invalid_token"}, self._challenge())
             return
         if record["jkt"] is None and not self.dpop and scheme.lower() != "bearer":
             self.proof_errors.append(f"scheme {scheme} for a bearer token")  # RFC 9449 §7.2
             entry["status"] = 401
-            await _respond(send, 401, {"error": "invalid_token"}, self._challenge('error="invalid_token"'))
+            await send_json(send, 401, {"error": "invalid_token"}, self._challenge('error="invalid_token"'))
             return
         if record["jkt"] is not None or self.dpop:
             try:
@@ -295,11 +276,11 @@ class ProtectedMCP:
             except ValueError as error:
                 self.proof_errors.append(str(error))
                 entry["status"] = 401
-                await _respond(send, 401, {"error": "invalid_token"}, self._challenge('error="invalid_token"'))
+                await send_json(send, 401, {"error": "invalid_token"}, self._challenge('error="invalid_token"'))
                 return
             if self.require_nonce and checked["claims"].get("nonce") != RS_NONCE:
                 entry["status"] = 401
-                await _respond(send, 401, {"error": "use_dpop_nonce"},
+                await send_json(send, 401, {"error": "use_dpop_nonce"},
                                [*self._challenge('error="use_dpop_nonce"'), (b"dpop-nonce", RS_NONCE.encode())])
                 return
         sent = False

@@ -52,6 +52,7 @@ from authlib.oauth2.rfc7636 import CodeChallenge
 from authlib.oauth2.rfc9207 import IssuerParameter
 
 from llm_mcp.testing import Server, Tool
+from llm_mcp.testing.serve import read_body, send_json
 
 __all__ = [
     "ADMIN_SCOPE",
@@ -661,7 +662,7 @@ class TokenGate:
             return
         path = scope["path"]
         if path in (f"/.well-known/oauth-protected-resource{self.path}", "/.well-known/oauth-protected-resource"):
-            await _respond(send, 200, self.metadata())
+            await send_json(send, 200, self.metadata())
             return
         if path.rstrip("/") != self.path.rstrip("/"):
             await self.app(scope, receive, send)
@@ -674,12 +675,12 @@ class TokenGate:
             challenge = f'Bearer resource_metadata="{self.metadata_url}", scope="{BASE_SCOPE}"'
             if token:
                 challenge += ', error="invalid_token", error_description="The access token is not valid"'
-            await _respond(send, 401, {"error": "invalid_token" if token else "unauthorized"},
+            await send_json(send, 401, {"error": "invalid_token" if token else "unauthorized"},
                            [(b"www-authenticate", challenge.encode())])
             return
         body = b""
         if scope["method"] == "POST":
-            body = await _read_all(receive)
+            body = await read_body(receive)
         message: Any = None
         with contextlib.suppress(ValueError):
             message = json.loads(body) if body else None
@@ -693,7 +694,7 @@ class TokenGate:
             wanted = " ".join(missing)
             challenge = (f'Bearer error="insufficient_scope", scope="{wanted}", resource_metadata='
                          f'"{self.metadata_url}", error_description="Additional scopes required: {wanted}"')
-            await _respond(send, 403, {"error": "insufficient_scope"}, [(b"www-authenticate", challenge.encode())])
+            await send_json(send, 403, {"error": "insufficient_scope"}, [(b"www-authenticate", challenge.encode())])
             return
         sent = False
 
@@ -712,26 +713,6 @@ def _header(scope: dict[str, Any], name: bytes) -> str | None:
         if key.lower() == name:
             return value.decode("latin-1")
     return None
-
-
-async def _read_all(receive: Any) -> bytes:
-    chunks = []
-    while True:
-        message = await receive()
-        if message["type"] != "http.request":
-            break
-        chunks.append(message.get("body", b""))
-        if not message.get("more_body"):
-            break
-    return b"".join(chunks)
-
-
-async def _respond(send: Any, status: int, body: Any, headers: list[tuple[bytes, bytes]] = ()) -> None:
-    data = json.dumps(body).encode()
-    await send({"type": "http.response.start", "status": status,
-                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode()),
-                            *headers]})
-    await send({"type": "http.response.body", "body": data})
 
 
 # --------------------------------------------------------------------------- running both

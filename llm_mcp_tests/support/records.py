@@ -1,8 +1,10 @@
 """Chat records for the Django tests: a saved chat on the scripted model, and the same row loaded
-again as another process would (both point the row's provider at the scripted model)."""
+again as another process would (both point the row's provider at the scripted model); two agents
+whose chats are records."""
 
 from __future__ import annotations
 
+import llm_mcp
 from llm_mcp.models import Chat as ChatRecord
 from llm_mcp.testing.scripted_model import ScriptedModel
 
@@ -22,3 +24,18 @@ def reload(record: ChatRecord, model: ScriptedModel) -> ChatRecord:
     fresh = ChatRecord.objects.get(pk=record.pk)
     fresh.provider_options = {"base_url": model.openai_base_url, "api_key": "test-key"}
     return fresh
+
+
+class Plain(llm_mcp.Agent):
+    """An agent of chat records with one input, ``settings``."""
+
+    chat_class = ChatRecord
+    model = MODEL
+    inputs = ["settings"]
+
+
+class Other(llm_mcp.Agent):
+    """Another agent of chat records (a chat of Other is not found through Plain)."""
+
+    chat_class = ChatRecord
+    model = MODEL

@@ -245,18 +245,8 @@ class RawHTTPApp:
             return
         if self.port is None and scope.get("server"):
             self.port = scope["server"][1]
-        body = b""
-        if scope["method"] in ("POST", "PUT", "PATCH", "DELETE"):
-            chunks = []
-            while True:
-                message = await receive()
-                if message["type"] != "http.request":
-                    break
-                chunks.append(message.get("body", b""))
-                if not message.get("more_body"):
-                    break
-            body = b"".join(chunks)
         request = Request(scope, receive)
+        body = await request.body() if scope["method"] in ("POST", "PUT", "PATCH", "DELETE") else b""
         if scope["path"] == "/_log":
             response = self.handle_log(request)
         else:
