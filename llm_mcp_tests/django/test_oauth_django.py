@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Iterator
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit, urlunsplit
 
@@ -28,8 +27,12 @@ from llm_mcp.client.config import config
 from llm_mcp.client.oauth.store import MemoryStore
 from llm_mcp.models import Credential
 
-from llm_mcp_tests.support.oauth_servers import OAuthServers, oauth_servers
-from llm_mcp_tests.support.oauth_steps import MCP_URL_ENV, ProtectedServer
+from llm_mcp_tests.support.oauth_servers import oauth_servers
+from llm_mcp_tests.support.oauth_steps import (  # noqa: F401 - servers is a fixture
+    MCP_URL_ENV,
+    ProtectedServer,
+    servers,
+)
 from llm_mcp_tests.support.stores import RecordingStore
 from llm_mcp.client.config import config
 from llm_mcp.client.oauth import MemoryStore
@@ -104,13 +107,6 @@ def test_settings_are_restored_after_a_test():
 
 
 # -- the views ---------------------------------------------------------------------------------
-
-
-@pytest.fixture
-def servers(monkeypatch) -> Iterator[OAuthServers]:
-    with oauth_servers() as running:
-        monkeypatch.setenv(MCP_URL_ENV, running.mcp_url)
-        yield running
 
 
 @pytest.fixture

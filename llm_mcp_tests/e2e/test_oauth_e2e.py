@@ -27,18 +27,16 @@ from llm_mcp.models import Credential
 
 from llm_mcp_tests.support.processes import REPO_ROOT
 from llm_mcp_tests.support.site import Site
-from llm_mcp_tests.support.oauth_servers import OAuthServers, oauth_servers
-from llm_mcp_tests.support.oauth_steps import MCP_URL_ENV, ProtectedServer, connect_through_views
+from llm_mcp_tests.support.oauth_servers import oauth_servers
+from llm_mcp_tests.support.oauth_steps import (  # noqa: F401 - servers is a fixture
+    MCP_URL_ENV,
+    ProtectedServer,
+    connect_through_views,
+    servers,
+)
 
 STEP_TIMEOUT = 90
 SERVERS = {"protected": "llm_mcp_tests.support.oauth_steps.ProtectedServer"}
-
-
-@pytest.fixture
-def servers(monkeypatch) -> Iterator[OAuthServers]:
-    with oauth_servers() as running:
-        monkeypatch.setenv(MCP_URL_ENV, running.mcp_url)
-        yield running
 
 
 @pytest.fixture

@@ -19,7 +19,7 @@ import pytest
 from llm_mcp.testing.scripted_model import ScriptedModel, reply, tool_call, turn
 
 from llm_mcp_tests.support.processes import REPO_ROOT
-from llm_mcp_tests.support.workers import STEP_TIMEOUT, step
+from llm_mcp_tests.support.workers import STEP_TIMEOUT, step, wait_for_answer
 
 pytestmark = [pytest.mark.db, pytest.mark.slow]
 
@@ -107,13 +107,7 @@ def test_a_celery_job_resumes_a_chat_approved_through_a_view(worker, model):
     chat_id = str(started["chat"])
     approved = step(env, "approve", chat_id, "call_c1").json
     assert approved["approval"] == "approved" and approved["status"] in (200, 302, 303)
-    deadline = time.monotonic() + 45
-    while True:
-        state = step(env, "dump", chat_id).json
-        if state["messages"][-1]["role"] == "assistant" and state["messages"][-1]["content"]:
-            break
-        assert time.monotonic() < deadline, (state, Path(env["WORKER_LOG"]).read_text())
-        time.sleep(0.3)
+    state = wait_for_answer(env, chat_id)
     assert [(m["role"], m["content"]) for m in state["messages"]] == [
         ("user", "Echo something"), ("assistant", ""), ("tool", "hello from a job"), ("assistant", "It echoed.")]
     assert state["calls"] == [{"id": "call_c1", "name": "echo", "approval": "approved",

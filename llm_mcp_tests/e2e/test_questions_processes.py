@@ -9,7 +9,6 @@ PostgreSQL in ``make test`` (marker ``db``).
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import pytest
@@ -17,7 +16,7 @@ import pytest
 from llm_mcp.testing.scripted_model import reply, tool_call
 
 from llm_mcp_tests.support.servers.questions import DEPLOY_STATE
-from llm_mcp_tests.support.workers import step
+from llm_mcp_tests.support.workers import step, wait_for_answer
 
 pytestmark = [pytest.mark.db, pytest.mark.slow]
 
@@ -51,13 +50,7 @@ def test_quest_22_question_answered_in_a_view_process_resumed_by_a_celery_job(wo
     assert len(model.requests) == 1
 
     step(env, "resume", chat_id)
-    deadline = time.monotonic() + 45
-    while True:
-        state = step(env, "dump", chat_id).json
-        if state["messages"][-1]["role"] == "assistant" and state["messages"][-1]["content"]:
-            break
-        assert time.monotonic() < deadline, (state, Path(env["WORKER_LOG"]).read_text())
-        time.sleep(0.3)
+    state = wait_for_answer(env, chat_id)
     assert [(m["role"], m["content"]) for m in state["messages"]] == [
         ("user", "Deploy the release branch"), ("assistant", ""), ("tool", "deployed release to staging"),
         ("assistant", "Deployed to staging.")]

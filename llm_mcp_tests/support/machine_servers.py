@@ -40,6 +40,7 @@ from joserfc.jwk import ECKey
 
 from llm_mcp.testing import Server, Tool
 from llm_mcp.testing.serve import read_body, send_json
+from llm_mcp_tests.support.asgi import replay
 from llm_mcp_tests.support.recording_as import Answer, Recorded, RecordingAS
 
 __all__ = ["AS_NONCE", "RS_NONCE", "Authority", "ProtectedMCP", "verify_proof"]
@@ -283,16 +284,7 @@ class ProtectedMCP:
                 await send_json(send, 401, {"error": "use_dpop_nonce"},
                                [*self._challenge('error="use_dpop_nonce"'), (b"dpop-nonce", RS_NONCE.encode())])
                 return
-        sent = False
-
-        async def replay() -> dict[str, Any]:
-            nonlocal sent
-            if not sent:
-                sent = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            return await receive()
-
-        await self._app(scope, replay, send)
+        await self._app(scope, replay(body, receive), send)
 
     def __enter__(self) -> Self:
         import uvicorn

@@ -53,6 +53,7 @@ from authlib.oauth2.rfc9207 import IssuerParameter
 
 from llm_mcp.testing import Server, Tool
 from llm_mcp.testing.serve import read_body, send_json
+from llm_mcp_tests.support.asgi import replay
 
 __all__ = [
     "ADMIN_SCOPE",
@@ -696,16 +697,7 @@ class TokenGate:
                          f'"{self.metadata_url}", error_description="Additional scopes required: {wanted}"')
             await send_json(send, 403, {"error": "insufficient_scope"}, [(b"www-authenticate", challenge.encode())])
             return
-        sent = False
-
-        async def replay() -> dict[str, Any]:
-            nonlocal sent
-            if not sent:
-                sent = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            return await receive()
-
-        await self.app(scope, replay if scope["method"] == "POST" else receive, send)
+        await self.app(scope, replay(body, receive) if scope["method"] == "POST" else receive, send)
 
 
 def _header(scope: dict[str, Any], name: bytes) -> str | None:

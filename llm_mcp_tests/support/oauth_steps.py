@@ -20,9 +20,13 @@ import os
 import sys
 import time
 from pathlib import Path
+from collections.abc import Iterator
 from typing import Any
 
+import pytest
+
 import llm_mcp
+from llm_mcp_tests.support.oauth_servers import OAuthServers, oauth_servers
 
 __all__ = ["ProtectedServer", "connect_through_views", "main"]
 
@@ -87,6 +91,15 @@ class Unowned(llm_mcp.MCP):
 def protected_for(request: Any) -> ProtectedServer:
     """An ``OAUTH_SERVERS`` entry may name a function of the request."""
     return ProtectedServer(user=request.user)
+
+
+@pytest.fixture
+def servers(monkeypatch) -> Iterator[OAuthServers]:
+    """The test authorization and MCP servers (``OAuthServers``), their MCP URL in ``$LLM_MCP_TEST_OAUTH_MCP_URL``
+    for ``ProtectedServer`` (a fixture: import it into a test module to use it)."""
+    with oauth_servers() as running:
+        monkeypatch.setenv(MCP_URL_ENV, running.mcp_url)
+        yield running
 
 
 def main(argv: list[str]) -> int:

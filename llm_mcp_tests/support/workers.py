@@ -16,6 +16,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -99,3 +100,15 @@ def worker(shared_db, redis_url, model, tmp_path) -> Iterator[dict[str, str]]:
 
 
 STEP_TIMEOUT = 60
+
+
+def wait_for_answer(env: dict[str, str], chat_id: str, seconds: float = 45) -> dict[str, Any]:
+    """The ``dump`` step's state of chat ``chat_id`` once its last message is an assistant's answer
+    (fails after ``seconds``, showing the state and the worker's log)."""
+    deadline = time.monotonic() + seconds
+    while True:
+        state = step(env, "dump", chat_id).json
+        if state["messages"][-1]["role"] == "assistant" and state["messages"][-1]["content"]:
+            return state
+        assert time.monotonic() < deadline, (state, Path(env["WORKER_LOG"]).read_text())
+        time.sleep(0.3)
