@@ -4,7 +4,6 @@ are checked when the class is made (inputs may not shadow methods, ``mcp`` must 
 
 from __future__ import annotations
 
-
 import pytest
 
 import llm_mcp

@@ -22,7 +22,6 @@ from llm_mcp.client import outages
 from llm_mcp.testing.scripted_model import reply, tool_call, turn
 
 from llm_mcp_tests.support.chats import http_echo, make_chat, tool_result_text
-from llm_mcp_tests.support.chats import http_echo, make_chat, tool_result_text
 
 
 def test_approval_pauses_and_resumes(chat_on, model, echo_http_url):

@@ -20,8 +20,8 @@ import llm_mcp
 from llm_mcp.chat import Message
 from llm_mcp.testing.scripted_model import reply, tool_call, turn
 
-from llm_mcp_tests.support.processes import echo_command
 from llm_mcp_tests.support.chats import http_echo
+from llm_mcp_tests.support.processes import echo_command
 
 
 class Echo(llm_mcp.MCP):

@@ -21,7 +21,6 @@ from llm_mcp.testing.scripted_model import reply, tool_call, turn
 
 from llm_mcp_tests.support.chats import http_echo
 from llm_mcp_tests.support.servers.echo_server import FAIL_TEXT
-from llm_mcp_tests.support.chats import http_echo
 
 
 def test_case_c11_names_made_safe_and_mapped_back(chat_on, model, echo_http_url, raw_http):

@@ -24,14 +24,8 @@ from llm_mcp.chat.providers import (
     register_provider,
 )
 from llm_mcp.client.result import Attachment
-from llm_mcp.testing.scripted_model import (
-    ScriptedModel,
-    api_error,
-    reply,
-    scripted_model,
-    tool_call,
-    turn,
-)
+from llm_mcp.testing.scripted_model import ScriptedModel, api_error, reply, scripted_model, tool_call, turn
+
 from llm_mcp_tests.support.encoding import b64
 
 __all__ = ["scripted_model"]  # the fixture, used by name below

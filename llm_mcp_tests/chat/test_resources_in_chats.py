@@ -15,8 +15,9 @@ import pytest
 
 import llm_mcp
 from llm_mcp.testing.scripted_model import ScriptedModel, reply, tool_call
-from llm_mcp_tests.support.servers import library
+
 from llm_mcp_tests.support.encoding import b64
+from llm_mcp_tests.support.servers import library
 
 LIBRARY = "llm_mcp_tests.support.servers.library"
 GUIDE_PART = "[resource guide (text/markdown)]\n" + library.GUIDE_TEXT

@@ -9,7 +9,6 @@ raw HTTP server for failures.
 
 from __future__ import annotations
 
-
 import pytest
 
 import llm_mcp
@@ -20,7 +19,6 @@ from llm_mcp.testing.scripted_model import reply, tool_call, turn
 from llm_mcp_tests.support.chats import error_text, http_echo, tool_result_text
 from llm_mcp_tests.support.processes import PYTHON, echo_command
 from llm_mcp_tests.support.servers.echo_server import FAIL_TEXT
-from llm_mcp_tests.support.chats import error_text, http_echo, tool_result_text
 
 
 def test_case_c14_tool_error_reaches_the_model_and_the_turn_goes_on(chat_on, model, echo_http_url):

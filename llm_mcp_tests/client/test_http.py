@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 
 import pytest
 
 import llm_mcp
-import json
-import logging
-import time
+
 from llm_mcp_tests.support.scripted import answer, modern, result, trickle
-import logging
 
 
 def headers_of(entry):

@@ -16,7 +16,6 @@ from llm_mcp.client import outages
 from llm_mcp.testing.scripted_model import reply, tool_call
 
 from llm_mcp_tests.support.processes import PYTHON, echo_command, free_port, raw_stdio_command
-from llm_mcp.testing.scripted_model import reply, tool_call
 
 
 def _calls(raw_http: Any, case: str, method: str) -> int:

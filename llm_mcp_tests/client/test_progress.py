@@ -22,8 +22,8 @@ from llm_mcp.testing import running_server
 from llm_mcp.testing.scripted_model import reply, tool_call, turn
 
 from llm_mcp_tests.support.progress import (
-    COMBO_IDS,
     COMBOS,
+    COMBO_IDS,
     SERVER_MODULE,
     kit,
     received,
@@ -31,7 +31,6 @@ from llm_mcp_tests.support.progress import (
     settled,
     steps_done,
 )
-import logging
 from llm_mcp_tests.support.scripted import server_of, sse
 
 

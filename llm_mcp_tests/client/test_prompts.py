@@ -7,16 +7,17 @@ reference server's prompts in ``test_resources_reference.py``.
 from __future__ import annotations
 
 import base64
+import json
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 
 import llm_mcp
-from llm_mcp_tests.support.servers import library
-import json
 from llm_mcp.client.prompt import PromptArgument
+
 from llm_mcp_tests.support.scripted import result, server_of
+from llm_mcp_tests.support.servers import library
 
 
 LIBRARY = "llm_mcp_tests.support.servers.library"

@@ -11,6 +11,9 @@ The example site's question form is tested in ``django/test_example_site.py``.
 from __future__ import annotations
 
 import json
+import logging
+import math
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,11 +26,8 @@ from llm_mcp.testing import running_server
 from llm_mcp.testing.scripted_model import reply, tool_call
 
 from llm_mcp_tests.support.chats import make_chat
-from llm_mcp_tests.support.servers.questions import DEPLOY_STATE
-import logging
-import math
-import sys
 from llm_mcp_tests.support.servers.asking_kit import server
+from llm_mcp_tests.support.servers.questions import DEPLOY_STATE
 
 ROOT = str(Path(__file__).resolve().parents[2])
 BOTH = {"elicitation": {"form": {}, "url": {}}}

@@ -14,6 +14,7 @@ import time
 import pytest
 
 import llm_mcp
+
 from llm_mcp_tests.support.processes import raw_stdio_command
 
 

@@ -9,6 +9,8 @@ the server's side. Lists come two to a page there, so every page must be followe
 from __future__ import annotations
 
 import json
+import logging
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -16,13 +18,10 @@ from typing import Any
 import pytest
 
 import llm_mcp
-from llm_mcp_tests.support.servers import library
-import json
-import logging
-import sys
-from llm_mcp_tests.support.scripted import result, server_of
 from llm_mcp.client.resource import expand_template
-from collections.abc import Iterator
+
+from llm_mcp_tests.support.scripted import result, server_of
+from llm_mcp_tests.support.servers import library
 
 
 LIBRARY = "llm_mcp_tests.support.servers.library"

@@ -15,6 +15,7 @@ import base64
 import copy
 import json
 import logging
+import time
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any
@@ -22,12 +23,10 @@ from typing import Any
 import pytest
 
 import llm_mcp
-from llm_mcp_tests.support.servers import echo_server as E
-import json
-import logging
-import time
-from llm_mcp_tests.support.scripted import DISCOVER, answer, modern, result
+
 from llm_mcp_tests.support.encoding import b64
+from llm_mcp_tests.support.scripted import DISCOVER, answer, modern, result
+from llm_mcp_tests.support.servers import echo_server as E
 
 
 MODERN = "2026-07-28"

@@ -21,6 +21,7 @@ import pytest
 
 import llm_mcp
 from llm_mcp.testing import running_server
+
 from llm_mcp_tests.support.servers import seed_tools
 
 SEED = "llm_mcp_tests.support.servers.seed_tools"

@@ -17,10 +17,10 @@ import time
 import pytest
 
 import llm_mcp
-from llm_mcp.client.logs import LOG_LEVEL_META, LOG_LEVELS
+from llm_mcp.client.logs import LOG_LEVELS, LOG_LEVEL_META
 from llm_mcp.testing import running_server
 
-from llm_mcp_tests.support.progress import COMBO_IDS, COMBOS, SERVER_MODULE, kit, received, reference_server
+from llm_mcp_tests.support.progress import COMBOS, COMBO_IDS, SERVER_MODULE, kit, received, reference_server
 from llm_mcp_tests.support.scripted import result, server_of, sse
 
 

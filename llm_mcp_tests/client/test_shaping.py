@@ -13,8 +13,8 @@ import llm_mcp
 from llm_mcp.chat import ChatTool
 from llm_mcp.testing.scripted_model import reply, tool_call
 
-from llm_mcp_tests.support.servers.echo_server import FAIL_TEXT
 from llm_mcp_tests.support.chats import http_echo
+from llm_mcp_tests.support.servers.echo_server import FAIL_TEXT
 
 ECHO_TOOLS = ["echo", "add", "image", "mixed", "fail", "with_meta", "headered", "sleep", "progress", "files/read"]
 

@@ -4,18 +4,15 @@ from __future__ import annotations
 
 import json
 import logging
+import shlex
 import sys
 import time
 
 import pytest
 
 import llm_mcp
+
 from llm_mcp_tests.support.processes import raw_stdio_command
-import json
-import logging
-import shlex
-import sys
-import time
 from llm_mcp_tests.support.scripted import result
 
 

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-
 import pytest
 
 import llm_mcp
 from llm_mcp.client.param_headers import header_value, method_headers, param_headers, tool_header_map
 from llm_mcp.client.transports.stdio import StdioTransport, child_environment
-from llm_mcp_tests.support.processes import echo_command
+
 from llm_mcp_tests.support.encoding import header_b64
+from llm_mcp_tests.support.processes import echo_command
 
 
 class RecordingTunnel:

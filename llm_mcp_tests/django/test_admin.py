@@ -6,12 +6,12 @@ from __future__ import annotations
 import pytest
 from django.contrib import admin
 from django.contrib.auth import get_user_model
+from django.db import connection
 from django.urls import reverse
 
 from llm_mcp.admin import ChatAdmin, CredentialAdmin, ToolCallAdmin
 from llm_mcp.models import Chat, Credential, Message, ToolCall
-from django.db import connection
-from llm_mcp.models import Credential
+
 from llm_mcp_tests.support.records import Other
 
 pytestmark = pytest.mark.django_db

@@ -15,8 +15,8 @@ import os
 import shlex
 import shutil
 import subprocess
-import time
 import sys
+import time
 from io import StringIO
 from pathlib import Path
 
@@ -24,6 +24,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from example_project import demo_server
+
 from llm_mcp_tests.support.processes import start_http_server
 
 REPO_ROOT = Path(__file__).resolve().parents[2]

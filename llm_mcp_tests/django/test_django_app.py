@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import pathlib
 import threading
 
 import pytest
 from django.contrib.auth.models import User
 from django.core import checks
+from django.core.exceptions import ImproperlyConfigured
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
@@ -17,14 +19,6 @@ from llm_mcp.signals import mcp_unreachable
 from llm_mcp.testing.scripted_model import reply
 
 from llm_mcp_tests.support.processes import free_port
-import pathlib
-from django.contrib.auth.models import User
-from django.core.exceptions import ImproperlyConfigured
-from django.db import connection
-import llm_mcp
-from llm_mcp import conf
-from llm_mcp.models import Credential
-from llm_mcp.testing.scripted_model import reply
 
 pytestmark = [pytest.mark.db]
 

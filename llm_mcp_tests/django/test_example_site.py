@@ -7,17 +7,17 @@ is tested in ``e2e/test_site_in_a_browser.py``.
 
 from __future__ import annotations
 
-
 import pytest
 from django.test import Client
 from django.urls import reverse
 
+import llm_mcp
 from example_project import agents, providers
 from example_project.providers import OFFLINE_REPLY
 from llm_mcp import tasks
 from llm_mcp.models import Chat, Message, ToolCall
 from llm_mcp.testing.scripted_model import api_error, reply
-import llm_mcp
+
 from llm_mcp_tests.support.servers.asking_kit import _form
 
 

@@ -34,8 +34,6 @@ from llm_mcp_tests.support.oauth_steps import (  # noqa: F401 - servers is a fix
     servers,
 )
 from llm_mcp_tests.support.stores import RecordingStore
-from llm_mcp.client.config import config
-from llm_mcp.client.oauth import MemoryStore
 
 
 pytestmark = [pytest.mark.db]  # credentials and sessions in the database: run on PostgreSQL too

@@ -8,8 +8,7 @@ from pathlib import Path
 import pytest
 
 import llm_mcp
-from llm_mcp.models import Chat as ChatRecord
-from llm_mcp.models import ToolCall as ToolCallRow
+from llm_mcp.models import Chat as ChatRecord, ToolCall as ToolCallRow
 from llm_mcp.testing.scripted_model import reply, tool_call
 
 from llm_mcp_tests.support.chats import MODEL

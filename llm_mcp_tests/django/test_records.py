@@ -3,29 +3,22 @@
 from __future__ import annotations
 
 import json
+import logging
 
 import pytest
+from django.contrib.auth.models import User
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 import llm_mcp
+from llm_mcp import tasks
 from llm_mcp.chat.chat import DECLINED
-from llm_mcp.models import Chat as ChatRecord
-from llm_mcp.models import Message as MessageRow
-from llm_mcp.models import ToolCall as ToolCallRow
-from llm_mcp.testing.scripted_model import ScriptedModel, reply, tool_call
+from llm_mcp.models import Chat as ChatRecord, Message as MessageRow, ToolCall as ToolCallRow
+from llm_mcp.testing.scripted_model import ScriptedModel, reply, tool_call, turn
 
 from llm_mcp_tests.support.chats import MODEL
 from llm_mcp_tests.support.processes import ECHO_SERVER, PYTHON
 from llm_mcp_tests.support.records import Other, Plain, record_on, reload
-import logging
-from django.contrib.auth.models import User
-from django.db import connection
-import llm_mcp
-from llm_mcp import tasks
-from llm_mcp.models import Chat as ChatRecord
-from llm_mcp.models import ToolCall as ToolCallRow
-from llm_mcp.testing.scripted_model import ScriptedModel, reply, tool_call, turn
 
 pytestmark = [pytest.mark.db, pytest.mark.django_db(transaction=True)]
 

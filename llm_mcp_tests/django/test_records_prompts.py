@@ -8,12 +8,11 @@ from typing import Any
 import pytest
 
 import llm_mcp
-from llm_mcp.models import Chat as ChatRecord
-from llm_mcp.models import Message as MessageRow
+from llm_mcp.models import Chat as ChatRecord, Message as MessageRow
 from llm_mcp.testing.scripted_model import reply
-from llm_mcp_tests.support.servers import library
 
 from llm_mcp_tests.support.records import record_on
+from llm_mcp_tests.support.servers import library
 
 pytestmark = [pytest.mark.db, pytest.mark.django_db(transaction=True)]
 

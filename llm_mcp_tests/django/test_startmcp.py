@@ -25,6 +25,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 import llm_mcp
+
 from llm_mcp_tests.support.processes import ECHO_SERVER
 
 REPO_ROOT = Path(__file__).resolve().parents[2]

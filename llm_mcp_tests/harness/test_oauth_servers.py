@@ -20,8 +20,8 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 import httpx
 import pytest
 
-from llm_mcp_tests.support.processes import REPO_ROOT
 from llm_mcp_tests.support.oauth_servers import OAuthServers, oauth_servers
+from llm_mcp_tests.support.processes import REPO_ROOT
 
 REDIRECT = "http://127.0.0.1:9/callback"
 

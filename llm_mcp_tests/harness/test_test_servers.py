@@ -13,8 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
-from llm_mcp_tests.support.servers import echo_server, raw_stdio
-from llm_mcp_tests.support.servers import raw_http as raw_http_module
+from llm_mcp_tests.support.servers import echo_server, raw_http as raw_http_module, raw_stdio
 
 MODERN = "2026-07-28"
 ENVELOPE = {

@@ -40,6 +40,7 @@ from joserfc.jwk import ECKey
 
 from llm_mcp.testing import Server, Tool
 from llm_mcp.testing.serve import read_body, send_json
+
 from llm_mcp_tests.support.asgi import replay
 from llm_mcp_tests.support.recording_as import Answer, Recorded, RecordingAS
 

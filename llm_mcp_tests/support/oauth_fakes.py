@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable
 from urllib.parse import parse_qsl, urlsplit
-import time
+
 import llm_mcp
 
 __all__ = ["FakeServer", "Seen"]

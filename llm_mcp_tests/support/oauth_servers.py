@@ -53,6 +53,7 @@ from authlib.oauth2.rfc9207 import IssuerParameter
 
 from llm_mcp.testing import Server, Tool
 from llm_mcp.testing.serve import read_body, send_json
+
 from llm_mcp_tests.support.asgi import replay
 
 __all__ = [

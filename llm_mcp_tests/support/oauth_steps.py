@@ -19,13 +19,14 @@ import json
 import os
 import sys
 import time
-from pathlib import Path
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 import llm_mcp
+
 from llm_mcp_tests.support.oauth_servers import OAuthServers, oauth_servers
 
 __all__ = ["ProtectedServer", "connect_through_views", "main"]

@@ -8,13 +8,13 @@ npm reference servers come from ``node_modules`` (``$LLM_MCP_NODE_MODULES``, els
 
 from __future__ import annotations
 
+import os
 import re
 import socket
 import subprocess
 import sys
 import tempfile
 import time
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any

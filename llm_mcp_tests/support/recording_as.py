@@ -12,15 +12,16 @@ and GET of a metadata path answers ``metadata``.
 
 from __future__ import annotations
 
+import base64
 import json
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, unquote_plus, urlsplit
 
-__all__ = ["Recorded", "RecordingAS"]
+__all__ = ["Recorded", "RecordingAS", "basic_credentials"]
 
 
 @dataclass
@@ -124,3 +125,12 @@ class RecordingAS:
     def __exit__(self, *exc: object) -> None:
         self._server.shutdown()
         self._server.server_close()
+
+
+def basic_credentials(headers: dict[str, str]) -> tuple[str, str]:
+    """The client id and secret of a recorded request's ``Authorization: Basic`` header (RFC 6749
+    section 2.3.1: each form-urlencoded before base64); fails if the scheme is not Basic."""
+    scheme, _, encoded = headers["authorization"].partition(" ")
+    assert scheme == "Basic"
+    user, _, password = base64.b64decode(encoded).decode().partition(":")
+    return unquote_plus(user), unquote_plus(password)

@@ -18,7 +18,6 @@ from pathlib import Path
 
 import pytest
 
-
 from llm_mcp_tests.support.processes import REPO_ROOT, ServerProcess, free_port
 
 

@@ -33,6 +33,7 @@ from typing import Any
 
 import llm_mcp
 from llm_mcp.chat import ChatTool
+
 from llm_mcp_tests.support.processes import ECHO_SERVER, PYTHON, REPO_ROOT
 
 

@@ -20,7 +20,6 @@ from typing import Any
 
 import pytest
 
-
 from llm_mcp_tests.support.processes import REPO_ROOT
 from llm_mcp_tests.support.services import ServiceError, redis_server
 

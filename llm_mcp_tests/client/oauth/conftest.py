@@ -7,6 +7,7 @@ import pytest
 
 from llm_mcp.client.config import config, configure
 from llm_mcp.client.oauth import MemoryStore
+
 from llm_mcp_tests.support.machine_servers import Authority
 from llm_mcp_tests.support.recording_as import RecordingAS
 

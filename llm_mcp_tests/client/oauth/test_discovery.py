@@ -7,6 +7,7 @@ protected resource, ``javascript:`` and plain-http endpoints, no PKCE S256, redi
 
 from __future__ import annotations
 
+import time
 from urllib.parse import parse_qsl, urlsplit
 
 import pytest
@@ -14,12 +15,8 @@ import pytest
 import llm_mcp
 from llm_mcp.client.config import config, configure
 from llm_mcp.client.oauth import MemoryStore
-from llm_mcp_tests.support.oauth_fakes import FakeServer
-import time
-import llm_mcp
-from llm_mcp.client.config import config, configure
-from llm_mcp.client.oauth import MemoryStore
-from llm_mcp_tests.support.oauth_fakes import DEEP, Hostile, hostile_user_server
+
+from llm_mcp_tests.support.oauth_fakes import DEEP, FakeServer, Hostile, hostile_user_server
 
 
 REDIRECT = "http://127.0.0.1:8000/callback"

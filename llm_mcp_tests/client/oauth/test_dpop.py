@@ -19,19 +19,10 @@ from joserfc.jwk import ECKey
 import llm_mcp
 from llm_mcp.client.config import config, configure
 from llm_mcp.client.oauth.dpop import DPoPKey, required
-from llm_mcp_tests.support.machine_servers import (
-    AS_NONCE,
-    RS_NONCE,
-    Authority,
-    ProtectedMCP,
-)
+
+from llm_mcp_tests.support.machine_servers import AS_NONCE, RS_NONCE, Authority, ProtectedMCP
 from llm_mcp_tests.support.recording_as import RecordingAS
 from llm_mcp_tests.support.stores import FileStore
-import time
-import llm_mcp
-from llm_mcp.client.config import config, configure
-from llm_mcp_tests.support.machine_servers import Authority, ProtectedMCP
-from llm_mcp_tests.support.recording_as import RecordingAS
 
 
 def test_required_by_the_challenge_scheme_or_the_resource_metadata():

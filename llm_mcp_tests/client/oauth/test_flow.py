@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
+import time
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
@@ -18,13 +19,10 @@ import llm_mcp
 from llm_mcp.client.config import Config, config, configure
 from llm_mcp.client.oauth import MemoryStore, credential_key
 from llm_mcp.client.oauth.settings import RESERVED_PARAMS
+
 from llm_mcp_tests.support.oauth_fakes import FakeServer
 from llm_mcp_tests.support.oauth_servers import OAuthServers, oauth_servers
 from llm_mcp_tests.support.stores import RecordingStore
-import time
-import llm_mcp
-from llm_mcp.client.config import config, configure
-from llm_mcp.client.oauth import MemoryStore, credential_key
 
 
 REDIRECT = "http://127.0.0.1:8000/callback"

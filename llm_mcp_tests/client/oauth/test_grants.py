@@ -5,10 +5,8 @@ received is asserted from its own records."""
 
 from __future__ import annotations
 
-import base64
 import json
 import time
-from urllib.parse import unquote_plus
 
 import httpx
 import pytest
@@ -20,16 +18,10 @@ from joserfc.jwk import ECKey
 import llm_mcp
 from llm_mcp.client.oauth import grants
 from llm_mcp.client.oauth.dpop import DPoPKey
-from llm_mcp.client.oauth.grants import (
-    ENTERPRISE_EXTENSION,
-    ID_JAG,
-    ID_TOKEN,
-    JWT_BEARER,
-    TOKEN_EXCHANGE,
-    fetch_token,
-)
+from llm_mcp.client.oauth.grants import ENTERPRISE_EXTENSION, ID_JAG, ID_TOKEN, JWT_BEARER, TOKEN_EXCHANGE, fetch_token
 from llm_mcp.client.oauth.settings import OAuthSettings
-from llm_mcp_tests.support.recording_as import RecordingAS
+
+from llm_mcp_tests.support.recording_as import RecordingAS, basic_credentials
 
 RESOURCE = "https://mcp.example.com/mcp"
 SECRET = "cc-secret-value-9876"
@@ -60,13 +52,6 @@ def http():
         yield client
 
 
-def _basic(headers: dict[str, str]) -> tuple[str, str]:
-    scheme, _, encoded = headers["authorization"].partition(" ")
-    assert scheme == "Basic"
-    user, _, password = base64.b64decode(encoded).decode().partition(":")
-    return unquote_plus(user), unquote_plus(password)
-
-
 def test_client_credentials_with_a_secret_uses_basic_with_resource_and_scope(auth_server, http):
     """MCP-CC-01, MCP-CC-04 (spec note): grant_type=client_credentials, client_secret_basic by default,
     resource and scope in the body."""
@@ -76,7 +61,7 @@ def test_client_credentials_with_a_secret_uses_basic_with_resource_and_scope(aut
     received = auth_server.requests[-1]
     assert received.path == "/token"
     assert received.form == {"grant_type": "client_credentials", "resource": RESOURCE, "scope": "read write"}
-    assert _basic(received.headers) == ("reports", SECRET)
+    assert basic_credentials(received.headers) == ("reports", SECRET)
 
 
 def test_client_credentials_follows_the_metadata_to_client_secret_post(auth_server, http):
@@ -164,13 +149,13 @@ def test_enterprise_sso_exchanges_the_id_token_then_uses_the_id_jag(auth_server,
     assert exchange[0].form == {"grant_type": TOKEN_EXCHANGE, "requested_token_type": ID_JAG,
                                 "audience": auth_server.base, "resource": RESOURCE, "scope": "docs.read",
                                 "subject_token": "user-id-token-1", "subject_token_type": ID_TOKEN}
-    assert _basic(exchange[0].headers) == ("okta-app", IDP_SECRET)
+    assert basic_credentials(exchange[0].headers) == ("okta-app", IDP_SECRET)
     assert any(r.method == "GET" and r.path.startswith("/.well-known/") for r in idp.requests)
     bearer = [r for r in auth_server.requests if r.method == "POST"]
     assert len(bearer) == 1
     assert bearer[0].form == {"grant_type": JWT_BEARER, "assertion": "id-jag-for-user-id-token-1",
                               "resource": RESOURCE, "scope": "docs.read"}
-    assert _basic(bearer[0].headers) == ("wiki", SECRET)
+    assert basic_credentials(bearer[0].headers) == ("wiki", SECRET)
     assert all(r.method != "GET" or r.path.startswith("/.well-known/") for r in idp.requests + auth_server.requests)
 
 

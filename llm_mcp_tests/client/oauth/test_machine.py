@@ -4,10 +4,9 @@ client credentials, signed client assertions, workload assertions, enterprise si
 
 from __future__ import annotations
 
-import base64
 import itertools
 import time
-from urllib.parse import parse_qs, unquote_plus, urlsplit
+from urllib.parse import parse_qs, urlsplit
 
 import httpx
 import pytest
@@ -18,23 +17,12 @@ from joserfc.jwk import ECKey
 
 import llm_mcp
 from llm_mcp.client.config import config, configure
-from llm_mcp.client.oauth import grants
-from llm_mcp.client.oauth.grants import (
-    CLIENT_CREDENTIALS_EXTENSION,
-    ENTERPRISE_EXTENSION,
-    ID_JAG,
-    JWT_BEARER,
-)
+from llm_mcp.client.oauth import credential_key, grants
+from llm_mcp.client.oauth.grants import CLIENT_CREDENTIALS_EXTENSION, ENTERPRISE_EXTENSION, ID_JAG, JWT_BEARER
 from llm_mcp.client.oauth.store import MemoryStore
+
 from llm_mcp_tests.support.machine_servers import ProtectedMCP
-from llm_mcp_tests.support.recording_as import RecordingAS
-import time
-import llm_mcp
-from llm_mcp.client.config import config, configure
-from llm_mcp.client.oauth import MemoryStore, credential_key
-from llm_mcp.client.oauth.grants import CLIENT_CREDENTIALS_EXTENSION
-from llm_mcp_tests.support.machine_servers import ProtectedMCP
-from llm_mcp_tests.support.recording_as import RecordingAS
+from llm_mcp_tests.support.recording_as import RecordingAS, basic_credentials
 
 
 SECRET = "reports-secret-1f2e3d"
@@ -56,13 +44,6 @@ def store():
 def protected(authority):
     with ProtectedMCP(authority) as server:
         yield server
-
-
-def _basic(headers: dict[str, str]) -> tuple[str, str]:
-    scheme, _, encoded = headers["authorization"].partition(" ")
-    assert scheme == "Basic"
-    user, _, password = base64.b64decode(encoded).decode().partition(":")
-    return unquote_plus(user), unquote_plus(password)
 
 
 def _expire_soon(store: MemoryStore) -> None:
@@ -90,7 +71,7 @@ def test_client_credentials_work_without_a_user_or_redirect(authority, protected
     assert reports.call("add", a=2, b=3).text == "5"
     (request,) = authority.token_requests()
     assert request.form == {"grant_type": "client_credentials", "resource": protected.url}
-    assert _basic(request.headers) == ("reports", SECRET)
+    assert basic_credentials(request.headers) == ("reports", SECRET)
     assert not [r for r in authority.auth_server.requests if r.path == "/authorize"]
     assert all(r["authorization"] == "Bearer at-1" for r in protected.requests if r["status"] is None)
 
@@ -298,7 +279,7 @@ def test_enterprise_sso_exchanges_the_current_id_token_without_a_redirect(author
         assert request.form["client_id"] == "okta-app" and request.form["client_secret"] == IDP_SECRET
     bearer = authority.token_requests()
     assert [r.form["assertion"] for r in bearer] == ["jag(id-token-1)", "jag(id-token-2)"]
-    assert all(r.form["grant_type"] == JWT_BEARER and _basic(r.headers) == ("wiki-app", SECRET) for r in bearer)
+    assert all(r.form["grant_type"] == JWT_BEARER and basic_credentials(r.headers) == ("wiki-app", SECRET) for r in bearer)
     assert not [r for r in authority.auth_server.requests + idp.requests if r.path == "/authorize"]
 
 

@@ -24,11 +24,9 @@ from llm_mcp.client.oauth.tokens import (
     choose_auth_method,
     request_token,
 )
-from llm_mcp_tests.support.recording_as import RecordingAS
-import time
-import llm_mcp
-from llm_mcp_tests.support.recording_as import RecordingAS
+
 from llm_mcp_tests.support.oauth_fakes import DEEP, Hostile
+from llm_mcp_tests.support.recording_as import RecordingAS
 
 
 SECRET = "s3cr3t:with spaces+plus&amp"

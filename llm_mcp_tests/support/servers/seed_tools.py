@@ -31,14 +31,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from llm_mcp.testing import (
-    Prompt,
-    Resource,
-    ResourceTemplate,
-    Server,
-    Tool,
-    ToolCancelled,
-)
+from llm_mcp.testing import Prompt, Resource, ResourceTemplate, Server, Tool, ToolCancelled
 
 __all__ = [
     "AUDIO_BYTES",
