@@ -52,7 +52,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import quote
@@ -160,6 +160,25 @@ def port_open(port: int, host: str = HOST, timeout: float = 0.2) -> bool:
             return True
     except OSError:
         return False
+
+
+def _await_ready(proc: subprocess.Popen, log_path: Path, name: str, what: str, ready: Callable[[], bool],
+                 port_taken: tuple[str, ...], timeout: float) -> subprocess.Popen | None:
+    """``proc`` once ``ready()`` holds; None if it exited with one of ``port_taken`` in its log (the
+    port was taken in between: try another). Raises ServiceError if it exited otherwise, or did not
+    ``what`` within ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        if proc.poll() is not None:
+            log = _read_tail(log_path)
+            if any(marker in log for marker in port_taken):
+                return None
+            raise ServiceError(f"{name} exited before accepting connections; its log:\n{log}")
+        if ready():
+            return proc
+        if time.monotonic() > deadline:
+            raise ServiceError(f"{name} did not {what} within {timeout:.0f} s; its log:\n{_read_tail(log_path)}")
+        time.sleep(0.02)
 
 
 def _read_tail(path: Path, limit: int = 6000) -> str:
@@ -330,22 +349,9 @@ def postgres_server(timeout: float = STARTUP_TIMEOUT, user: str = PG_USER, passw
         for attempt in range(PORT_ATTEMPTS):
             port = free_port()
             proc = _pg_start(bindir, directory, system_user, port)
-            deadline = time.monotonic() + timeout
-            while True:
-                if proc.poll() is not None:
-                    log = _read_tail(directory / "server.log")
-                    proc = None
-                    if "could not bind" in log or "Address already in use" in log:
-                        break  # the port was taken in between: try another
-                    raise ServiceError(f"postgres exited before accepting connections; its log:\n{log}")
-                if _pg_ready(directory / "data") and port_open(port):
-                    break
-                if time.monotonic() > deadline:
-                    raise ServiceError(
-                        f"postgres did not accept connections on {HOST}:{port} within {timeout:.0f} s; "
-                        f"its log:\n{_read_tail(directory / 'server.log')}"
-                    )
-                time.sleep(0.02)
+            proc = _await_ready(proc, directory / "server.log", "postgres", f"accept connections on {HOST}:{port}",
+                                lambda: _pg_ready(directory / "data") and port_open(port),
+                                ("could not bind", "Address already in use"), timeout)
             if proc is not None:
                 break
         else:
@@ -407,22 +413,8 @@ def redis_server(timeout: float = STARTUP_TIMEOUT) -> Iterator[RedisServer]:
                     stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                     cwd=directory, start_new_session=True,
                 )
-            deadline = time.monotonic() + timeout
-            while True:
-                if proc.poll() is not None:
-                    log_text = _read_tail(directory / "server.log")
-                    proc = None
-                    if "Address already in use" in log_text:
-                        break
-                    raise ServiceError(f"redis-server exited before accepting connections; its log:\n{log_text}")
-                if _redis_ping(port):
-                    break
-                if time.monotonic() > deadline:
-                    raise ServiceError(
-                        f"redis-server did not answer PING on {HOST}:{port} within {timeout:.0f} s; "
-                        f"its log:\n{_read_tail(directory / 'server.log')}"
-                    )
-                time.sleep(0.02)
+            proc = _await_ready(proc, directory / "server.log", "redis-server", f"answer PING on {HOST}:{port}",
+                                lambda: _redis_ping(port), ("Address already in use",), timeout)
             if proc is not None:
                 break
         else:

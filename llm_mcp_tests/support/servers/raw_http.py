@@ -599,17 +599,19 @@ class RawHTTPApp:
     def resume_first_stream(self, message: dict[str, Any], st: CaseState, sid: str) -> Response:
         """resume: the n-th tools/call gets a priming event ev-<2n-1> (retry 200) and no response."""
         st.resume_calls += 1
-        first_id = f"ev-{2 * st.resume_calls - 1}"
-        st.resumable[first_id] = (sid, message)
-        priming = f"id: {first_id}\nretry: {RESUME_RETRY_MS}\ndata: \n\n".encode()
-        return StreamingResponse(self._broken_stream(priming), media_type="text/event-stream")
+        return self._primed_and_broken(message, st, sid, f"ev-{2 * st.resume_calls - 1}", RESUME_RETRY_MS)
 
     def resume_broken_stream(self, message: dict[str, Any], st: CaseState, sid: str) -> Response:
         """resume_broken: a priming event rb-<N> (retry 50) and no response, for POSTs and resumptions alike."""
         st.broken_events += 1
-        event_id = f"rb-{st.broken_events}"
+        return self._primed_and_broken(message, st, sid, f"rb-{st.broken_events}", RESUME_BROKEN_RETRY_MS)
+
+    def _primed_and_broken(self, message: dict[str, Any], st: CaseState, sid: str, event_id: str,
+                           retry_ms: int) -> Response:
+        """A stream with one priming event ``event_id`` (``retry: retry_ms``) that then breaks; a
+        resumption from ``event_id`` answers ``message``."""
         st.resumable[event_id] = (sid, message)
-        priming = f"id: {event_id}\nretry: {RESUME_BROKEN_RETRY_MS}\ndata: \n\n".encode()
+        priming = f"id: {event_id}\nretry: {retry_ms}\ndata: \n\n".encode()
         return StreamingResponse(self._broken_stream(priming), media_type="text/event-stream")
 
     def resume_stream(self, request: Request, case: str, tag: str) -> Response:
