@@ -3,13 +3,15 @@
 Against the project's kit server ``llm_mcp_tests.support.servers.progress_tools`` (support/progress.py:
 its ``steps`` tool appends a line per step to a file, and ``cancelled`` when it is told to stop) in
 both eras and both transports, and against the npm reference server ``server-everything``: a cancel
-scope, ``chat.cancel()`` from a callback or another thread, a store's flag, concurrent calls, and
-cancels that come too early or too late. Chat-level cancellation is in ``chat/test_cancellation.py``,
-the persisted flag of chat records in ``django/test_cancellation.py``.
+scope, ``chat.cancel()`` from a callback or another thread, a store's flag, concurrent calls,
+cancels that come too early or too late, and a timeout (on stdio: ``notifications/cancelled``).
+Chat-level cancellation is in ``chat/test_cancellation.py``, the persisted flag of chat records in
+``django/test_cancellation.py``, the kit's side in ``kit/test_cancellation.py``.
 """
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from typing import Any
@@ -21,6 +23,7 @@ from llm_mcp.chat.chat import CANCELLED
 from llm_mcp.testing.scripted_model import ScriptedModel, reply, tool_call, turn
 
 from llm_mcp_tests.support.chats import make_chat
+from llm_mcp_tests.support.processes import raw_stdio_command
 from llm_mcp_tests.support.progress import (
     CANCEL_COMBOS,
     kit,
@@ -303,3 +306,23 @@ def test_cancelling_a_scope_after_its_call_finished_tells_the_server_nothing(tmp
         scope.cancel()
         server.call("steps", count=1, interval=0.01, path=str(work))  # anything queued is flushed by now
         assert received(record, "notifications/cancelled") == []
+
+
+@pytest.mark.parametrize("era", ["handshake", "modern"])
+def test_timeout_sends_notifications_cancelled(era, tmp_path):
+    """MCP-ADDR-05: a request that times out is cancelled on the server with notifications/cancelled
+    naming its id (stdio has no stream to close)."""
+    import shlex
+
+    received = tmp_path / "stdin.jsonl"
+    argv = ["sh", "-c", f"tee {shlex.quote(str(received))} | {shlex.join(raw_stdio_command('none', era))}"]
+    with llm_mcp.mcp(command=argv, name="teed", timeout=1) as server:
+        server.tools
+        with pytest.raises(llm_mcp.ConnectionError) as info:
+            server.sleep(seconds=3)
+        assert info.value.timed_out
+    messages = [json.loads(line) for line in received.read_text().splitlines() if line.strip()]
+    call = next(m for m in messages if m.get("method") == "tools/call")
+    cancels = [m for m in messages if m.get("method") == "notifications/cancelled"]
+    assert [c["params"]["requestId"] for c in cancels] == [call["id"]]
+    assert cancels[0]["params"]["reason"] == "timed out"
