@@ -1,7 +1,7 @@
 """Prompts and completions (MCP-PROMPT), against the library kit server in both eras and transports.
 
-The chats that use prompts and resources are in ``test_resources_in_chats.py``; the npm
-reference server's prompts in ``test_resources_reference.py``.
+The chats that use prompts and resources are in ``chat/test_resources_in_chats.py``; the npm
+reference server's prompts in ``e2e/test_reference_servers.py``.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ The client (``llm_mcp_tests/support/conformance/auth.py``) plays the app through
 it follows the authorization URL itself and answers step-up challenges by asking for wider
 scopes. The suite's authorization and MCP servers check every request it sends. The
 extension scenarios (client credentials, enterprise-managed, DPoP, workload identity) are in
-``test_conformance_machine.py``.
+``test_extension_scenarios.py``.
 """
 
 from __future__ import annotations

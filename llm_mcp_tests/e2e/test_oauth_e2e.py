@@ -234,7 +234,7 @@ def test_two_processes_share_one_rotating_refresh_token(shared_db, tmp_path):
 @pytest.mark.browser
 @pytest.mark.slow
 @pytest.mark.timeout(180)
-def test_example_site_connect_button_in_a_browser(browser_page, tmp_path):  # noqa: F811 - the fixture
+def test_example_site_connect_button_in_a_browser(browser_page, tmp_path):
     """MCP-AUTH-10 on the real example site in headless Chromium: log in, Connect sends the
     browser through the authorization server and back; the Connections page then lists the
     protected server's tools (read with the user's token); Disconnect forgets the credentials."""
