@@ -71,12 +71,12 @@ run: install
 	$(PY) manage.py runserver 127.0.0.1:$(PORT)
 
 # `test` runs the whole suite (on SQLite), then the tests marked `db` a second time
-# on a throwaway PostgreSQL server (llm_mcp_tests/services.py sets DJANGO_DB_*).
+# on a throwaway PostgreSQL server (llm_mcp_tests/support/services.py sets DJANGO_DB_*).
 # Exit code 5 of that second run (no test collected, while no test carries the
 # marker yet) is not a failure.
 test: install
 	$(PY) -m pytest $(PYTEST_ARGS)
-	$(PY) -m llm_mcp_tests.services postgres -- $(PY) -m pytest -m db $(PYTEST_ARGS) || [ $$? -eq 5 ]
+	$(PY) -m llm_mcp_tests.support.services postgres -- $(PY) -m pytest -m db $(PYTEST_ARGS) || [ $$? -eq 5 ]
 
 test-fast: install
 	$(PY) -m pytest -m "not conformance and not slow" $(PYTEST_ARGS)

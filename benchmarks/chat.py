@@ -38,7 +38,7 @@ if str(REPO) not in sys.path:
 
 import llm_mcp
 from llm_mcp.testing.scripted_model import ScriptedModel, reply, tool_call
-from llm_mcp_tests.conftest import ECHO_SERVER, PYTHON, ServerProcess, free_port
+from llm_mcp_tests.support.processes import ECHO_SERVER, PYTHON, ServerProcess, free_port
 
 
 def turns(count: int) -> list[Any]:

@@ -55,7 +55,7 @@ REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from llm_mcp_tests.conftest import (  # noqa: E402  (needs the repo on sys.path)
+from llm_mcp_tests.support.processes import (  # noqa: E402  (needs the repo on sys.path)
     ECHO_SERVER,
     PYTHON,
     ServerProcess,

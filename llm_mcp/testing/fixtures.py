@@ -1,6 +1,6 @@
 """Start a kit server for a test and always stop it: a context manager (and, in pytest_plugin, fixtures).
 
-    with running_server("llm_mcp_tests.servers.seed_tools", transport="http", era="modern") as running:
+    with running_server("llm_mcp_tests.support.servers.seed_tools", transport="http", era="modern") as running:
         server = llm_mcp.mcp(url=running.url)        # http://127.0.0.1:PORT/mcp
         server.call("double", number="21").text
 

@@ -40,7 +40,7 @@ def _frozen(value: Any) -> Any:
 def mcp_test_server() -> Iterator[Callable[..., RunningServer]]:
     """``start(target, transport="http", era="auto", args=(), **options) -> RunningServer``, per module.
 
-        running = mcp_test_server("llm_mcp_tests.servers.seed_tools", era="handshake")
+        running = mcp_test_server("llm_mcp_tests.support.servers.seed_tools", era="handshake")
         running.url          # http://127.0.0.1:PORT/mcp, stopped at the end of the module
 
     Raises what ``running_server`` raises (ValueError, TypeError, RuntimeError).

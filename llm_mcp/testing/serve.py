@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from ._require import require_mcp
@@ -40,6 +41,8 @@ __all__ = [
     "add_serve_arguments",
     "build_http_app",
     "exit_when_threads_linger",
+    "read_body",
+    "send_json",
     "serve_from_args",
     "serve_http",
     "serve_stdio",
@@ -120,14 +123,18 @@ def _header(scope: dict[str, Any], name: bytes) -> str | None:
     return None
 
 
-async def _send_json(send: Any, status: int, body: Any) -> None:
+async def send_json(send: Any, status: int, body: Any, headers: Sequence[tuple[bytes, bytes]] = ()) -> None:
+    """Send ``body`` as a whole JSON HTTP response with ``status`` (ASGI), plus ``headers``."""
     data = json.dumps(body).encode()
     await send({"type": "http.response.start", "status": status,
-                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode())]})
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode()),
+                            *headers]})
     await send({"type": "http.response.body", "body": data})
 
 
-async def _read_body(receive: Any) -> bytes:
+async def read_body(receive: Any) -> bytes:
+    """The whole body of an ASGI HTTP request: every ``http.request`` message's ``body`` until
+    ``more_body`` is false (or the client disconnected)."""
     chunks = []
     while True:
         message = await receive()
@@ -161,7 +168,7 @@ class HandshakeOnly:
                     scope = dict(scope)
                     scope["headers"] = [(k, v) for k, v in scope["headers"] if k.lower() != b"mcp-protocol-version"]
                 else:
-                    await _send_json(send, 400, {
+                    await send_json(send, 400, {
                         "jsonrpc": "2.0",
                         "id": "server-error",
                         "error": {"code": -32600,
@@ -193,7 +200,7 @@ class ModernOnly:
                 return
             version = _header(scope, b"mcp-protocol-version")
             if scope["method"] == "POST" and (version is None or version not in MODERN_VERSIONS):
-                body = await _read_body(receive)
+                body = await read_body(receive)
                 request_id: Any = None
                 requested = version or ""
                 try:
@@ -205,7 +212,7 @@ class ModernOnly:
                     params = decoded.get("params") or {}
                     if isinstance(params, dict) and isinstance(params.get("protocolVersion"), str):
                         requested = params["protocolVersion"]
-                await _send_json(send, 400, {
+                await send_json(send, 400, {
                     "jsonrpc": "2.0",
                     "id": request_id,
                     "error": {"code": -32022,

@@ -1,0 +1,331 @@
+"""stdio: process lifecycle, environment, and the misbehaving servers of shared/cases (C01-C03, C05, C16, C17)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import shlex
+import sys
+import time
+
+import pytest
+
+import llm_mcp
+
+from llm_mcp_tests.support.processes import raw_stdio_command
+from llm_mcp_tests.support.scripted import result
+
+
+def raw(case="none", era="handshake", **options):
+    return llm_mcp.mcp(command=raw_stdio_command(case, era), name=f"raw-{case}", **options)
+
+
+@pytest.mark.parametrize("era", ["handshake", "modern"])
+def test_case_c01_plain_log_lines_on_stdout_are_skipped(era, caplog):
+    """C01: plain log lines on stdout are logged at debug level and skipped; every request is answered."""
+    caplog.set_level(logging.DEBUG, logger="llm_mcp")
+    with raw("C01", era) as server:
+        assert [server.echo(message=f"m{i}").text for i in range(3)] == ["m0", "m1", "m2"]
+    assert any("not JSON" in r.getMessage() and r.levelno == logging.DEBUG for r in caplog.records)
+
+
+@pytest.mark.parametrize("era", ["handshake", "modern"])
+def test_case_c02_invalid_utf8_line_is_skipped(era, caplog):
+    """C02: a line of bytes that are not UTF-8 is skipped; the response after it arrives; the transport stays up."""
+    caplog.set_level(logging.DEBUG, logger="llm_mcp")
+    with raw("C02", era) as server:
+        assert server.echo(message="first").text == "first"
+        assert server.echo(message="second").text == "second"
+        assert server.client.transport.running
+    assert any("not UTF-8" in r.getMessage() for r in caplog.records)
+
+
+@pytest.mark.parametrize("era", ["handshake", "modern"])
+def test_case_c03_server_exits_mid_call(era):
+    """C03, MCP-DESC-14: a server that exits mid-call fails the call quickly with ConnectionError naming the
+    server and its exit status; the next request starts the process again."""
+    with raw("none", era) as server:
+        server.tools
+        first_pid = server.client.transport.pid
+        started = time.monotonic()
+        with pytest.raises(llm_mcp.ConnectionError) as info:
+            server.crash()
+        assert time.monotonic() - started < 3
+        assert info.value.exit_status == 3
+        assert "raw-none" in str(info.value) and "3" in str(info.value)
+        assert server.echo(message="again").text == "again"
+        assert server.client.transport.pid != first_pid
+
+
+@pytest.mark.parametrize("era", ["handshake", "modern"])
+def test_case_c05_notifications_before_the_response(era, caplog):
+    """C05: progress and log notifications before the tools/call response are dispatched; the result returns."""
+    caplog.set_level(logging.INFO, logger="llm_mcp.server")
+    with raw("C05", era, log_level="info") as server:
+        tool = server.tool("echo")
+        progress = []
+        raw_result = server.client.request("tools/call", {"name": tool.server_name, "arguments": {"message": "x"}},
+                                           on_progress=progress.append)
+    assert raw_result["content"][0]["text"] == "x"
+    assert [p["progress"] for p in progress] == [1, 2]
+    assert any(r.getMessage() == "working" and r.name == "llm_mcp.server.raw-C05" for r in caplog.records)
+
+
+@pytest.mark.parametrize("era", ["handshake", "modern"])
+def test_case_c16_unknown_notification_is_ignored(era, caplog):
+    """C16: a vendor notification is ignored with a debug log; the connection stays up."""
+    caplog.set_level(logging.DEBUG, logger="llm_mcp")
+    with raw("C16", era) as server:
+        assert server.echo(message="a").text == "a"
+        assert server.echo(message="b").text == "b"
+    assert any("vendor/heartbeat" in r.getMessage() and r.levelno == logging.DEBUG for r in caplog.records)
+
+
+def test_case_c17_large_result_with_many_notifications():
+    """C17: a 5 MB result sent after 200 progress notifications arrives whole; nothing deadlocks."""
+    with raw("none") as server:
+        seen = []
+        result = server.client.request("tools/call", {"name": "big", "arguments": {}}, on_progress=seen.append)
+    text = result["content"][0]["text"]
+    assert len(text) == 5 * 1024 * 1024 and set(text) == {"x"}
+    assert len(seen) == 200
+
+
+def test_conn_04_server_request_answered_not_supported():
+    """MCP-CONN-04: a request from a handshake-era server gets 'method not supported' at once; the call goes on."""
+    with raw("none") as server:
+        result = server.ask_client(method="sampling/createMessage")
+    answered = json.loads(result.text.removeprefix("client answered: "))
+    assert answered["error"]["code"] == -32601
+
+
+def test_conn_03_handshake_declares_no_capabilities(tmp_path):
+    """MCP-CONN-03: in the handshake we declare no roots, sampling or elicitation."""
+    with raw("none") as server:
+        result = server.ask_client(method="roots/list")
+        assert server.protocol_version == "2025-11-25"
+    assert "error" in json.loads(result.text.removeprefix("client answered: "))
+
+
+RECORD_THEN_EXEC = (
+    "import json, os, sys; "
+    "open(sys.argv[1], 'a').write(json.dumps({'cwd': os.getcwd(), 'env': dict(os.environ)}) + '\\n'); "
+    "os.execv(sys.executable, [sys.executable] + sys.argv[2:])"
+)
+
+
+def test_desc_07_09_13_directory_env_and_close(tmp_path, monkeypatch):
+    """MCP-DESC-07, MCP-DESC-09, MCP-DESC-11, MCP-DESC-13: directory and env reach the process, other parent
+    variables do not; close() stops it; env callables are evaluated again at the next start."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-parent-secret")
+    record = tmp_path / "starts.jsonl"
+    calls = []
+
+    def token(server):
+        calls.append(1)
+        return f"token-{len(calls)}"
+
+    argv = [sys.executable, "-c", RECORD_THEN_EXEC, str(record), *raw_stdio_command("none", "handshake")[1:]]
+    server = llm_mcp.mcp(command=argv, name="envcheck", directory=str(tmp_path), env={"MY_TOKEN": token})
+    try:
+        assert server.echo(message="one").text == "one"
+        process = server.client.transport.process
+        server.close()
+        assert process.poll() is not None
+        assert server.echo(message="two").text == "two"
+    finally:
+        server.close()
+    starts = [json.loads(line) for line in record.read_text().splitlines()]
+    assert [s["env"]["MY_TOKEN"] for s in starts] == ["token-1", "token-2"]
+    assert all(s["cwd"] == str(tmp_path) for s in starts)
+    assert all("OPENAI_API_KEY" not in s["env"] for s in starts)
+
+
+def test_missing_command_is_a_connection_error():
+    server = llm_mcp.mcp(command=["/nonexistent/mcp-server"], name="missing")
+    with pytest.raises(llm_mcp.ConnectionError, match="missing"):
+        server.tools
+
+
+def test_stdio_request_timeout_is_a_connection_error():
+    """MCP-ADDR-05: the server's timeout (seconds) bounds each request."""
+    with raw("none", timeout=1) as server:
+        server.tools
+        started = time.monotonic()
+        with pytest.raises(llm_mcp.ConnectionError, match="within 1 s"):
+            server.sleep(seconds=5)
+        assert time.monotonic() - started < 3
+
+
+def test_client_request_from_unknown_executable_name():
+    assert llm_mcp.mcp(command=[sys.executable, "-V"]).name.startswith("python")
+
+
+@pytest.mark.parametrize("era", ["handshake", "modern"])
+def test_case_c13_structured_content_violating_output_schema(era, caplog):
+    """C13: structuredContent that breaks the outputSchema is returned with its text; the violation is
+    logged and listed on the result, not raised."""
+    caplog.set_level(logging.WARNING, logger="llm_mcp")
+    with raw("none", era) as server:
+        result = server.bad_sum()
+    assert result.text == "It is warm."
+    assert result.structured == {"temperature": "warm"}
+    assert result.is_error is False
+    assert len(result.schema_errors) == 1 and "'warm' is not of type 'number'" in result.schema_errors[0]
+    assert any("bad_sum" in r.getMessage() and r.levelno == logging.WARNING for r in caplog.records)
+
+
+def test_concurrent_calls_share_one_process(echo_stdio_command):
+    """Calls from several threads wait on one stdio process at once; whichever waits reads for all,
+    and each thread gets its own answer, whatever order the server answers in."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with llm_mcp.mcp(command=echo_stdio_command, name="concurrent") as server:
+        server.tools
+        delays = [0.3, 0.0, 0.2, 0.05, 0.1, 0.0, 0.25, 0.15]
+
+        def work(i):
+            if i % 2:
+                return server.echo(message=f"echo-{i}").text
+            return server.sleep(seconds=delays[i]).text
+
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            answers = list(pool.map(work, range(8)))
+    expected = [f"echo-{i}" if i % 2 else server_sleep_text(delays[i]) for i in range(8)]
+    assert answers == expected
+
+
+def server_sleep_text(seconds):
+    from llm_mcp_tests.support.servers import echo_server
+
+    return echo_server.sleep_text(seconds) if hasattr(echo_server, "sleep_text") else f"slept {seconds:g}"
+
+
+def test_waiters_fail_together_when_the_process_is_killed(echo_stdio_command):
+    """C03 with company: every request waiting when the server is killed gets ConnectionError with the
+    exit status; none hangs; the next request starts a new process."""
+    import os
+    import signal
+    from concurrent.futures import ThreadPoolExecutor
+
+    with llm_mcp.mcp(command=echo_stdio_command, name="killed") as server:
+        server.tools
+        pid = server.client.transport.pid
+
+        def call(_):
+            try:
+                return server.sleep(seconds=30).text
+            except llm_mcp.ConnectionError as exc:
+                return exc.exit_status
+
+        started = time.monotonic()
+        with ThreadPoolExecutor(max_workers=3) as pool:
+            futures = [pool.submit(call, i) for i in range(3)]
+            time.sleep(0.5)
+            os.kill(pid, signal.SIGKILL)
+            results = [f.result(timeout=10) for f in futures]
+        assert results == [-signal.SIGKILL] * 3
+        assert time.monotonic() - started < 5
+        assert server.echo(message="back").text == "back"
+        assert server.client.transport.pid != pid
+
+
+def test_progress_callback_may_call_the_server_again():
+    """A progress callback that calls the same stdio server (on the reading thread) does not deadlock."""
+    with raw("C05") as server:
+        server.tools
+        inner = []
+        result = server.client.request(
+            "tools/call", {"name": "echo", "arguments": {"message": "outer"}},
+            on_progress=lambda p: inner.append(server.echo(message=f"inner-{p['progress']}").text))
+    assert result["content"][0]["text"] == "outer"
+    assert sorted(inner) == ["inner-1", "inner-2"]  # the nested calls' own progress has another token
+
+
+def test_unclosed_server_process_ends_when_collected(echo_stdio_command):
+    """A stdio server object that is dropped without close() still ends its process."""
+    import gc
+
+    server = llm_mcp.mcp(command=echo_stdio_command, name="forgotten")
+    server.tools
+    process = server.client.transport.process
+    del server
+    gc.collect()
+    process.wait(timeout=10)
+    assert process.returncode is not None
+
+
+def test_junk_on_stdout_is_logged_a_bounded_number_of_times(caplog):
+    """C01 at scale: a server that writes many lines that are not JSON-RPC gets a bounded log."""
+    import shlex
+
+    command = ["sh", "-c", f"yes 'not json' | head -n 1000; exec {shlex.join(raw_stdio_command('none'))}"]
+    caplog.set_level(logging.DEBUG, logger="llm_mcp")
+    with llm_mcp.mcp(command=command, name="noisy") as server:
+        assert server.echo(message="heard").text == "heard"
+    skipped = [r for r in caplog.records if "noisy" in r.getMessage() and "not JSON" in r.getMessage()]
+    assert 20 <= len(skipped) <= 22
+    assert all(r.levelno == logging.DEBUG for r in skipped)
+
+
+STDIO_HOSTILE = r'''
+import json, os, sys
+mode = sys.argv[1]
+sys.stdout.write("\ufeff")  # a byte order mark first
+for line in sys.stdin:
+    msg = json.loads(line)
+    if "id" not in msg:
+        continue
+    if msg["method"] == "server/discover":
+        res = {"supportedVersions": ["2026-07-28"], "capabilities": {}}
+    elif msg["method"] == "tools/list":
+        res = {"tools": [{"name": "t", "inputSchema": {"type": "object"}}]}
+    else:
+        if mode == "stop_reading":
+            import time; time.sleep(60)
+        if mode == "fork":
+            if os.fork() == 0:
+                import time; time.sleep(60)
+            os._exit(0)
+        junk = [{"jsonrpc": "2.0", "id": [1], "result": {}},
+                {"jsonrpc": "2.0", "method": "notifications/progress", "params": ["x"]},
+                {"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": [1]}}]
+        for item in junk:
+            sys.stdout.write(json.dumps(item) + "\n")
+        sys.stdout.write("[" * 100000 + "\n")
+        res = {"content": [{"type": "text", "text": "survived"}]}
+    sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": res}) + "\n")
+    sys.stdout.flush()
+'''
+
+
+def hostile(mode: str, **options) -> llm_mcp.MCP:
+    return llm_mcp.mcp(command=[sys.executable, "-c", STDIO_HOSTILE, mode], name=f"hostile-{mode}", **options)
+
+
+def test_stdio_ill_typed_ids_params_tokens_and_deep_json_are_skipped():
+    """A BOM, a list id, list params, a list progress token and 100k-deep JSON are skipped."""
+    with hostile("junk") as server:
+        assert server.protocol_version == "2026-07-28"
+        assert server.client.request("tools/call", {"name": "t"}, on_progress=lambda p: None)["content"][0][
+            "text"] == "survived"
+
+
+def test_stdio_server_that_stops_reading_is_bounded():
+    """A server that stops reading its stdin cannot hold a large write past the timeout."""
+    with hostile("stop_reading", timeout=2) as server:
+        server.tools
+        started = time.monotonic()
+        with pytest.raises(llm_mcp.ConnectionError):
+            server.call("t", blob="x" * 2_000_000)
+        assert time.monotonic() - started < 6
+
+
+def test_stdio_server_that_exits_while_a_child_holds_stdout():
+    """The server process ends but a child keeps its stdout open: noticed at once, not at the timeout."""
+    with hostile("fork", timeout=30) as server:
+        server.tools
+        started = time.monotonic()
+        with pytest.raises(llm_mcp.ConnectionError) as info:
+            server.call("t")
+        assert info.value.exit_status == 0 and time.monotonic() - started < 3

@@ -1,0 +1,31 @@
+"""The official conformance suite's authorization extension scenarios, run against our client.
+
+These scenarios belong to extensions (``io.modelcontextprotocol/oauth-client-credentials``,
+``io.modelcontextprotocol/enterprise-managed-authorization``, the unfinalized
+``io.modelcontextprotocol/auth/wif`` and ``io.modelcontextprotocol/auth/dpop``), so they run
+without ``--spec-version``. Our side is ``llm_mcp_tests/support/conformance/machine.py`` (public API
+only); the suite's own servers check every request they receive.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from llm_mcp_tests.support.conformance.suite import assert_passed, run_scenario
+
+SCENARIOS = [
+    "auth/client-credentials-basic",
+    "auth/client-credentials-jwt",
+    "auth/enterprise-managed-authorization",
+    "auth/wif-jwt-bearer",
+    "auth/dpop",
+    "auth/dpop-nonce",
+]
+
+
+@pytest.mark.conformance
+@pytest.mark.parametrize("scenario", SCENARIOS)
+def test_conformance_extension_scenario(scenario, tmp_path):
+    """MCP-CC-01, MCP-CC-04, MCP-PKJWT-01, MCP-WIF-01, MCP-SSO-02, MCP-DPOP-01, MCP-DPOP-03: the official
+    suite passes the authorization extension scenario (every check SUCCESS)."""
+    assert_passed(*run_scenario(scenario, None, tmp_path))

@@ -1,0 +1,84 @@
+"""Smoke test of ``benchmarks/run.py``: it runs end to end and reports a ratio for every contender.
+
+Nothing here looks at how fast anything is; the numbers only have to exist and be positive.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+RUN = REPO_ROOT / "benchmarks" / "run.py"
+
+CONTENDERS = {
+    ("http", "floor"), ("http", "llm_mcp"), ("http", "sdk"), ("http", "llm_mcp-handshake"), ("http", "sdk-handshake"),
+    ("http-sse", "floor"), ("http-sse", "llm_mcp"), ("http-sse", "sdk"),
+    ("stdio", "floor"), ("stdio", "llm_mcp"), ("stdio", "sdk"),
+}
+
+
+def positive(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value > 0
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_quick_benchmark_reports_every_ratio(tmp_path: Path) -> None:
+    out = tmp_path / "results.json"
+    done = subprocess.run([sys.executable, str(RUN), "--quick", "--json", str(out)], cwd=str(REPO_ROOT),
+                          capture_output=True, text=True, timeout=540)
+    assert done.returncode == 0, done.stderr[-4000:]
+    results = json.loads(out.read_text())
+
+    calls = {(row["group"], row["name"]): row for row in results["calls"]}
+    assert set(calls) == CONTENDERS
+    for key, row in calls.items():
+        for field in ("cpu_us", "wall_us", "cpu_ratio", "wall_ratio", "cpu_ratio_paired", "wall_ratio_paired"):
+            assert positive(row[field]), (key, field, row[field])
+        if row["kind"] == "floor":
+            assert row["cpu_ratio"] == row["wall_ratio"] == 1.0
+
+    imports = {row["name"]: row for row in results["imports"]}
+    assert {"llm_mcp.client", "mcp.client"} <= set(imports)
+    for name in ("llm_mcp.client", "mcp.client"):
+        assert positive(imports[name]["ms"]) and positive(imports[name]["ms_ratio_to_sdk"]), imports[name]
+        assert positive(imports[name]["peak_rss_mb"]), imports[name]
+
+    first = {(row["name"], row["first_tls_context"]) for row in results["first_result"]}
+    assert first == {(name, tls) for name in ("floor", "llm_mcp", "sdk") for tls in (True, False)}
+    for row in results["first_result"]:
+        assert positive(row["ms"]) and positive(row["ratio"]), row
+
+    assert "CPU x" in done.stdout  # the table was printed
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_quick_chat_benchmark_reports_both_ratios(tmp_path: Path) -> None:
+    out = tmp_path / "chat.json"
+    done = subprocess.run([sys.executable, str(REPO_ROOT / "benchmarks" / "chat.py"), "--quick", "--json", str(out)],
+                          cwd=str(REPO_ROOT), capture_output=True, text=True, timeout=240)
+    assert done.returncode == 0, done.stderr[-4000:]
+    rows = {row["name"]: row for row in json.loads(out.read_text())["rows"]}
+    assert set(rows) == {"floor", "chat"}
+    assert rows["floor"]["cpu_ratio"] == 1.0
+    assert all(positive(row[key]) for row in rows.values() for key in ("cpu_ms", "wall_ms", "cpu_ratio", "wall_ratio"))
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_quick_records_benchmark_reports_both_contenders(tmp_path: Path) -> None:
+    """``benchmarks/records.py --quick`` runs and reports a positive ratio for a saved chat."""
+    out = tmp_path / "records.json"
+    done = subprocess.run([sys.executable, str(REPO_ROOT / "benchmarks" / "records.py"), "--quick", "--history", "50",
+                           "--json", str(out)], cwd=str(REPO_ROOT), capture_output=True, text=True, timeout=240)
+    assert done.returncode == 0, done.stderr[-4000:]
+    results = json.loads(out.read_text())
+    assert results["memory"]["cpu_ratio"] == 1.0
+    assert all(positive(results["record"][key]) for key in ("cpu_ms", "wall_ms", "cpu_ratio", "wall_ratio"))

@@ -1,0 +1,95 @@
+"""The kit's cancellation and progress: ``cancellable`` returns its value and stops on cancel,
+``progressable`` sends rising progress with a message, and the two nested (tools run directly with a
+recording ``CallChannel``)."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import pytest
+
+from llm_mcp.testing import CallChannel, Tool, ToolCancelled
+
+from llm_mcp_tests.support.kit_tools import Triple
+
+
+class Worker(Tool):
+    name = "worker"
+    steps: list[int] = []
+
+    def call(self) -> dict[str, Any]:
+        def work() -> str:
+            for i in range(100):
+                self.sleep(0.02)
+                self.steps.append(i)
+            return "done"
+
+        return self.respond_with(content=self.text_content(
+            text=self.progressable(lambda: self.cancellable(work), max_duration=2, message="working",
+                                   interval=0.02)))
+
+
+def _cancel_when(channel: CallChannel, ready: Any) -> threading.Thread:
+    def watch() -> None:
+        while not ready():
+            threading.Event().wait(0.005)
+        channel.cancel()
+
+    thread = threading.Thread(target=watch, daemon=True)
+    thread.start()
+    return thread
+
+
+def test_cancellable_returns_its_value_and_stops_on_cancel() -> None:
+    """MCP-KIT-16: cancellable(fn) gives fn's value; a cancel interrupts the work, which goes no further."""
+    tool = Triple({"n": 1})
+    assert tool.cancellable(lambda: 42) == 42
+    channel = CallChannel()
+    started = threading.Event()
+    reached: list[str] = []
+    sleeper = Triple({"n": 1}, channel=channel)
+
+    def work() -> None:
+        started.set()
+        sleeper.sleep(60)
+        reached.append("after the sleep")
+
+    _cancel_when(channel, started.is_set)
+    with pytest.raises(ToolCancelled):
+        sleeper.cancellable(work)
+    assert reached == []
+    with pytest.raises(TypeError, match="takes a callable"):
+        tool.cancellable(42)  # type: ignore[arg-type]
+
+
+def test_progressable_sends_rising_progress_with_message() -> None:
+    """MCP-KIT-17: progress against max_duration, with the message, rising to 100, only when asked for."""
+    channel = CallChannel(progress_requested=True)
+    tool = Triple({"n": 1}, channel=channel)
+    assert tool.progressable(lambda: tool.sleep(0.1) or "ok", max_duration=0.2, message="busy",
+                             interval=0.02) == "ok"
+    values = [p for p, _, _ in channel.progress_sent]
+    assert values == sorted(set(values)) and values[-1] == 100 and len(values) >= 2
+    assert {(total, message) for _, total, message in channel.progress_sent} == {(100, "busy")}
+
+    quiet = CallChannel()
+    silent = Triple({"n": 1}, channel=quiet)
+    assert silent.progressable(lambda: "ok", max_duration=1) == "ok"
+    assert quiet.progress_sent == []
+    with pytest.raises(ValueError, match="max_duration"):
+        silent.progressable(lambda: 1, max_duration=0)
+    with pytest.raises(ValueError, match="interval"):
+        silent.progressable(lambda: 1, max_duration=1, interval=-1)
+
+
+def test_progressable_around_cancellable() -> None:
+    """MCP-KIT-18: nested, progress goes out and a cancel still stops the work."""
+    Worker.steps = []
+    channel = CallChannel(progress_requested=True)
+    _cancel_when(channel, lambda: len(channel.progress_sent) >= 2)
+    with pytest.raises(ToolCancelled):
+        Worker.run({}, channel=channel)
+    values = [p for p, _, _ in channel.progress_sent]
+    assert values == sorted(set(values)) and values[-1] < 100
+    assert len(Worker.steps) < 100

@@ -1,0 +1,257 @@
+"""Steps of the cross-process tests, each run in its own process: ``python -m llm_mcp_tests.support.steps STEP ...``.
+
+The database comes from the environment (``DJANGO_DB_PATH`` for an SQLite file, or
+``DJANGO_DB_ENGINE=postgresql`` and ``DJANGO_DB_*``), the scripted model from
+``LLM_MCP_TEST_BASE_URL``, and the Celery broker from ``CELERY_BROKER_URL``. Each step
+prints one JSON line on stdout.
+
+* ``start-chat TEXT``        a ``StepAgent`` chat asks TEXT (pauses when a call needs approval)
+* ``crash-turn TEXT``        a ``CrashAgent`` chat asks TEXT; its ``crash`` tool kills the process,
+                             its ``slow`` tool gives another process time to cancel
+* ``task-chat``              a chat whose ``count`` call waits on a server task; enqueues ``resume_chat``
+* ``finish-task CHAT CALL``  the task is done: clear it from the call
+* ``cancel CHAT``            ``cancel()`` the chat (sets its persisted flag)
+* ``complete CHAT``          ``complete()`` the chat, as its agent sets it up
+* ``approve CHAT CALL``      approve through the example site's view (Django's test client)
+* ``dump CHAT``              the chat's messages and tool calls
+* ``question-chat TEXT``     a ``QuestionAgent`` chat asks TEXT (its ``deploy`` call pauses on a question)
+* ``answer CHAT VALUE``      answer the chat's first pending question through the Django model (no server)
+* ``resume CHAT``            enqueue ``resume_chat`` for the chat
+* ``questions CHAT``         the chat's tool calls' ``pending_questions`` and ``request_state``
+* ``write KEY JSON``         store credentials
+* ``refresh KEY FILE``       the credential refresh race: refresh KEY unless another process did
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import llm_mcp
+from llm_mcp.chat import ChatTool
+
+from llm_mcp_tests.support.processes import ECHO_SERVER, PYTHON, REPO_ROOT
+
+
+def options() -> dict[str, Any]:
+    return {"base_url": os.environ.get("LLM_MCP_TEST_BASE_URL", "http://127.0.0.1:9/v1"), "api_key": "test-key"}
+
+
+class ApprovedEcho(llm_mcp.MCP):
+    """The echo test server; every tool waits for approval."""
+
+    name = "echo"
+    command = [PYTHON, ECHO_SERVER]
+    requires_approval = True
+
+
+class StepAgent(llm_mcp.Agent):
+    chat_class = "llm_mcp.models.Chat"
+    model = "gpt-test"
+    provider_options = options()
+    mcp = [ApprovedEcho]
+
+
+class Count(ChatTool):
+    """Appends its ``label`` to the file named by ``LLM_MCP_TEST_RUNS`` (a side effect to count)."""
+
+    name = "count"
+    description = "Count a run."
+    parameters = {"type": "object", "properties": {"label": {"type": "string"}}, "required": ["label"]}
+
+    def execute(self, label: str) -> str:
+        with open(os.environ["LLM_MCP_TEST_RUNS"], "a") as runs:
+            runs.write(label + "\n")
+        return f"counted {label}"
+
+
+class Crash(ChatTool):
+    """Kills its process the first time (no cleanup of any kind), answers the next time."""
+
+    name = "crash"
+    description = "Crash once."
+    parameters = {"type": "object", "properties": {}}
+
+    def execute(self) -> str:
+        marker = Path(os.environ["LLM_MCP_TEST_RUNS"] + ".crashed")
+        if not marker.exists():
+            marker.write_text("crashed")
+            os._exit(9)
+        return "survived"
+
+
+class Slow(ChatTool):
+    """Writes ``FILE.started`` and then takes a second and a half."""
+
+    name = "slow"
+    description = "Take a while."
+    parameters = {"type": "object", "properties": {}}
+
+    def execute(self) -> str:
+        Path(os.environ["LLM_MCP_TEST_RUNS"] + ".started").write_text("started")
+        time.sleep(1.5)
+        return "slow done"
+
+
+class CrashAgent(llm_mcp.Agent):
+    chat_class = "llm_mcp.models.Chat"
+    model = "gpt-test"
+    provider_options = options()
+    tools = [Count(), Crash(), Slow()]
+
+
+class Questions(llm_mcp.MCP):
+    """The questions test server (2026-07-28, stdio), recording its requests to ``LLM_MCP_TEST_RUNS.questions.jsonl``."""
+
+    name = "questions"
+    command = "server_command"
+    directory = str(REPO_ROOT)
+    env = {"PYTHONPATH": str(REPO_ROOT)}
+
+    def server_command(self) -> list[str]:
+        return [PYTHON, "-m", "llm_mcp_tests.support.servers.questions", "--era", "modern", "--context",
+                f"record={os.environ['LLM_MCP_TEST_RUNS']}.questions.jsonl"]
+
+
+class QuestionAgent(llm_mcp.Agent):
+    chat_class = "llm_mcp.models.Chat"
+    model = "gpt-test"
+    provider_options = options()
+    mcp = [Questions]
+
+
+def dump(chat_id: Any) -> dict[str, Any]:
+    from llm_mcp.models import Message, ToolCall
+
+    messages = [{"role": m.role, "content": m.content, "is_error": m.is_error}
+                for m in Message.objects.filter(chat_id=chat_id).order_by("id")]
+    calls = [{"id": c.tool_call_id, "name": c.name, "approval": c.approval,
+              "result": c.result.content if c.result else None}
+             for c in ToolCall.objects.filter(message__chat_id=chat_id).select_related("result").order_by("id")]
+    tool_messages = Message.objects.filter(chat_id=chat_id, role="tool").count()
+    return {"messages": messages, "calls": calls, "tool_messages": tool_messages}
+
+
+def refresh(key: str, log_file: str) -> dict[str, Any]:
+    """Refresh ``key`` (a rotating refresh token) unless another process already did."""
+    from llm_mcp.models import Credential
+
+    store = Credential.objects
+    with store.synchronize(key):
+        data = store.read(key) or {}
+        if data.get("refresh_token") == "rt-1":  # still the old token: spend it, once
+            time.sleep(0.5)  # a slow token endpoint: the other process arrives meanwhile
+            with open(log_file, "a") as log:
+                log.write(f"{os.getpid()}\n")
+            store.write(key, {"access_token": "at-2", "refresh_token": "rt-2"})
+            return {"refreshed": True}
+    return {"refreshed": False, "token": (store.read(key) or {}).get("access_token")}
+
+
+def main(argv: list[str]) -> int:
+    import django
+
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "example_project.settings")
+    django.setup()
+    step, *args = argv
+    out: dict[str, Any]
+    if step == "start-chat":
+        record = StepAgent.chat()
+        reply = record.ask(args[0])
+        out = {"chat": record.pk, "waiting": record.waiting, "calls": [c.id for c in reply.tool_calls]}
+    elif step == "crash-turn":
+        record = CrashAgent.chat()
+        print(json.dumps({"chat": record.pk}), flush=True)
+        try:
+            record.ask(args[0])
+        except llm_mcp.CancelledError as exc:
+            out = {"chat": record.pk, "cancelled": str(exc)}
+        else:
+            out = {"chat": record.pk, "survived": True}
+    elif step == "task-chat":
+        from llm_mcp.chat import Message, ToolCall
+        from llm_mcp.tasks import resume_chat
+
+        record = CrashAgent.chat()
+        record.chat.store.add(Message("user", "Count with a task"))
+        record.chat.store.add(Message("assistant", "", tool_calls=[ToolCall(
+            "call_t", "count", {"label": "after-task"}, task={"taskId": "t-1", "pollInterval": 300})]))
+        resume_chat.delay(record.pk)
+        out = {"chat": record.pk}
+    elif step == "finish-task":
+        from llm_mcp.models import ToolCall as ToolCallRow
+
+        ToolCallRow.objects.filter(tool_call_id=args[1], message__chat_id=args[0]).update(task=None)
+        out = {"finished": args[1]}
+    elif step == "cancel":
+        from llm_mcp.models import Chat
+
+        Chat.objects.get(pk=args[0]).cancel()
+        out = {"cancelled": args[0]}
+    elif step == "complete":
+        from llm_mcp.models import Chat
+
+        record = Chat.objects.get(pk=args[0])
+        out = {"content": record.complete().content}
+    elif step == "approve":
+        out = approve_through_view(args[0], args[1])
+    elif step == "dump":
+        out = dump(args[0])
+    elif step == "question-chat":
+        record = QuestionAgent.chat()
+        reply = record.ask(args[0])
+        out = {"chat": record.pk, "waiting": record.waiting, "calls": [c.id for c in reply.tool_calls],
+               "questions": [q.to_dict() for q in record.pending_questions]}
+    elif step == "answer":
+        from llm_mcp.models import Chat
+
+        record = Chat.objects.get(pk=args[0])
+        question = record.pending_questions[0]
+        question.answer(args[1])
+        out = {"answered": question.key, "waiting": Chat.objects.get(pk=args[0]).waiting}
+    elif step == "resume":
+        from llm_mcp.tasks import resume_chat
+
+        resume_chat.delay(args[0])
+        out = {"enqueued": args[0]}
+    elif step == "questions":
+        from llm_mcp.models import ToolCall
+
+        out = {"calls": [{"id": c.tool_call_id, "pending_questions": c.pending_questions,
+                          "request_state": c.request_state, "waiting": c.waiting}
+                         for c in ToolCall.objects.filter(message__chat_id=args[0]).order_by("id")]}
+    elif step == "refresh":
+        out = refresh(args[0], args[1])
+    elif step == "write":
+        from llm_mcp.models import Credential
+
+        Credential.objects.write(args[0], json.loads(args[1]))
+        out = {"written": args[0]}
+    else:
+        raise SystemExit(f"unknown step {step!r}")
+    print(json.dumps(out), flush=True)
+    return 0
+
+
+def approve_through_view(chat_id: Any, call_id: str) -> dict[str, Any]:
+    """POST the example site's approve form, as a browser would (CSRF checks on)."""
+    from django.test import Client
+    from django.urls import reverse
+
+    from llm_mcp.models import ToolCall
+
+    call = ToolCall.objects.get(tool_call_id=call_id, message__chat_id=chat_id)
+    client = Client(enforce_csrf_checks=True, HTTP_HOST="127.0.0.1")
+    page = client.get(reverse("chat", args=[chat_id]))
+    token = page.cookies["csrftoken"].value
+    response = client.post(reverse("decide", args=[chat_id, call.pk]), {"decision": "approve",
+                                                                         "csrfmiddlewaretoken": token})
+    return {"status": response.status_code, "approval": ToolCall.objects.get(pk=call.pk).approval}
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
