@@ -208,6 +208,37 @@ def test_attribute_error_in_a_setting_is_not_swallowed():
     assert isinstance(info.value.__cause__, AttributeError)
 
 
+
+class _TransportThatBreaks:
+    """A custom transport whose own code fails with AttributeError on every request."""
+
+    def request(self, message, *, version, timeout=None, headers=None, on_message=None):
+        device = None
+        return device.send_and_wait(message)  # AttributeError: 'NoneType' object has no attribute ...
+
+    def notify(self, message, *, version):
+        pass
+
+    def cancel(self, notification, *, version):
+        pass
+
+    def close(self):
+        pass
+
+
+def test_attribute_error_inside_a_property_is_named_with_its_cause():
+    """An AttributeError from inside a property (here ``tools``, through a broken custom transport)
+    names the property and keeps the original error as its cause, instead of a bare
+    ``AttributeError: tools`` that hides where it came from."""
+    server = llm_mcp.mcp(transport=lambda server: _TransportThatBreaks(), name="laptop")
+    with pytest.raises(AttributeError) as info:
+        server.tools
+    assert str(info.value).startswith(f"{type(server).__name__}.tools raised AttributeError: ")
+    assert "'NoneType' object has no attribute 'send_and_wait'" in str(info.value)
+    assert isinstance(info.value.__cause__, AttributeError)
+    assert "send_and_wait" in str(info.value.__cause__)
+
+
 def test_nan_arguments_refused_before_sending(echo_stdio_command):
     """Values JSON cannot carry raise ValueError and send nothing; the server stays usable."""
     with llm_mcp.mcp(command=echo_stdio_command, name="nan") as server:

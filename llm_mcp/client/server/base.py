@@ -20,6 +20,7 @@ of a method defined on the subclass; they are evaluated when they are needed: pe
 from __future__ import annotations
 
 import functools
+import inspect
 import os
 from typing import Any, Callable
 from urllib.parse import urlsplit
@@ -430,8 +431,15 @@ class MCP:
         # Only names the class does not have are tools (see the class docstring): a property
         # that raised AttributeError also lands here, and must not turn into a tool lookup (and
         # recurse), nor may a collaborator asked for before __init__ set it.
-        if attribute.startswith("_") or attribute in SETTINGS or attribute in COLLABORATORS \
-                or hasattr(type(self), attribute):
+        if attribute.startswith("_") or attribute in SETTINGS or attribute in COLLABORATORS:
+            raise AttributeError(attribute)
+        declared = inspect.getattr_static(type(self), attribute, None)
+        if isinstance(declared, property) and declared.fget is not None:
+            try:  # a property failed with AttributeError: say which, and why, instead of a bare name
+                declared.fget(self)
+            except AttributeError as exc:
+                raise AttributeError(f"{type(self).__name__}.{attribute} raised AttributeError: {exc}") from exc
+        if declared is not None:
             raise AttributeError(attribute)
         tool = self.tool(attribute)
         if tool is None:
