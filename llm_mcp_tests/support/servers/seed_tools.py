@@ -99,42 +99,29 @@ def _marked(tool: Tool, stem: str, work: Any) -> Any:
 # --------------------------------------------------------------------------- resources
 
 
-class TestResource(Resource):
-    __test__ = False  # not a pytest test class
-    uri = "file:///seed/test_resource.txt"
-    name = "test_resource"
-    title = "Test resource"
-    description = "A plain text resource."
-    mime_type = "text/plain"
-    meta = {"com.example/source": "seed"}
+class _Fixed(Resource):
+    """A resource whose contents are always ``value``."""
 
-    def read(self) -> str:
-        return "Here is the test resource."
+    __test__ = False  # not a pytest test class (the seed's names start with "Test")
+    value: str | bytes = ""
+
+    def read(self) -> str | bytes:
+        return self.value
 
 
-class TestAnnotatedResource(Resource):
-    __test__ = False
-    uri = "file:///seed/annotated.md"
-    name = "test_annotated_resource"
-    description = "A markdown resource with annotations."
-    mime_type = "text/markdown"
-    annotations = {"audience": ["user", "assistant"], "priority": 0.9}
-    meta = {"com.example/reviewed": True}
-
-    def read(self) -> str:
-        return "# Annotated\n"
+def _fixed(class_name: str, value: str | bytes, **attributes: Any) -> type[_Fixed]:
+    return type(class_name, (_Fixed,), {"value": value, **attributes})
 
 
-class TestBinaryResource(Resource):
-    __test__ = False
-    uri = "file:///seed/pixel.png"
-    name = "test_binary_resource"
-    description = "A 1x1 PNG image."
-    mime_type = "image/png"
-    meta = {"com.example/pixels": 1}
-
-    def read(self) -> bytes:
-        return PNG_BYTES
+TestResource = _fixed("TestResource", "Here is the test resource.", uri="file:///seed/test_resource.txt",
+                      name="test_resource", title="Test resource", description="A plain text resource.",
+                      mime_type="text/plain", meta={"com.example/source": "seed"})
+TestAnnotatedResource = _fixed("TestAnnotatedResource", "# Annotated\n", uri="file:///seed/annotated.md",
+                               name="test_annotated_resource", description="A markdown resource with annotations.",
+                               mime_type="text/markdown", meta={"com.example/reviewed": True},
+                               annotations={"audience": ["user", "assistant"], "priority": 0.9})
+TestBinaryResource = _fixed("TestBinaryResource", PNG_BYTES, uri="file:///seed/pixel.png", name="test_binary_resource",
+                            description="A 1x1 PNG image.", mime_type="image/png", meta={"com.example/pixels": 1})
 
 
 class ProjectFile(ResourceTemplate):
