@@ -640,6 +640,15 @@ def profile(urls: dict[str, str], calls: int, top: int) -> dict[str, Any]:
 # --------------------------------------------------------------------------- output
 
 
+def _table_head(head: str, *, title: str | None = None) -> None:
+    """Print a table's column heads under a rule, after a blank line and ``title`` when given."""
+    if title is not None:
+        print()
+        print(title)
+    print(head)
+    print("-" * len(head))
+
+
 def print_tables(results: dict[str, Any]) -> None:
     print()
     print(f"Per tools/call of echo, loopback; median over {results['meta']['rounds']} rounds of "
@@ -647,28 +656,21 @@ def print_tables(results: dict[str, Any]) -> None:
           "CPU x/rd = median over rounds of that round's CPU ratio.")
     head = f"{'group':<9} {'contender':<18} {'era':<11} {'CPU us':>8} {'wall us':>8} {'CPU x':>6} {'wall x':>6} " \
            f"{'CPU x/rd':>8}  {'budget':<7} note"
-    print(head)
-    print("-" * len(head))
+    _table_head(head)
     for row in results["calls"]:
         budget = f"<={row['budget']:g}x" if row["budget"] else ""
         print(f"{row['group']:<9} {row['name']:<18} {row['era']:<11} {row['cpu_us']:>8.0f} {row['wall_us']:>8.0f} "
               f"{row['cpu_ratio']:>6.2f} {row['wall_ratio']:>6.2f} {row['cpu_ratio_paired']:>8.2f}  {budget:<7} "
               f"{row['note']}")
-    print()
-    print("Import in a fresh interpreter (median); RSS = peak RSS of that interpreter")
-    head = f"{'import':<22} {'ms':>7} {'x sdk':>6} {'peak RSS MB':>12} {'+ over bare':>12} {'x sdk':>6} {'modules':>8}"
-    print(head)
-    print("-" * len(head))
+    _table_head(f"{'import':<22} {'ms':>7} {'x sdk':>6} {'peak RSS MB':>12} {'+ over bare':>12} {'x sdk':>6} "
+                f"{'modules':>8}", title="Import in a fresh interpreter (median); RSS = peak RSS of that interpreter")
     for row in results["imports"]:
         rss_ratio = row["rss_over_baseline_ratio_to_sdk"]
         print(f"{row['name']:<22} {row['ms']:>7.1f} {row['ms_ratio_to_sdk']:>6.2f} {row['peak_rss_mb']:>12.1f} "
               f"{row['rss_over_baseline_mb']:>12.1f} {'' if rss_ratio is None else f'{rss_ratio:.2f}':>6} "
               f"{row['modules']:>8.0f}")
-    print()
-    print("Server object created -> first echo result over HTTP, warm process (median ms)")
-    head = f"{'contender':<10} {'new TLS context':>16} {'x floor':>8} {'TLS ctx reused':>15} {'x floor':>8}"
-    print(head)
-    print("-" * len(head))
+    _table_head(f"{'contender':<10} {'new TLS context':>16} {'x floor':>8} {'TLS ctx reused':>15} {'x floor':>8}",
+                title="Server object created -> first echo result over HTTP, warm process (median ms)")
     for name in ("floor", "llm_mcp", "sdk"):
         cold = next(r for r in results["first_result"] if r["name"] == name and r["first_tls_context"])
         warm = next(r for r in results["first_result"] if r["name"] == name and not r["first_tls_context"])

@@ -33,7 +33,17 @@ def _excerpt(text: str, size: int = 80) -> str:
     return text if len(text) <= size else text[: size - 1] + "…"
 
 
-class MessageInline(admin.TabularInline):
+class _ViewOnly:
+    """For an admin page or inline whose rows are only looked at: no add, no change."""
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+class MessageInline(_ViewOnly, admin.TabularInline):
     """The messages of a chat, in order, read-only; each assistant message links its tool calls."""
 
     model = apps.get_model(conf.message_model_name(), require_ready=False)
@@ -44,12 +54,6 @@ class MessageInline(admin.TabularInline):
     fields = ["role", "content", "tool_calls_list", "is_error", "model", "input_tokens", "output_tokens",
               "created_at"]
     readonly_fields = fields
-
-    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
 
     @admin.display(description="tool calls")
     def tool_calls_list(self, message: Any) -> str:
@@ -85,7 +89,7 @@ class ChatAdmin(admin.ModelAdmin):
         return deleted, counts, perms_needed, protected
 
 
-class ToolCallAdmin(admin.ModelAdmin):
+class ToolCallAdmin(_ViewOnly, admin.ModelAdmin):
     """Tool calls: what was called, whether it was approved, and the result."""
 
     list_display = ["tool_call_id", "name", "approval", "chat", "created_at"]
@@ -98,12 +102,6 @@ class ToolCallAdmin(admin.ModelAdmin):
 
     # Read-only: a decision goes through ToolCall.approve()/decline() and a resumed chat (the
     # example site's chat page); deleting a call would leave its conversation without it.
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
 
@@ -140,8 +138,9 @@ class ToolCallInline(admin.TabularInline):
         return False
 
 
-class CredentialAdmin(admin.ModelAdmin):
-    """Credentials by key and owner. The secret is never shown, searched or editable."""
+class CredentialAdmin(_ViewOnly, admin.ModelAdmin):
+    """Credentials by key and owner, to view and delete: the client writes them (an admin form
+    could only store an empty one). The secret is never shown, searched or editable."""
 
     list_display = ["key", "owner_display", "created_at", "updated_at"]
     list_filter = ["owner_type"]
@@ -155,12 +154,6 @@ class CredentialAdmin(admin.ModelAdmin):
         if credential.owner_type_id is None:
             return "-"
         return f"{credential.owner_type.app_labeled_name} {credential.owner_id}"
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False  # the client writes credentials; an admin form could only store an empty one
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False  # view and delete only
 
 
 if conf.chat_model_name() == DEFAULT_CHAT_MODEL:

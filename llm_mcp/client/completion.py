@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .errors import MCPError
+from .protocol import as_text
 
 if TYPE_CHECKING:
     from .server import MCP
@@ -30,21 +31,30 @@ class Completable:
         prompt.suggest(language="py")                       # ["python"]
         prompt.suggest(framework="fla", language="python")  # language goes as context
 
-    Subclasses set ``server`` and implement :attr:`completion_ref` (the ``ref`` object)
-    and :attr:`completion_names` (the argument names the server declared, to catch typos).
+    Subclasses set ``server``, `completion_ref` (the ``ref`` object) and `completion_names`
+    (the argument names the server declared, to catch typos) when they are built.
     """
 
     server: MCP
 
-    @property
-    def completion_ref(self) -> dict[str, Any]:
-        """The ``ref`` of a ``completion/complete`` request for this object."""
-        raise NotImplementedError
+    completion_ref: dict[str, Any]
+    """The ``ref`` of a ``completion/complete`` request for this object."""
 
-    @property
-    def completion_names(self) -> list[str]:
-        """The names ``suggest`` accepts (argument or variable names); empty: any name."""
-        return []
+    completion_names: list[str]
+    """The names ``suggest`` accepts (argument or variable names); empty: any name."""
+
+    def _take_listing(self, server: MCP, entry: dict[str, Any], key: str, what: str) -> str:
+        """Keep ``server`` and what every listed completable has (``raw``, ``title``,
+        ``description``); return ``entry[key]``, the string that names it (``ValueError``
+        without one)."""
+        value = entry.get(key)
+        if not isinstance(value, str) or not value:
+            raise ValueError(f"a {what} needs a {key} string")
+        self.server = server
+        self.raw = entry
+        self.title = as_text(entry.get("title"))
+        self.description = as_text(entry.get("description"))
+        return value
 
     def suggest(self, /, **values: str) -> list[str]:
         """Ask the server to complete an argument; returns its suggestions (strings, at most

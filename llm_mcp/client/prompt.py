@@ -110,19 +110,15 @@ class Prompt(Completable):
 
     def __init__(self, server: MCP, entry: dict[str, Any], *, values: dict[str, str] | None = None,
                  result: dict[str, Any] | None = None):
-        name = entry.get("name")
-        if not isinstance(name, str) or not name:
-            raise ValueError("a prompt needs a name string")
-        self.server = server
-        self.raw = entry
+        name = self._take_listing(server, entry, "name", "prompt")
         self.name: str = name
-        self.title = as_text(entry.get("title"))
-        self.description = as_text(entry.get("description"))
         self.meta: dict[str, Any] = as_object(entry.get("_meta"))
         self.argument_definitions: list[PromptArgument] = [
             PromptArgument(a["name"], as_text(a.get("title")), as_text(a.get("description")), a.get("required") is True)
             for a in _arguments(entry) if isinstance(a, dict) and isinstance(a.get("name"), str)]
         self.arguments: list[str] = [a.name for a in self.argument_definitions]
+        self.completion_ref = {"type": "ref/prompt", "name": name}
+        self.completion_names = self.arguments
         self.values: dict[str, str] = dict(values or {})
         self._messages: list[PromptMessage] | None = None
         self._lock = threading.Lock()
@@ -164,14 +160,6 @@ class Prompt(Completable):
     def fill(self, /, **arguments: str) -> Prompt:
         """The prompt filled in with these arguments (sends ``prompts/get``); see ``MCP.prompt``."""
         return self.server.prompt(self.name, **arguments)
-
-    @property
-    def completion_ref(self) -> dict[str, Any]:
-        return {"type": "ref/prompt", "name": self.name}
-
-    @property
-    def completion_names(self) -> list[str]:
-        return self.arguments
 
     def __repr__(self) -> str:
         return f"<Prompt name={self.name!r} arguments={self.arguments!r}>"

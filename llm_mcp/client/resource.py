@@ -294,15 +294,9 @@ class ResourceTemplate(Completable):
     """
 
     def __init__(self, server: MCP, entry: dict[str, Any]):
-        template = entry.get("uriTemplate")
-        if not isinstance(template, str) or not template:
-            raise ValueError("a resource template needs a uriTemplate string")
-        self.server = server
-        self.raw = entry
+        template = self._take_listing(server, entry, "uriTemplate", "resource template")
         self.uri: str = template
         self.name: str = as_text(entry.get("name")) or template
-        self.title = as_text(entry.get("title"))
-        self.description = as_text(entry.get("description"))
         self.mime_type = as_text(entry.get("mimeType"))
         self.annotations: dict[str, Any] = as_object(entry.get("annotations"))
         self.meta: dict[str, Any] = as_object(entry.get("_meta"))
@@ -311,6 +305,8 @@ class ResourceTemplate(Completable):
         except ValueError as exc:  # kept, so it can be seen; expanding it raises this again
             log.warning("MCP server %s listed a resource template that cannot be used: %s", server.name, exc)
             self.variables = []
+        self.completion_ref = {"type": "ref/resource", "uri": template}
+        self.completion_names = self.variables
 
     def expand(self, /, **variables: Any) -> str:
         """The URI for these variables (no request); ``ValueError`` as :func:`expand_template` says."""
@@ -319,14 +315,6 @@ class ResourceTemplate(Completable):
     def read(self, /, **variables: Any) -> Resource:
         """Read the resource these variables name (``server.resource(template, **variables)``)."""
         return self.server.resource(self.uri, **variables)
-
-    @property
-    def completion_ref(self) -> dict[str, Any]:
-        return {"type": "ref/resource", "uri": self.uri}
-
-    @property
-    def completion_names(self) -> list[str]:
-        return self.variables
 
     def __repr__(self) -> str:
         return f"<ResourceTemplate uri={self.uri!r} name={self.name!r}>"

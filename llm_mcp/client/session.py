@@ -106,9 +106,7 @@ class Client:
         self.legacy_transport = legacy_transport
         self.era: str | None = None
         self.protocol_version: str | None = None
-        self.server_info: dict[str, Any] = {}
-        self.capabilities: dict[str, Any] = {}
-        self.instructions: str | None = None
+        self._identity({})  # server_info {}, capabilities {}, instructions None: nothing said yet
         self.on_notification: list[Callable[[dict[str, Any]], None]] = []
         self.on_input_request: Callable[[dict[str, Any]], dict[str, Any]] | None = None
         self._inline_errors: list[BaseException] = []
@@ -260,9 +258,9 @@ class Client:
     def _identity(self, result: dict[str, Any], fallback_info: Any = None) -> None:
         """Keep what a discover or initialize result says about the server, ignoring ill-typed fields."""
         info = result.get("serverInfo")
-        self.server_info = info if isinstance(info, dict) else protocol.as_object(fallback_info)
-        self.capabilities = protocol.as_object(result.get("capabilities"))
-        self.instructions = protocol.as_text(result.get("instructions"))
+        self.server_info: dict[str, Any] = info if isinstance(info, dict) else protocol.as_object(fallback_info)
+        self.capabilities: dict[str, Any] = protocol.as_object(result.get("capabilities"))
+        self.instructions: str | None = protocol.as_text(result.get("instructions"))
 
     def _switch_to_legacy(self) -> None:
         assert self.legacy_transport is not None

@@ -37,6 +37,9 @@ from .serve import ERAS
 from .server import Server
 from .tool import Tool
 
+_SCRIPTED = ("RecordedRequest", "ScriptedModel", "ScriptedToolCall", "Turn", "api_error", "reply", "tool_call", "turn")
+"""The scripted model's names (llm_mcp.testing.scripted_model), imported on first use."""
+
 __all__ = [
     "ERAS",
     "LOG_LEVELS",
@@ -48,14 +51,7 @@ __all__ = [
     "Resource",
     "ResourceTemplate",
     "RunningServer",
-    "RecordedRequest",
-    "ScriptedModel",
-    "ScriptedToolCall",
-    "Turn",
-    "api_error",
-    "reply",
-    "tool_call",
-    "turn",
+    *_SCRIPTED,
     "Server",
     "Tool",
     "ToolCancelled",
@@ -68,10 +64,6 @@ __all__ = [
     "running_server",
     "text_content",
 ]
-
-
-_SCRIPTED = ("RecordedRequest", "ScriptedModel", "ScriptedToolCall", "Turn", "api_error", "reply", "tool_call", "turn")
-"""The scripted model's names (llm_mcp.testing.scripted_model), imported on first use."""
 
 
 def __getattr__(name: str) -> Any:

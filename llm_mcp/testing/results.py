@@ -67,10 +67,14 @@ def run_user_code(owner: str, logger: Any, work: Any) -> Any:
         raise InvalidResult(f"{owner} failed: {type(exc).__name__}: {exc}") from exc
 
 
+def _not_a(kind: type, value: dict[str, Any], key: str) -> bool:
+    """Whether ``value`` has ``key`` set (not ``None``) to something that is not a ``kind``."""
+    return value.get(key) is not None and not isinstance(value[key], kind)
+
+
 def _check_meta(owner: str, what: str, value: dict[str, Any]) -> None:
-    meta = value.get("_meta")
-    if meta is not None and not isinstance(meta, dict):
-        raise InvalidResult(f"{owner}: {what}['_meta'] must be a dict; got {_short(meta)}")
+    if _not_a(dict, value, "_meta"):
+        raise InvalidResult(f"{owner}: {what}['_meta'] must be a dict; got {_short(value['_meta'])}")
 
 
 def _check_base64(owner: str, what: str, data: Any) -> None:
@@ -103,9 +107,8 @@ def check_annotations_object(owner: str, key: str, value: Any) -> None:
     if priority is not None and (isinstance(priority, bool) or not isinstance(priority, (int, float))
                                  or not 0 <= priority <= 1):
         raise ValueError(f"{owner}.{key}['priority'] must be a number from 0 to 1; got {priority!r}")
-    modified = value.get("lastModified")
-    if modified is not None and not isinstance(modified, str):
-        raise ValueError(f"{owner}.{key}['lastModified'] must be an ISO 8601 str; got {modified!r}")
+    if _not_a(str, value, "lastModified"):
+        raise ValueError(f"{owner}.{key}['lastModified'] must be an ISO 8601 str; got {value['lastModified']!r}")
 
 
 def check_resource_contents(owner: str, what: str, contents: Any) -> None:

@@ -148,6 +148,17 @@ class CallChannel:
         self._forward(self._send_progress, progress, total, message)
 
 
+def _send_at(level: str) -> Callable[[ClientLogger, str], None]:
+    """The `ClientLogger` method named ``level``: ``logger.warning(message)`` is ``logger.log("warning", message)``."""
+
+    def send(self: ClientLogger, message: str) -> None:
+        self.log(level, message)
+
+    send.__name__, send.__qualname__ = level, f"ClientLogger.{level}"
+    send.__doc__ = f"Send at ``{level}``."
+    return send
+
+
 class ClientLogger:
     """Log messages that go to the MCP client, one method per protocol level.
 
@@ -169,37 +180,8 @@ class ClientLogger:
             raise ValueError(f"unknown log level {level!r}; use one of {', '.join(LOG_LEVELS)}")
         self._channel.log(level, str(message))
 
-    def debug(self, message: str) -> None:
-        """Send at ``debug``."""
-        self.log("debug", message)
-
-    def info(self, message: str) -> None:
-        """Send at ``info``."""
-        self.log("info", message)
-
-    def notice(self, message: str) -> None:
-        """Send at ``notice``."""
-        self.log("notice", message)
-
-    def warning(self, message: str) -> None:
-        """Send at ``warning``."""
-        self.log("warning", message)
-
-    def error(self, message: str) -> None:
-        """Send at ``error``."""
-        self.log("error", message)
-
-    def critical(self, message: str) -> None:
-        """Send at ``critical``."""
-        self.log("critical", message)
-
-    def alert(self, message: str) -> None:
-        """Send at ``alert``."""
-        self.log("alert", message)
-
-    def emergency(self, message: str) -> None:
-        """Send at ``emergency``."""
-        self.log("emergency", message)
+    # one method a level, named for it: debug(message), info(message), ..., emergency(message)
+    debug, info, notice, warning, error, critical, alert, emergency = (_send_at(level) for level in LOG_LEVELS)
 
 
 class CallState:

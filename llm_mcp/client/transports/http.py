@@ -40,7 +40,7 @@ from ..param_headers import method_headers
 from ..protocol import origin
 from .base import MessageHandler, Transport
 
-__all__ = ["HTTPTransport", "shared_ssl_context"]
+__all__ = ["HTTPTransport", "OverHTTP", "shared_ssl_context"]
 
 log = logging.getLogger("llm_mcp.client.http")
 
@@ -136,7 +136,30 @@ def insufficient_scope(url: str, name: str, challenge: dict[str, str]) -> Insuff
                                   reason=challenge.get("error_description"))
 
 
-class HTTPTransport(Transport):
+class OverHTTP(Transport):
+    """What the HTTP transports share: the URL, the server name, the headers, the timeout and
+    the ``httpx.Auth`` they send with, and how they open their ``httpx.Client``."""
+
+    def __init__(self, url: str, *, name: str, headers: Callable[[], dict[str, str]] | None,
+                 timeout: float, auth: httpx.Auth | None):
+        hide_in_logs(url)
+        self.url = url
+        self.auth = auth
+        self.name = name
+        self.headers = headers or dict
+        self.timeout = timeout
+
+    def _new_client(self) -> httpx.Client:
+        """An ``httpx.Client`` with the shared TLS context, never following redirects."""
+        return httpx.Client(verify=shared_ssl_context(), follow_redirects=False, timeout=self.timeout)
+
+    @property
+    def _auth(self) -> Any:
+        """What every request of this transport is sent with: ``auth``, else the client's default."""
+        return self.auth or httpx.USE_CLIENT_DEFAULT
+
+
+class HTTPTransport(OverHTTP):
     """Streamable HTTP to one endpoint, over one pooled ``httpx.Client``.
 
         transport = HTTPTransport("https://mcp.example.com/mcp", name="example", headers=lambda: {...})
@@ -161,12 +184,7 @@ class HTTPTransport(Transport):
 
     def __init__(self, url: str, *, name: str, headers: Callable[[], dict[str, str]] | None = None,
                  timeout: float = 60.0, client: httpx.Client | None = None, auth: httpx.Auth | None = None):
-        hide_in_logs(url)
-        self.url = url
-        self.auth = auth
-        self.name = name
-        self.headers = headers or dict
-        self.timeout = timeout
+        super().__init__(url, name=name, headers=headers, timeout=timeout, auth=auth)
         self.session_id: str | None = None
         self._version: str | None = None
         self._client = client
@@ -177,7 +195,7 @@ class HTTPTransport(Transport):
     def client(self) -> httpx.Client:
         with self._lock:
             if self._client is None:
-                self._client = httpx.Client(verify=shared_ssl_context(), follow_redirects=False, timeout=self.timeout)
+                self._client = self._new_client()
             return self._client
 
     # -- the transport contract -------------------------------------------------------------
@@ -264,11 +282,6 @@ class HTTPTransport(Transport):
         headers["Accept"] = "text/event-stream"
         headers.pop("Content-Type", None)
         return headers
-
-    @property
-    def _auth(self) -> Any:
-        """What every request of this transport is sent with: ``auth``, else the client's default."""
-        return self.auth or httpx.USE_CLIENT_DEFAULT
 
     def _send(self, message: dict[str, Any], *, version: str | None, timeout: float,
               extra: dict[str, str] | None = None, deadline: float | None = None,

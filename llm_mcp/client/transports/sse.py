@@ -32,13 +32,13 @@ from ..errors import (
     UnauthorizedError,
     from_httpx,
 )
-from .base import MessageHandler, Transport
+from .base import MessageHandler
 from .http import (
+    OverHTTP,
     describe,
     hide_in_logs,
     insufficient_scope,
     parse_challenge,
-    shared_ssl_context,
 )
 
 __all__ = ["SSETransport"]
@@ -75,7 +75,7 @@ class _Pending:
         self.wake.set()
 
 
-class SSETransport(Transport):
+class SSETransport(OverHTTP):
     """A GET event stream for answers, and POSTs to the endpoint it announces.
 
         transport = SSETransport("http://127.0.0.1:9000/sse", name="legacy")
@@ -92,12 +92,7 @@ class SSETransport(Transport):
 
     def __init__(self, url: str, *, name: str, headers: Callable[[], dict[str, str]] | None = None,
                  timeout: float = 60.0, auth: httpx.Auth | None = None):
-        hide_in_logs(url)
-        self.url = url
-        self.auth = auth
-        self.name = name
-        self.headers = headers or dict
-        self.timeout = timeout
+        super().__init__(url, name=name, headers=headers, timeout=timeout, auth=auth)
         self.endpoint: str | None = None
         self.handler: MessageHandler | None = None
         self._client: httpx.Client | None = None
@@ -111,7 +106,7 @@ class SSETransport(Transport):
         if self.running:
             return
         self.close()
-        self._client = httpx.Client(verify=shared_ssl_context(), follow_redirects=False, timeout=self.timeout)
+        self._client = self._new_client()
         self._closed.clear()
         try:
             request = self._client.build_request("GET", self.url, headers={"Accept": "text/event-stream",
@@ -176,11 +171,6 @@ class SSETransport(Transport):
         """The error for a stream or POST that failed (a timeout included)."""
         return from_httpx(exc, server=self.name,
                           message=f"MCP server {self.name!r} could not be reached at {describe(exc, self.url)}")
-
-    @property
-    def _auth(self) -> Any:
-        """What the stream and every POST are sent with: ``auth``, else the client's default."""
-        return self.auth or httpx.USE_CLIENT_DEFAULT
 
     def notify(self, message: dict[str, Any], *, version: str | None) -> None:
         self.connect()

@@ -16,6 +16,7 @@ import llm_mcp
 from llm_mcp.client.config import config, configure
 from llm_mcp.client.oauth import MemoryStore
 
+from llm_mcp_tests.support.fixtures import entered
 from llm_mcp_tests.support.oauth_fakes import DEEP, FakeServer, Hostile, hostile_user_server
 
 
@@ -32,16 +33,8 @@ def store():
     configure(credential_store=previous, client_id=previous_id)
 
 
-@pytest.fixture
-def site():
-    with FakeServer() as fake:
-        yield fake
-
-
-@pytest.fixture
-def auth_site():
-    with FakeServer() as fake:
-        yield fake
+site = entered(FakeServer, name="site")
+auth_site = entered(FakeServer, name="auth_site")
 
 
 def as_metadata(issuer: str, **overrides):

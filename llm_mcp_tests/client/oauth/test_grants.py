@@ -21,6 +21,7 @@ from llm_mcp.client.oauth.dpop import DPoPKey
 from llm_mcp.client.oauth.grants import ENTERPRISE_EXTENSION, ID_JAG, ID_TOKEN, JWT_BEARER, TOKEN_EXCHANGE, fetch_token
 from llm_mcp.client.oauth.settings import OAuthSettings
 
+from llm_mcp_tests.support.fixtures import entered
 from llm_mcp_tests.support.recording_as import RecordingAS, basic_credentials
 
 RESOURCE = "https://mcp.example.com/mcp"
@@ -46,10 +47,7 @@ def idp():
         grants._idp_metadata.clear()
 
 
-@pytest.fixture
-def http():
-    with httpx.Client() as client:
-        yield client
+http = entered(httpx.Client, name="http")
 
 
 def test_client_credentials_with_a_secret_uses_basic_with_resource_and_scope(auth_server, http):

@@ -25,6 +25,7 @@ from llm_mcp.client.oauth.tokens import (
     request_token,
 )
 
+from llm_mcp_tests.support.fixtures import entered
 from llm_mcp_tests.support.oauth_fakes import DEEP, Hostile
 from llm_mcp_tests.support.recording_as import RecordingAS
 
@@ -32,16 +33,8 @@ from llm_mcp_tests.support.recording_as import RecordingAS
 SECRET = "s3cr3t:with spaces+plus&amp"
 
 
-@pytest.fixture
-def auth_server():
-    with RecordingAS() as server:
-        yield server
-
-
-@pytest.fixture
-def http():
-    with httpx.Client() as client:
-        yield client
+auth_server = entered(RecordingAS, name="auth_server")
+http = entered(httpx.Client, name="http")
 
 
 def _pem(key) -> str:

@@ -89,32 +89,17 @@ class _Blob(Resource):
         return self.data
 
 
-class Logo(_Blob):
-    uri = "file:///library/logo.png"
-    name = "logo"
-    mime_type = "image/png"
-    data = PNG_BYTES
+def _blob(uri: str, name: str, mime_type: str, data: bytes) -> type[_Blob]:
+    """A binary resource that answers ``data``."""
+    return type(name.title(), (_Blob,), {"uri": uri, "name": name, "mime_type": mime_type, "data": data})
 
 
-class Report(_Blob):
-    uri = "file:///library/report.pdf"
-    name = "report"
-    mime_type = "application/pdf"
-    data = PDF_BYTES
-
-
-class Archive(_Blob):
-    uri = "file:///library/archive.bin"
-    name = "archive"
-    mime_type = "application/octet-stream"
-    data = ARCHIVE_BYTES
-
-
-class Recording(_Blob):
-    uri = "file:///library/welcome.wav"
-    name = "recording"
-    mime_type = "audio/wav"
-    data = WAV_BYTES
+Logo, Report, Archive, Recording = (
+    _blob("file:///library/logo.png", "logo", "image/png", PNG_BYTES),
+    _blob("file:///library/report.pdf", "report", "application/pdf", PDF_BYTES),
+    _blob("file:///library/archive.bin", "archive", "application/octet-stream", ARCHIVE_BYTES),
+    _blob("file:///library/welcome.wav", "recording", "audio/wav", WAV_BYTES),
+)
 
 
 class WebPage(Resource):

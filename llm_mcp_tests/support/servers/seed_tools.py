@@ -72,6 +72,12 @@ def _obj(properties: dict[str, Any], required: list[str] | None = None, **extra:
     return schema
 
 
+def _strings(**descriptions: str) -> dict[str, Any]:
+    """An object schema of string properties, each with its description, all required."""
+    return _obj({name: {"type": "string", "description": text} for name, text in descriptions.items()},
+                list(descriptions))
+
+
 class _Markers:
     """Marker files in ``context["marker_dir"]`` (when set): what the work did, seen from outside."""
 
@@ -99,42 +105,29 @@ def _marked(tool: Tool, stem: str, work: Any) -> Any:
 # --------------------------------------------------------------------------- resources
 
 
-class TestResource(Resource):
-    __test__ = False  # not a pytest test class
-    uri = "file:///seed/test_resource.txt"
-    name = "test_resource"
-    title = "Test resource"
-    description = "A plain text resource."
-    mime_type = "text/plain"
-    meta = {"com.example/source": "seed"}
+class _Fixed(Resource):
+    """A resource whose contents are always ``value``."""
 
-    def read(self) -> str:
-        return "Here is the test resource."
+    __test__ = False  # not a pytest test class (the seed's names start with "Test")
+    value: str | bytes = ""
+
+    def read(self) -> str | bytes:
+        return self.value
 
 
-class TestAnnotatedResource(Resource):
-    __test__ = False
-    uri = "file:///seed/annotated.md"
-    name = "test_annotated_resource"
-    description = "A markdown resource with annotations."
-    mime_type = "text/markdown"
-    annotations = {"audience": ["user", "assistant"], "priority": 0.9}
-    meta = {"com.example/reviewed": True}
-
-    def read(self) -> str:
-        return "# Annotated\n"
+def _fixed(class_name: str, value: str | bytes, **attributes: Any) -> type[_Fixed]:
+    return type(class_name, (_Fixed,), {"value": value, **attributes})
 
 
-class TestBinaryResource(Resource):
-    __test__ = False
-    uri = "file:///seed/pixel.png"
-    name = "test_binary_resource"
-    description = "A 1x1 PNG image."
-    mime_type = "image/png"
-    meta = {"com.example/pixels": 1}
-
-    def read(self) -> bytes:
-        return PNG_BYTES
+TestResource = _fixed("TestResource", "Here is the test resource.", uri="file:///seed/test_resource.txt",
+                      name="test_resource", title="Test resource", description="A plain text resource.",
+                      mime_type="text/plain", meta={"com.example/source": "seed"})
+TestAnnotatedResource = _fixed("TestAnnotatedResource", "# Annotated\n", uri="file:///seed/annotated.md",
+                               name="test_annotated_resource", description="A markdown resource with annotations.",
+                               mime_type="text/markdown", meta={"com.example/reviewed": True},
+                               annotations={"audience": ["user", "assistant"], "priority": 0.9})
+TestBinaryResource = _fixed("TestBinaryResource", PNG_BYTES, uri="file:///seed/pixel.png", name="test_binary_resource",
+                            description="A 1x1 PNG image.", mime_type="image/png", meta={"com.example/pixels": 1})
 
 
 class ProjectFile(ResourceTemplate):
@@ -184,7 +177,7 @@ class GetWeatherData(Tool):
     name = "get_weather_data"
     title = "Weather Data Retriever"
     description = "Current weather for a place."
-    input_schema = _obj({"location": {"type": "string", "description": "City name or zip code"}}, ["location"])
+    input_schema = _strings(location="City name or zip code")
     output_schema = _obj(
         {
             "temperature": {"type": "number", "description": "Degrees Celsius"},
@@ -219,11 +212,7 @@ class Double(Tool):
 class ChartGenerator(Tool):
     name = "custom-chart-generator"
     description = "Draws a chart in the asked format."
-    input_schema = _obj(
-        {"chart_type": {"type": "string", "description": "pie, bar or line"},
-         "format": {"type": "string", "description": "svg, jpg, png, ..."}},
-        ["chart_type", "format"],
-    )
+    input_schema = _strings(chart_type="pie, bar or line", format="svg, jpg, png, ...")
     MIME_TYPES = {"svg": "image/svg+xml", "jpg": "image/jpeg", "jpeg": "image/jpeg"}
 
     def call(self) -> dict[str, Any]:
@@ -234,7 +223,7 @@ class ChartGenerator(Tool):
 class ResourceFinder(Tool):
     name = "resource-finder"
     description = "Finds a resource by its name."
-    input_schema = _obj({"name": {"type": "string", "description": "Resource name"}}, ["name"])
+    input_schema = _strings(name="Resource name")
 
     def call(self) -> dict[str, Any]:
         name = self.arguments["name"]
@@ -260,11 +249,7 @@ class TemperatureHistory(Tool):
 class ApiCaller(Tool):
     name = "api-caller"
     description = "Calls an external API (and always fails)."
-    input_schema = _obj(
-        {"api_endpoint": {"type": "string", "description": "Endpoint URL"},
-         "method": {"type": "string", "description": "HTTP method"}},
-        ["api_endpoint", "method"],
-    )
+    input_schema = _strings(api_endpoint="Endpoint URL", method="HTTP method")
 
     def call(self) -> dict[str, Any]:
         return self.respond_with(error=f"Failed to call API at {self.arguments['api_endpoint']}: Connection timed out")
@@ -315,26 +300,31 @@ class ProgressAndCancel(Tool):
             content=self.text_content(text=f"Successfully processed {len(items)} items: {', '.join(items)}"))
 
 
-class Fetch(Tool):
-    name = "fetch"
-    description = "Fetches one resource in full."
-    input_schema = _obj({"id": {"type": "string", "description": "Resource id"}}, ["id"])
-    annotations = {"read_only_hint": True, "open_world_hint": False}
+class _Answering(Tool):
+    """Answers the text ``answer`` (formatted with the arguments), after logging ``log_line``
+    (formatted likewise) to the client when there is one."""
+
+    answer = ""
+    log_line: str | None = None
 
     def call(self) -> dict[str, Any]:
-        self.client_logger.info(f"Fetching {self.arguments['id']}")
-        return self.respond_with(content=self.text_content(text=f"Contents of resource {self.arguments['id']}"))
+        if self.log_line is not None:
+            self.client_logger.info(self.log_line.format(**self.arguments))
+        return self.respond_with(content=self.text_content(text=self.answer.format(**self.arguments)))
 
 
-class Search(Tool):
-    name = "search"
-    description = "Searches the indexed documents."
-    input_schema = _obj({"q": {"type": "string", "description": "Query"}}, ["q"])
-    security_schemes = [{"type": "noauth"}, {"type": "oauth2", "scopes": ["search.read"]}]
+def _answering(class_name: str, answer: str, **attributes: Any) -> type[_Answering]:
+    return type(class_name, (_Answering,), {"answer": answer, **attributes})
 
-    def call(self) -> dict[str, Any]:
-        self.client_logger.info(f"Searching: {self.arguments['q']}")
-        return self.respond_with(content=self.text_content(text=f"Results for '{self.arguments['q']}'"))
+
+Fetch = _answering("Fetch", "Contents of resource {id}", log_line="Fetching {id}", name="fetch",
+                   description="Fetches one resource in full.",
+                   input_schema=_strings(id="Resource id"),
+                   annotations={"read_only_hint": True, "open_world_hint": False})
+Search = _answering("Search", "Results for '{q}'", log_line="Searching: {q}", name="search",
+                    description="Searches the indexed documents.",
+                    input_schema=_strings(q="Query"),
+                    security_schemes=[{"type": "noauth"}, {"type": "oauth2", "scopes": ["search.read"]}])
 
 
 # --------------------------------------------------------------------------- behaviours later issues need
@@ -418,24 +408,13 @@ class Broken(Tool):
         raise RuntimeError("the tool broke")
 
 
-class AppWidget(Tool):
-    name = "app_widget"
-    description = "A tool that belongs to an MCP App (a ui:// resource)."
-    meta = {"ui": {"resourceUri": "ui://seed/widget.html"}, "com.example/x": 1}
-    annotations = {"read_only_hint": True, "destructive_hint": True, "idempotent_hint": True}
-
-    def call(self) -> dict[str, Any]:
-        return self.respond_with(content=self.text_content(text="widget ready"))
-
-
-class AppOnly(Tool):
-    name = "app_only"
-    description = "An MCP App tool only the app may call."
-    meta = {"ui": {"resourceUri": "ui://seed/widget.html", "visibility": ["app"]}}
-    annotations = {"destructive_hint": False, "open_world_hint": True}
-
-    def call(self) -> dict[str, Any]:
-        return self.respond_with(content=self.text_content(text="app only"))
+AppWidget = _answering("AppWidget", "widget ready", name="app_widget",
+                       description="A tool that belongs to an MCP App (a ui:// resource).",
+                       meta={"ui": {"resourceUri": "ui://seed/widget.html"}, "com.example/x": 1},
+                       annotations={"read_only_hint": True, "destructive_hint": True, "idempotent_hint": True})
+AppOnly = _answering("AppOnly", "app only", name="app_only", description="An MCP App tool only the app may call.",
+                     meta={"ui": {"resourceUri": "ui://seed/widget.html", "visibility": ["app"]}},
+                     annotations={"destructive_hint": False, "open_world_hint": True})
 
 
 class Defined(Tool):
