@@ -94,10 +94,14 @@ def is_down(server: MCP, call: CallContext | None = None) -> bool:
 
 def record(server: MCP, error: BaseException, call: CallContext | None = None) -> None:
     """Start the server's backoff, log a warning naming it and the status or error class, and
-    tell the :data:`listeners` (``call``: the call that failed, see :func:`_key`)."""
+    tell the :data:`listeners` (``call``: the call that failed, default: the current call
+    context, see :func:`_key`; its ``went_down`` gets the server's name)."""
     status = getattr(error, "status", None)
     wait = getattr(error, "retry_after", None)
     until = time.monotonic() + (wait if isinstance(wait, (int, float)) and wait >= 0 else BACKOFF)
+    call = call or context.current()
+    if call is not None and call.call:
+        call.went_down.add(server.name)
     key = _key(server, call)
     with _lock:
         if key is None:
