@@ -5,7 +5,7 @@ It evaluates the connection settings (``url``, ``command``, ``env``, ``directory
 the protocol :class:`~llm_mcp.client.session.Client` on first use: Streamable HTTP (falling
 back to HTTP+SSE) for a ``url``, a process for a ``command``, or the custom ``transport``.
 ``headers`` and ``bearer_token`` are evaluated per request, once per call: the requests of
-one call (question rounds, a retry) and its outage checks share one evaluation.
+one call (question rounds, a retry) and its outage check share one evaluation.
 """
 
 from __future__ import annotations
