@@ -21,7 +21,6 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Any, Protocol, runtime_checkable
 
-from ..client import outages
 from ..client.asking import Resume
 from ..client.cancel import CancelScope
 from ..client.context import CallContext
@@ -274,6 +273,7 @@ class Chat:
                 self.store.set_cancelled(False)
                 self._scope = self._new_scope()
             requests = 0
+            box: Toolbox | None = None  # the last model request's tools: its calls run with them
             while True:
                 self._check_cancelled()
                 messages = self.messages  # one read per step (a database store reads fresh)
@@ -281,8 +281,9 @@ class Chat:
                     raise ValueError("the chat has no messages yet: ask() something first")
                 assistant, open_calls = unanswered(messages)
                 if open_calls:
-                    if not self._run_calls(assistant, open_calls):
+                    if not self._run_calls(assistant, open_calls, box):
                         return assistant
+                    box = None
                     continue
                 last = messages[-1]
                 prompted = requests == 0 and self._answer_prompt and not last.tool_calls
@@ -293,7 +294,8 @@ class Chat:
                                          "tools; the turn was stopped (complete() carries on, max_steps sets "
                                          "the limit)")
                 requests += 1
-                reply = self._ask_model(stream, messages, first=last.role == "user" or prompted)
+                box = self._toolbox(messages)
+                reply = self._ask_model(stream, messages, box, first=last.role == "user" or prompted)
                 if not reply.tool_calls:
                     return reply
 
@@ -357,8 +359,8 @@ class Chat:
 
     # -- asking the model ---------------------------------------------------------------------
 
-    def _ask_model(self, stream: Callable[[str], None] | None, messages: list[Message], *, first: bool) -> Message:
-        box = self._toolbox(messages)
+    def _ask_model(self, stream: Callable[[str], None] | None, messages: list[Message], box: Toolbox, *,
+                   first: bool) -> Message:
         instructions = list(self._instructions)
         if box.unavailable:
             instructions.append("The tools of these MCP servers are unavailable right now: "
@@ -383,12 +385,15 @@ class Chat:
 
     # -- running tool calls -------------------------------------------------------------------
 
-    def _run_calls(self, assistant: Message, calls: list[ToolCall]) -> bool:
+    def _run_calls(self, assistant: Message, calls: list[ToolCall], offered: Toolbox | None = None) -> bool:
         """Run what can run; ``False`` when a call still waits for a person.
 
+        ``offered`` is the toolbox of the model request that asked for the calls: they run with
+        its tools when every server listed them. Otherwise (a turn resumed, a server that was
+        unavailable, since listing it again may work now) the tools are gathered afresh.
         Each result is stored as soon as its call finishes (and the call's ``mcp_result`` with
         it), so a process that dies mid-batch re-runs only the calls that were in flight."""
-        box = self._toolbox()
+        box = offered if offered is not None and not offered.unavailable else self._toolbox()
         runnable: list[tuple[ToolCall, Any]] = []
         for call in calls:
             tool = box.resolve(call.name)
@@ -452,11 +457,10 @@ class Chat:
         resume = Resume.from_stored(call.pending_questions, call.request_state) if call.pending_questions else None
         context = CallContext(cancel=self._scope, resume=resume, on_progress=self._progress_listener(call))
         try:
-            with context.active():  # the call's state, and its headers and outage checks evaluated once
-                was_down = isinstance(server, MCP) and outages.is_down(server)
+            with context.active():  # the call's state; its headers and its outage check are evaluated once
                 output = tool.call(**call.arguments)  # call(self, /, **arguments): any key is fine
-                if isinstance(server, MCP) and not was_down and outages.is_down(server):
-                    self._listed.discard(server.name)  # it failed here: this chat leaves it out too
+            if isinstance(server, MCP) and server.name in context.went_down:
+                self._listed.discard(server.name)  # it failed here: this chat leaves it out too
         except InputRequiredError as exc:
             if not exc.requests:
                 output = {"error": f"The MCP server needs input this chat cannot give: {exc}"}

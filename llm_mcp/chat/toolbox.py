@@ -134,7 +134,7 @@ class Toolbox:
         sources: dict[str, str] = {}
         entries: list[tuple[ToolLike, str, bool]] = []
         for server in self.servers:
-            if outages.is_down(server) and server.name not in listed:
+            if server.name not in listed and outages.is_down(server):
                 self.unavailable.append(server.name)  # its backoff runs: not contacted
                 continue
             try:

@@ -50,6 +50,8 @@ class CallContext:
             only then are values remembered. The contexts the ``with`` forms open may hold many
             calls, and ``MCP.run`` opens a call context of its own inside them.
         memo: values evaluated once for this call, by key (see :meth:`remember`).
+        went_down: names of the servers whose outage this call recorded
+            (`llm_mcp.client.outages.record`): a chat leaves them out of its next requests.
     """
 
     cancel: CancelScope | None = None
@@ -57,6 +59,7 @@ class CallContext:
     on_progress: Callable[[Progress], Any] | None = None
     call: bool = True
     memo: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
+    went_down: set[str] = field(default_factory=set, repr=False, compare=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def remember(self, key: Any, compute: Callable[[], Any]) -> Any:
@@ -74,8 +77,9 @@ class CallContext:
             return self.memo.setdefault(key, value)
 
     def but(self, **changes: Any) -> CallContext:
-        """A copy with ``changes`` (``cancel``, ``resume``, ``on_progress``, ``call``) and nothing remembered."""
-        return replace(self, memo={}, _lock=threading.Lock(), **changes)
+        """A copy with ``changes`` (``cancel``, ``resume``, ``on_progress``, ``call``), nothing
+        remembered and no outage recorded."""
+        return replace(self, memo={}, went_down=set(), _lock=threading.Lock(), **changes)
 
     @contextlib.contextmanager
     def active(self) -> Iterator[CallContext]:

@@ -65,23 +65,18 @@ def _compute_key(server: MCP, call: CallContext | None) -> Any:
     A fixed ``url`` or ``command`` is keyed with a digest of the credentials and environment it
     is used with (``bearer_token``, ``headers``, ``env``, evaluated now), so one user's 429 does
     not hold up another user, while a new object per request for the same user still waits.
-    A computed ``url``/``command``, or a ``transport``, may be a different server per object."""
-    settings = server.settings
-    if settings.option("transport") is not None:
+    A computed ``url``/``command``, or a ``transport``, may be a different server per object
+    (``server.connection.fixed_address`` is ``None``)."""
+    address = server.connection.fixed_address
+    if address is None:
         return None
-    for setting in ("url", "command"):
-        value = settings.option(setting)
-        if value is None:
-            continue
-        if callable(value) or settings.names_method(value):
-            return None
-        try:
-            used_with = server.connection.request_headers(call) if setting == "url" else server.env_values()
-            digest = hashlib.sha256(json.dumps(used_with, sort_keys=True, default=str).encode()).hexdigest()[:16]
-        except Exception:  # noqa: BLE001 - a setting that cannot be evaluated now: keep the wait per object
-            return None
-        return (setting, value if isinstance(value, str) else tuple(value), digest)
-    return None
+    setting, value = address
+    try:
+        used_with = server.connection.request_headers(call) if setting == "url" else server.connection.env_values()
+        digest = hashlib.sha256(json.dumps(used_with, sort_keys=True, default=str).encode()).hexdigest()[:16]
+    except Exception:  # noqa: BLE001 - a setting that cannot be evaluated now: keep the wait per object
+        return None
+    return (setting, value, digest)
 
 
 def is_down(server: MCP, call: CallContext | None = None) -> bool:
@@ -94,10 +89,14 @@ def is_down(server: MCP, call: CallContext | None = None) -> bool:
 
 def record(server: MCP, error: BaseException, call: CallContext | None = None) -> None:
     """Start the server's backoff, log a warning naming it and the status or error class, and
-    tell the :data:`listeners` (``call``: the call that failed, see :func:`_key`)."""
+    tell the :data:`listeners` (``call``: the call that failed, default: the current call
+    context, see :func:`_key`; its ``went_down`` gets the server's name)."""
     status = getattr(error, "status", None)
     wait = getattr(error, "retry_after", None)
     until = time.monotonic() + (wait if isinstance(wait, (int, float)) and wait >= 0 else BACKOFF)
+    call = call or context.current()
+    if call is not None and call.call:
+        call.went_down.add(server.name)
     key = _key(server, call)
     with _lock:
         if key is None:

@@ -254,7 +254,7 @@ def invoke(tool: Tool, arguments: dict[str, Any]) -> Any:
     whatever a handler raises.
     """
     server = tool.server
-    call = context.for_call()  # one context: the outage checks and the request share it
+    call = context.for_call()  # one context: the outage check, the request and a recorded outage share it
     if outages.is_down(server, call):  # no contact, no handler: the backoff decides
         return {"error": f"The MCP server {server.name!r} is unavailable right now, so {tool.server_name} was "
                          "not called. Try again later or do without it."}

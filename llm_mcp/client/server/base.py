@@ -105,7 +105,7 @@ class MCP:
                                      on_client=self._questions.wire, headers=self.http_headers,
                                      process_spec=self.process_spec)
         self.catalog = Catalog(self, lambda: self.client)
-        self._calls = Calls(settings, self.catalog, self._questions, client=lambda: self.client, name=name)
+        self._calls = Calls(settings, self.catalog, self._questions, connection=self.connection, name=name)
         settings.check([lambda s: check_shaping(self, s.where), self._auth.check])
         self.name = self._default_name()
 

@@ -25,9 +25,9 @@ from .questions import MAX_INPUT_ROUNDS, answers_payload
 
 if TYPE_CHECKING:
     from ..context import CallContext
-    from ..session import Client
     from ..tool import Tool
     from .catalog import Catalog
+    from .connection import Connection
     from .questions import Questions, Resume
     from .settings import ServerSettings
 
@@ -41,17 +41,18 @@ class Calls:
         settings: the server's settings (``after_progress``).
         catalog: lists the tools again after a ``-32020``.
         questions: turns an ``InputRequiredResult`` into screened questions.
-        client: returns the server's protocol client.
+        connection: holds the server's protocol client.
         name: returns the server's name.
     """
 
     def __init__(self, settings: ServerSettings, catalog: Catalog, questions: Questions, *,
-                 client: Callable[[], Client], name: Callable[[], str]):
+                 connection: Connection, name: Callable[[], str]):
         self.settings = settings
         self.catalog = catalog
         self.questions = questions
-        self._client = client
+        self.connection = connection
         self._name = name
+        self._after_progress = settings.option("after_progress")  # declared once: read once
 
     def run(self, tool: Tool, arguments: dict[str, Any], call: CallContext | None = None) -> Result:
         """Send ``tools/call`` for ``tool`` with ``arguments`` in the context ``call`` (default:
@@ -59,13 +60,14 @@ class Calls:
         call = call or context.for_call()
         with call.active():  # the transports' cancel check and the headers see this call's context
             params = {"name": tool.server_name, "arguments": arguments}
-            resume = self.questions.resume_for(call, "tools/call", params)  # a paused chat call going on
-            if resume is not None:
+            resume = self.questions.resume_for(call, "tools/call", params) if call.resume is not None else None
+            if resume is not None:  # a paused chat call going on
                 params = resume.params
                 arguments = params.get("arguments") or {}
             try:
                 raw = self.request_answering("tools/call", params, resume=resume, context=call,
-                                             headers=param_headers(tool.header_map, arguments), resend=tool.idempotent,
+                                             headers=param_headers(tool.header_map, arguments) if tool.header_map
+                                             else {}, resend=tool.idempotent,
                                              on_progress=self.progress_listener(call))
             except MCPError as exc:
                 if exc.code != HEADER_MISMATCH:  # our idea of the tool is stale
@@ -90,7 +92,7 @@ class Calls:
         extra = answers_payload(resume.questions, resume.request_state) if resume is not None else {}
         for _ in range(MAX_INPUT_ROUNDS):
             try:
-                return self._client().request(method, {**params, **extra}, **options)
+                return self.connection.client.request(method, {**params, **extra}, **options)
             except InputRequiredError as exc:
                 if exc.questions:  # a nested server's questions: not ours to answer
                     raise
@@ -110,12 +112,14 @@ class Calls:
         """What receives one request's progress notifications: ``after_progress`` and the call
         context's listener, each given :class:`~llm_mcp.Progress` objects whose value only
         grows; ``None`` when nobody listens (then no ``progressToken`` is sent)."""
+        chat_listener = call.on_progress if call is not None else None
+        after = self._after_progress
+        if after is None and chat_listener is None:
+            return None
         listeners: list[Callable[[Progress], Any]] = []
-        after = self.settings.option("after_progress")
         if after is not None:
             owner = self.settings.owner
             listeners.append(lambda progress: call_with(after, owner, progress))
-        chat_listener = call.on_progress if call is not None else None
         if chat_listener is not None:
             listeners.append(chat_listener)
-        return ProgressFilter(listeners) if listeners else None
+        return ProgressFilter(listeners)

@@ -5,11 +5,12 @@ It evaluates the connection settings (``url``, ``command``, ``env``, ``directory
 the protocol :class:`~llm_mcp.client.session.Client` on first use: Streamable HTTP (falling
 back to HTTP+SSE) for a ``url``, a process for a ``command``, or the custom ``transport``.
 ``headers`` and ``bearer_token`` are evaluated per request, once per call: the requests of
-one call (question rounds, a retry) and its outage checks share one evaluation.
+one call (question rounds, a retry) and its outage check share one evaluation.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import threading
@@ -94,6 +95,23 @@ class Connection:
         with self._lock:
             if self._client is not None:
                 self._client.close()
+
+    @functools.cached_property
+    def fixed_address(self) -> tuple[str, Any] | None:
+        """``("url", url)`` or ``("command", argv tuple)`` when the server is reached at an
+        address written out as a literal, the same for every object of its class; ``None`` for
+        a computed ``url``/``command`` (a callable or a method name) or a ``transport``. Read
+        once per server object: declared values do not change."""
+        settings = self.settings
+        if settings.option("transport") is not None:
+            return None
+        for setting in ("url", "command"):
+            value = settings.option(setting)
+            if value is not None:
+                if callable(value) or settings.names_method(value):
+                    return None
+                return setting, value if isinstance(value, str) else tuple(value)
+        return None
 
     # -- settings evaluated ---------------------------------------------------------------------
 

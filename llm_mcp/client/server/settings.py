@@ -265,8 +265,9 @@ class ServerSettings:
             raise RuntimeError(f"{type(self.owner).__name__}: evaluating {name} raised AttributeError: {exc}") from exc
 
     def value(self, name: str) -> Any:
-        """The setting evaluated now (see :meth:`evaluate`)."""
-        return self.evaluate(name, self.option(name))
+        """The setting evaluated now (see :meth:`evaluate`; a setting left at ``None`` is ``None``)."""
+        declared = self.option(name)
+        return None if declared is None else self.evaluate(name, declared)
 
     def check(self, group_checks: list[Callable[[ServerSettings], None]]) -> None:
         """Refuse settings that cannot work, naming the setting (``ValueError``): exactly one of
