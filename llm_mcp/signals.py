@@ -21,5 +21,5 @@ mcp_unreachable = Signal()
 
 
 def send_unreachable(server: str, error_class: str, status: int | None) -> None:
-    """Send :data:`mcp_unreachable` (a listener of :data:`llm_mcp.client.outages.listeners`)."""
+    """Send [`mcp_unreachable`][llm_mcp.signals.mcp_unreachable] (a listener of `llm_mcp.client.outages.listeners`)."""
     mcp_unreachable.send(sender=None, server=server, error_class=error_class, status=status)

@@ -6,7 +6,7 @@
     reverse("llm_mcp:oauth_client_metadata")              # /mcp/oauth/client.json
 
 One callback serves every server, so a site registers one redirect URI with each
-authorization server. See :mod:`llm_mcp.views`.
+authorization server. See `llm_mcp.views`.
 """
 
 from django.urls import path

@@ -5,7 +5,7 @@
     with resuming(Resume.from_stored(stored_questions, request_state)):
         server.call("deploy")        # the first matching request carries the stored answers
 
-See ``docs/questions.md``. Spec: MCP 2026-07-28 "Multi Round-Trip Requests".
+See ``docs/how-to/questions.md``. Spec: MCP 2026-07-28 "Multi Round-Trip Requests".
 """
 
 from __future__ import annotations
@@ -32,12 +32,12 @@ QUESTION_SETTINGS = tuple(setting.name for setting in TABLE if setting.group == 
 @contextlib.contextmanager
 def resuming(resume: Resume | None) -> Iterator[None]:
     """Within the block, the first matching request a server sends carries ``resume``'s answers
-    (the ``resume`` of the current :class:`~llm_mcp.client.context.CallContext`)."""
+    (the ``resume`` of the current `CallContext`)."""
     with context.with_changes(resume=resume).active():
         yield
 
 
 def current_resume() -> Resume | None:
-    """The paused call going on in this context (see :func:`resuming`), or ``None``."""
+    """The paused call going on in this context (see `resuming`), or ``None``."""
     current = context.current()
     return current.resume if current is not None else None

@@ -1,18 +1,18 @@
-"""Cancelling requests in flight from another thread: :class:`CancelScope`.
+"""Cancelling requests in flight from another thread: [`CancelScope`][llm_mcp.CancelScope].
 
     scope = CancelScope()
     with scope:                       # requests made here can be cancelled
         server.call("slow_report")    # another thread: scope.cancel() -> CancelledError here
 
 While a scope is active (per thread and context: it is the ``cancel`` of the current
-:class:`~llm_mcp.client.context.CallContext`, which a chat passes along its calls), the client
+`CallContext`, which a chat passes along its calls), the client
 checks it before each request and lets transports register how to interrupt one:
 stdio stops waiting and sends ``notifications/cancelled``; Streamable HTTP shuts the
 response stream's socket, which is the cancellation on 2026-07-28 servers, and sends
 ``notifications/cancelled`` to older ones (MCP 2026-07-28, "Cancellation").
 
 A cancellation made where this process cannot see it (a flag in a database row, set by
-another process) is noticed through :meth:`CancelScope.watch`: the client polls the
+another process) is noticed through [`CancelScope.watch`][llm_mcp.CancelScope.watch]: the client polls the
 watched checks at each event a server streams, so no thread is needed to wait for it.
 """
 
@@ -58,7 +58,7 @@ class CancelScope:
 
     @property
     def cancelled(self) -> bool:
-        """Whether :meth:`cancel` was called."""
+        """Whether [`cancel`][llm_mcp.CancelScope.cancel] was called."""
         return self._event.is_set()
 
     def cancel(self, reason: str = "cancelled") -> None:
@@ -89,23 +89,23 @@ class CancelScope:
         return lambda: None
 
     def check(self) -> None:
-        """Raise :class:`~llm_mcp.CancelledError` when cancelled."""
+        """Raise [`CancelledError`][llm_mcp.client.errors.CancelledError] when cancelled."""
         if self._event.is_set():
             raise CancelledError(f"cancelled: {self.reason}")
 
     def watch(self, check: Callable[[], bool], reason: str = "cancelled") -> None:
-        """Also cancel when ``check()`` returns true, looked at by :meth:`poll`.
+        """Also cancel when ``check()`` returns true, looked at by [`poll`][llm_mcp.CancelScope.poll].
 
             scope.watch(lambda: Chat.objects.filter(pk=pk, cancelled=True).exists())
         """
         self._watches.append((check, reason))
 
     def poll(self) -> None:
-        """Run the watched checks (see :meth:`watch`), cancel when one is true, then :meth:`check`.
+        """Run the watched checks (see [`watch`][llm_mcp.CancelScope.watch]), cancel when one is true, then [`check`][llm_mcp.CancelScope.check].
 
         Called at each event a server streams; the checks run at most every
-        :data:`POLL_INTERVAL` seconds for the scope (a database read each, for a saved chat).
-        Raises :class:`~llm_mcp.CancelledError` when cancelled. A check that raises is logged
+        `POLL_INTERVAL` seconds for the scope (a database read each, for a saved chat).
+        Raises [`CancelledError`][llm_mcp.client.errors.CancelledError] when cancelled. A check that raises is logged
         and counts as false."""
         now = time.monotonic()
         if not self._event.is_set() and self._watches and now - self._polled >= POLL_INTERVAL:

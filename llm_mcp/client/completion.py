@@ -58,13 +58,13 @@ class Completable:
 
     def suggest(self, /, **values: str) -> list[str]:
         """Ask the server to complete an argument; returns its suggestions (strings, at most
-        :data:`MAX_SUGGESTIONS`), best first.
+        `MAX_SUGGESTIONS`), best first.
 
         The first keyword names the argument being completed and gives the text typed so
         far; further keywords are sent as ``context.arguments`` (values chosen already).
 
         Raises ``ValueError`` without keywords or for a name the server did not declare,
-        ``TypeError`` for a value that is not a string, and :class:`~llm_mcp.MCPError` when
+        ``TypeError`` for a value that is not a string, and [`MCPError`][llm_mcp.client.errors.MCPError] when
         the server refuses (say ``-32601`` from a server without completions).
         """
         if not values:

@@ -58,7 +58,7 @@ class Config:
             self._store = store
 
     def client_metadata_document(self, redirect_uris: list[str]) -> dict[str, Any]:
-        """The client ID metadata document to serve at :attr:`client_id` (JSON).
+        """The client ID metadata document to serve at `client_id` (JSON).
 
             return JsonResponse(config.client_metadata_document([request.build_absolute_uri("/oauth/callback")]))
 
@@ -78,13 +78,13 @@ class Config:
 
 
 config = Config()
-"""The process's configuration (see :func:`configure`)."""
+"""The process's configuration (see `configure`)."""
 
 _UNSET: Any = object()
 
 
 def configure(*, credential_store: Any = _UNSET, client_id: Any = _UNSET, client_name: Any = _UNSET) -> Config:
-    """Set the client's process-wide settings; returns :data:`config`.
+    """Set the client's process-wide settings; returns `config`.
 
         configure(credential_store=MyStore())
 

@@ -4,9 +4,9 @@
     with context.active():                 # what a chat does around one tool call
         tool.call(**arguments)
 
-One :class:`CallContext` holds the per-call state that used to travel in three context
-variables: the cancel scope (:class:`~llm_mcp.CancelScope`), the paused request being resumed
-(:class:`~llm_mcp.client.asking.Resume`) and the listener of the tool's progress. ``MCP.run``
+One `CallContext` holds the per-call state that used to travel in three context
+variables: the cancel scope ([`CancelScope`][llm_mcp.CancelScope]), the paused request being resumed
+(`Resume`) and the listener of the tool's progress. ``MCP.run``
 reads the active context once, when the call starts, and passes it explicitly from there on
 (the question rounds, the session's request, the outage check); below it nothing looks it up
 except the transports' cancel check (``current_scope``).
@@ -16,7 +16,7 @@ The public ``with`` forms build on it and keep working: ``with CancelScope():``,
 current context with their part replaced.
 
 A context also remembers, for the one call, values that are evaluated once per call (a
-server's headers, where its outage backoff is kept): see :meth:`CallContext.remember`.
+server's headers, where its outage backoff is kept): see `CallContext.remember`.
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ class CallContext:
         call: whether this context stands for one call (a chat's tool call, one ``MCP.run``):
             only then are values remembered. The contexts the ``with`` forms open may hold many
             calls, and ``MCP.run`` opens a call context of its own inside them.
-        memo: values evaluated once for this call, by key (see :meth:`remember`).
+        memo: values evaluated once for this call, by key (see `remember`).
         went_down: names of the servers whose outage this call recorded
             (`llm_mcp.client.outages.record`): a chat leaves them out of its next requests.
     """
@@ -66,7 +66,7 @@ class CallContext:
         """``compute()`` the first time ``key`` is asked for in this call, the same value after.
 
         An exception from ``compute`` propagates and nothing is remembered. Outside a call
-        context (:attr:`call` false) nothing is remembered: ``compute()`` runs each time."""
+        context (`call` false) nothing is remembered: ``compute()`` runs each time."""
         if not self.call:
             return compute()
         with self._lock:
@@ -91,12 +91,12 @@ class CallContext:
             _current.reset(token)
 
     def enter(self) -> contextvars.Token[CallContext | None]:
-        """Make this the current context until :func:`leave` with the token (for ``__enter__``/``__exit__`` pairs)."""
+        """Make this the current context until `leave` with the token (for ``__enter__``/``__exit__`` pairs)."""
         return _current.set(self)
 
 
 def leave(token: contextvars.Token[CallContext | None]) -> None:
-    """End what :meth:`CallContext.enter` began."""
+    """End what `CallContext.enter` began."""
     _current.reset(token)
 
 

@@ -5,7 +5,7 @@
     evaluate(server, Linear.bearer_token, base=llm_mcp.MCP)   # -> the token
 
 Shared by server settings (``llm_mcp.MCP``) and agent declarations (``llm_mcp.Agent``);
-:func:`call_with` runs the handlers, ``wrap`` functions and predicates those settings name.
+`call_with` runs the handlers, ``wrap`` functions and predicates those settings name.
 """
 
 from __future__ import annotations

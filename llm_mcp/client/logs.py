@@ -47,7 +47,7 @@ def printable(text: str) -> str:
 
 
 def check_log_level(value: Any, where: str = "log_level") -> str | None:
-    """``value`` when it is one of :data:`LOG_LEVELS` (or ``None``).
+    """``value`` when it is one of `LOG_LEVELS` (or ``None``).
 
         check_log_level("warning")      # "warning"
         check_log_level("verbose")      # ValueError: log_level must be one of debug, info, ...
@@ -75,8 +75,8 @@ def wanted(level: Any, threshold: str | None) -> bool:
 
 def write(logger: logging.Logger, params: dict[str, Any]) -> None:
     """Write one ``notifications/message`` params dict to ``logger``: ``data`` as the message
-    (text as it is, other values as JSON, cut at :data:`MAX_LOG_CHARS`, control characters
-    escaped by :func:`printable`); the server's own ``logger`` name, when it gives one, goes on
+    (text as it is, other values as JSON, cut at `MAX_LOG_CHARS`, control characters
+    escaped by `printable`); the server's own ``logger`` name, when it gives one, goes on
     the record as ``mcp_logger`` (escaped too)."""
     data = params.get("data")
     text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False, default=str)

@@ -5,7 +5,7 @@
     outages.listeners.append(callback)    # callback(server_name, error_class, http_status)
 
 A server is *down* when it cannot be reached, answers HTTP 429 or 5xx, or its stdio
-process exits. Chats then skip it for :data:`BACKOFF` seconds, or for as long as its
+process exits. Chats then skip it for `BACKOFF` seconds, or for as long as its
 ``Retry-After`` asks. The wait is shared by the whole process for servers described by a
 fixed ``url`` or ``command`` used with the same credentials and environment; a server
 whose ``url``/``command`` is computed, or that uses a ``transport``, may be a different
@@ -13,8 +13,8 @@ server per object, so its wait is kept on the object.
 
 Refusals (401, 403, HTTP 404) are not outages: retrying will not fix them.
 
-The backoffs live in :mod:`llm_mcp.client.state` (``state.outage_until``; ``state.reset()``
-ends them all). Within one call (a :class:`~llm_mcp.client.context.CallContext` that stands
+The backoffs live in `llm_mcp.client.state` (``state.outage_until``; ``state.reset()``
+ends them all). Within one call (a `CallContext` that stands
 for a call), where a server's wait is kept is worked out once, so a ``bearer_token`` or
 ``headers`` callable runs once for the call's checks and its request together.
 """
@@ -80,7 +80,7 @@ def _compute_key(server: MCP, call: CallContext | None) -> Any:
 
 
 def is_down(server: MCP, call: CallContext | None = None) -> bool:
-    """Whether the server's backoff is running (``call``: the call asking, see :func:`_key`)."""
+    """Whether the server's backoff is running (``call``: the call asking, see `_key`)."""
     key = _key(server, call)
     with _lock:
         until = _until.get(key) if key is not None else _until_per_object.get(server)
@@ -89,8 +89,8 @@ def is_down(server: MCP, call: CallContext | None = None) -> bool:
 
 def record(server: MCP, error: BaseException, call: CallContext | None = None) -> None:
     """Start the server's backoff, log a warning naming it and the status or error class, and
-    tell the :data:`listeners` (``call``: the call that failed, default: the current call
-    context, see :func:`_key`; its ``went_down`` gets the server's name)."""
+    tell the `listeners` (``call``: the call that failed, default: the current call
+    context, see `_key`; its ``went_down`` gets the server's name)."""
     status = getattr(error, "status", None)
     wait = getattr(error, "retry_after", None)
     until = time.monotonic() + (wait if isinstance(wait, (int, float)) and wait >= 0 else BACKOFF)

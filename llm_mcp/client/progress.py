@@ -1,4 +1,4 @@
-"""Progress a server reports while it works on a request: :class:`Progress`.
+"""Progress a server reports while it works on a request: [`Progress`][llm_mcp.Progress].
 
     class Deploys(llm_mcp.MCP):
         url = "https://deploys.example.com/mcp"
@@ -6,7 +6,7 @@
 
 The client asks for progress (a ``progressToken`` in the request's ``_meta``) only when
 someone listens: the server's ``after_progress``, or a chat's ``after_tool_progress``.
-Each ``notifications/progress`` for the request becomes a :class:`Progress`; one whose
+Each ``notifications/progress`` for the request becomes a [`Progress`][llm_mcp.Progress]; one whose
 value is not above the previous one is dropped, so listeners see values that only grow.
 Spec: MCP 2026-07-28, "Utilities" > "Progress".
 """
@@ -76,7 +76,7 @@ def _number(value: Any) -> float | None:
 
 
 class ProgressFilter:
-    """Turns one request's progress notifications into :class:`Progress` objects for listeners,
+    """Turns one request's progress notifications into [`Progress`][llm_mcp.Progress] objects for listeners,
     dropping any whose value is not above the last one delivered.
 
         deliver = ProgressFilter([print])
@@ -87,7 +87,7 @@ class ProgressFilter:
     or the other listeners.
 
     Attributes:
-        listeners: callables taking a :class:`Progress`, called in order.
+        listeners: callables taking a [`Progress`][llm_mcp.Progress], called in order.
         last: the value delivered last, or ``None``.
     """
 

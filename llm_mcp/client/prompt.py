@@ -1,4 +1,4 @@
-"""Messages a server writes for you: :class:`Prompt`, its :class:`PromptMessage` turns and arguments.
+"""Messages a server writes for you: [`Prompt`][llm_mcp.Prompt], its [`PromptMessage`][llm_mcp.PromptMessage] turns and arguments.
 
     review = github.prompt("code_review", code=diff, language="Ruby")
     [(m.role, m.content) for m in review.messages]     # [("user", "Review this Ruby code..."), ...]
@@ -61,7 +61,7 @@ class PromptMessage:
     Attributes:
         role: ``"user"`` or ``"assistant"``.
         content: the turn's text (``""`` when its block is not text).
-        attachments: :class:`~llm_mcp.Attachment` objects for an image, audio, embedded
+        attachments: [`Attachment`][llm_mcp.Attachment] objects for an image, audio, embedded
             resource or resource link block (a link is never fetched).
         raw: the message as sent.
     """
@@ -96,13 +96,13 @@ class Prompt(Completable):
         chat.ask(filled)
 
     Attributes:
-        server: the :class:`~llm_mcp.MCP` it comes from.
+        server: the [`MCP`][llm_mcp.MCP] it comes from.
         name: the prompt's name.
         title: a display name, or ``None``.
         description: what it is for (the ``prompts/get`` result's, once filled), or ``None``.
         arguments: the argument names, in the server's order (``["code", "language"]``).
         argument_definitions: the arguments with their title, description and
-            ``required`` flag, as :class:`PromptArgument` objects.
+            ``required`` flag, as [`PromptArgument`][llm_mcp.PromptArgument] objects.
         values: the arguments it was filled in with (``{}`` for a listed prompt).
         meta: the ``_meta`` of the listing entry, or of the ``prompts/get`` result once filled.
         raw: the listing entry as sent (``{}`` when the prompt was not listed).
@@ -145,7 +145,7 @@ class Prompt(Completable):
     def messages(self) -> list[PromptMessage]:
         """The prompt's turns, in order. A listed prompt is fetched now without arguments
         (once); one that requires arguments raises ``ValueError``: fill it in with
-        :meth:`fill` or ``server.prompt(name, ...)``. Raises :class:`~llm_mcp.MCPError` when
+        [`fill`][llm_mcp.Prompt.fill] or ``server.prompt(name, ...)``. Raises [`MCPError`][llm_mcp.client.errors.MCPError] when
         the server refuses (``-32602`` for an unknown prompt or a missing argument)."""
         with self._lock:
             if self._messages is None:

@@ -1,4 +1,4 @@
-"""A question a server asks the user in the middle of a call: :class:`Question` and its :class:`Field`.
+"""A question a server asks the user in the middle of a call: [`Question`][llm_mcp.Question] and its [`Field`][llm_mcp.Field].
 
     question = chat.pending_questions[0]
     question.message, [f.name for f in question.fields]     # ("Which environment?", ["environment"])
@@ -9,7 +9,7 @@ Elicitation"): a *form* (``requestedSchema``: a flat object of primitive propert
 *URL* the user is asked to visit. On 2026-07-28 it arrives inside an ``InputRequiredResult``
 ("Multi Round-Trip Requests") and its answer goes back in ``inputResponses`` under the same
 key; handshake-era servers send it as a request of its own. Everything here is plain data
-that round-trips through JSON (:meth:`Question.to_dict` / :meth:`Question.from_dict`).
+that round-trips through JSON ([`Question.to_dict`][llm_mcp.Question.to_dict] / [`Question.from_dict`][llm_mcp.Question.from_dict]).
 """
 
 from __future__ import annotations
@@ -173,7 +173,7 @@ class Question:
         server: the name of the server that asked (show it: the user must know who asks).
         message: what the server asks, to show the user.
         mode: ``"form"`` or ``"url"``.
-        fields: a form's :class:`Field` objects, in the schema's order (``[]`` for a URL).
+        fields: a form's [`Field`][llm_mcp.Field] objects, in the schema's order (``[]`` for a URL).
         url: the address a URL question asks the user to visit (show all of it), else ``None``.
         params: the ``elicitation/create`` params as the server sent them.
         request: the original request to send again with the answers,
@@ -182,7 +182,7 @@ class Question:
         response: the answer once given: ``{"action": "accept", "content": {...}}`` for a form,
             ``{"action": "accept"}`` for a URL, ``{"action": "decline"}``; ``None`` until then.
         tool_call_id: the id of the chat's tool call that asked it (set by ``chat.pending_questions``;
-            ``None`` elsewhere, and not part of :meth:`to_dict`).
+            ``None`` elsewhere, and not part of [`to_dict`][llm_mcp.Question.to_dict]).
 
     ``answer`` and ``decline`` raise ``ValueError`` for an answer the question cannot take,
     and for a question answered already.
@@ -208,7 +208,7 @@ class Question:
 
     @property
     def is_url(self) -> bool:
-        """Whether it asks the user to visit :attr:`url` (rather than fill in a form)."""
+        """Whether it asks the user to visit `url` (rather than fill in a form)."""
         return self.mode == "url"
 
     @property
@@ -234,7 +234,7 @@ class Question:
 
     @property
     def unsupported(self) -> str | None:
-        """The name of the first field no form can show (see :attr:`Field.primitive`), or ``None``."""
+        """The name of the first field no form can show (see [`Field.primitive`][llm_mcp.Field.primitive]), or ``None``."""
         return next((f.name for f in self.fields if not f.primitive), None)
 
     def field(self, name: str) -> Field | None:
@@ -312,7 +312,7 @@ class Question:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Question:
-        """The inverse of :meth:`to_dict`; ``ValueError`` for data that is not a question."""
+        """The inverse of [`to_dict`][llm_mcp.Question.to_dict]; ``ValueError`` for data that is not a question."""
         if not isinstance(data, dict) or "key" not in data or not isinstance(data.get("params"), dict):
             raise ValueError(f"not a stored question: {str(data)[:80]}")
         response = data.get("response")

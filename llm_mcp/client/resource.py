@@ -1,4 +1,4 @@
-"""A server's data by URI: :class:`Resource` and :class:`ResourceTemplate`.
+"""A server's data by URI: [`Resource`][llm_mcp.Resource] and [`ResourceTemplate`][llm_mcp.ResourceTemplate].
 
     readme = files.resource("file:///project/README.md")
     readme.content                        # "# My Project..." (bytes for a binary resource)
@@ -76,7 +76,7 @@ def template_variables(template: str) -> list[str]:
 
         template_variables("file:///{+path}{?rev}")    # ["path", "rev"]
 
-    Raises ``ValueError`` for a template that is not RFC 6570 (see :func:`check_template`).
+    Raises ``ValueError`` for a template that is not RFC 6570 (see `check_template`).
     """
     check_template(template)
     return _variable_names(URITemplate(template))
@@ -91,7 +91,7 @@ def expand_template(template: str, variables: dict[str, Any]) -> str:
 
         expand_template("file:///{+path}", {"path": "app/models/user.rb"})   # "file:///app/models/user.rb"
 
-    Raises ``ValueError`` for a template that is not RFC 6570 (see :func:`check_template`),
+    Raises ``ValueError`` for a template that is not RFC 6570 (see `check_template`),
     and naming a variable the template lacks, or one it needs (outside a
     ``{?query}``/``{&query}`` expression) that was not given.
     """
@@ -125,7 +125,7 @@ class Resource:
         readme.save("README.md")
 
     Attributes:
-        server: the :class:`~llm_mcp.MCP` it comes from (every read goes through it).
+        server: the [`MCP`][llm_mcp.MCP] it comes from (every read goes through it).
         uri: the resource's URI, as the server gave it.
         name: its name (the listing's; for an unlisted resource, the last part of the URI).
         title: a display name, or ``None``.
@@ -181,7 +181,7 @@ class Resource:
     def contents(self) -> list[dict[str, Any]]:
         """Every contents item of ``resources/read``, as sent (read the first time, then kept).
 
-        Raises :class:`~llm_mcp.MCPError` when the server refuses (``.code`` ``-32602`` or
+        Raises [`MCPError`][llm_mcp.client.errors.MCPError] when the server refuses (``.code`` ``-32602`` or
         ``-32002`` for a resource it does not have)."""
         with self._lock:
             if self._contents is None:
@@ -194,7 +194,7 @@ class Resource:
         """The resource's data: ``str`` for text contents, base64-decoded ``bytes`` for a blob
         (the item whose URI is the resource's, else the first; ``""`` when there is none).
 
-        Raises :class:`~llm_mcp.MCPError` when the server refuses or sends a blob that is not base64."""
+        Raises [`MCPError`][llm_mcp.client.errors.MCPError] when the server refuses or sends a blob that is not base64."""
         item = _item_for(self.uri, self.contents)
         if item is None:
             return ""
@@ -228,7 +228,7 @@ class Resource:
         (a file already there is replaced; no directory is created).
 
         Returns the path. Raises ``OSError`` when the file cannot be written
-        (``FileNotFoundError`` for a missing directory), and what :attr:`content` raises."""
+        (``FileNotFoundError`` for a missing directory), and what [`content`][llm_mcp.Resource.content] raises."""
         content = self.content
         target = Path(path)
         if isinstance(content, bytes):
@@ -280,7 +280,7 @@ class ResourceTemplate(Completable):
         template.suggest(path="app/mo")                  # ["app/models/"]
 
     Attributes:
-        server: the :class:`~llm_mcp.MCP` it comes from.
+        server: the [`MCP`][llm_mcp.MCP] it comes from.
         uri: the template, e.g. ``"file:///{+path}"`` (``uriTemplate`` on the wire).
         name: its name.
         title: a display name, or ``None``.
@@ -289,7 +289,7 @@ class ResourceTemplate(Completable):
         annotations: the template's annotations, or ``{}``.
         meta: the ``_meta`` of its listing entry, or ``{}``.
         variables: the template's variable names, in order (``["path"]``); ``[]`` for a
-            template that is not RFC 6570 (logged; :meth:`expand` raises ``ValueError``).
+            template that is not RFC 6570 (logged; [`expand`][llm_mcp.ResourceTemplate.expand] raises ``ValueError``).
         raw: the listing entry as sent.
     """
 
@@ -309,7 +309,7 @@ class ResourceTemplate(Completable):
         self.completion_names = self.variables
 
     def expand(self, /, **variables: Any) -> str:
-        """The URI for these variables (no request); ``ValueError`` as :func:`expand_template` says."""
+        """The URI for these variables (no request); ``ValueError`` as `expand_template` says."""
         return expand_template(self.uri, variables)
 
     def read(self, /, **variables: Any) -> Resource:

@@ -1,4 +1,4 @@
-"""What a tool call returns: :class:`Result` and its :class:`Attachment` objects.
+"""What a tool call returns: [`Result`][llm_mcp.Result] and its [`Attachment`][llm_mcp.Attachment] objects.
 
 MCP 2026-07-28, "Server Features / Tools / Tool Result": a result holds ``content``
 blocks (``text``, ``image``, ``audio``, ``resource`` (embedded), ``resource_link``),
@@ -136,7 +136,7 @@ def read_block(block: Any) -> tuple[str | None, Attachment | None, str | None]:
     """One content block (MCP "Content") as ``(text, attachment, problem)``.
 
     A text block gives its text; an image, audio, resource link or embedded resource gives
-    an :class:`Attachment`; a block of a type this client does not know gives three ``None``;
+    an [`Attachment`][llm_mcp.Attachment]; a block of a type this client does not know gives three ``None``;
     a malformed block gives ``problem``, a phrase such as ``"is not an object"``.
     """
     if not isinstance(block, dict):
@@ -162,7 +162,7 @@ class Result:
     Attributes:
         text: the text blocks' text joined with newlines (``""`` when there is none).
         structured: ``structuredContent`` (any JSON value), or ``None`` when absent.
-        attachments: a list of :class:`Attachment` for every non-text block, in order.
+        attachments: a list of [`Attachment`][llm_mcp.Attachment] for every non-text block, in order.
         meta: the result's ``_meta`` dict with keys as sent, ``{}`` when absent.
         is_error: ``True`` when the server set ``isError`` (a tool-level failure).
         schema_errors: what did not match the protocol's shapes or the tool's

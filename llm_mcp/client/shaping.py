@@ -11,7 +11,7 @@ declared in ``llm_mcp.client.server.settings.TABLE`` and read here through ``ser
         requires_approval = ["create_issue"]
 
 Every tool name a setting declares must exist on the server: when the chat loads the
-tools and one is missing, :class:`~llm_mcp.ConfigurationError` names it.
+tools and one is missing, [`ConfigurationError`][llm_mcp.client.errors.ConfigurationError] names it.
 """
 
 from __future__ import annotations
@@ -185,7 +185,7 @@ def model_tools(server: MCP) -> list[Any]:
     """The tools a chat offers from this server: ``only``/``exclude`` applied, tools whose MCP
     App ``visibility`` leaves out ``"model"`` removed, then the ``extra_tools``.
 
-    Raises :class:`~llm_mcp.ConfigurationError` naming any tool a setting declares that
+    Raises [`ConfigurationError`][llm_mcp.client.errors.ConfigurationError] naming any tool a setting declares that
     the server does not list.
     """
     tools = server.tools

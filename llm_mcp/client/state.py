@@ -1,23 +1,23 @@
-"""What the client remembers for the whole process, in one place, with one :func:`reset`.
+"""What the client remembers for the whole process, in one place, with one `reset`.
 
     from llm_mcp.client import state
     state.eras                 # endpoint URL (or command) -> the era it spoke last time
     state.reset()              # forget what the process learned (tests, admin actions)
 
 Everything else the client holds lives on objects (a server, its session, a call's
-:class:`~llm_mcp.client.context.CallContext`). The registries here are shared on purpose:
+`CallContext`). The registries here are shared on purpose:
 
-- :data:`eras`: which protocol era each endpoint spoke, so a new server object for the same
+- `eras`: which protocol era each endpoint spoke, so a new server object for the same
   URL skips the probe (``session.Client``).
-- :data:`outage_until`: when each down server's backoff ends (``time.monotonic()``), keyed as
-  ``outages`` explains; guarded by :data:`outage_lock`.
-- :data:`endpoints`: the endpoint URLs in use, so log records show only their origin
+- `outage_until`: when each down server's backoff ends (``time.monotonic()``), keyed as
+  ``outages`` explains; guarded by `outage_lock`.
+- `endpoints`: the endpoint URLs in use, so log records show only their origin
   (``transports.http``).
-- :data:`idp_metadata`: identity providers' metadata, cached with its expiry (``oauth.grants``).
+- `idp_metadata`: identity providers' metadata, cached with its expiry (``oauth.grants``).
 
-:func:`reset` keeps :data:`endpoints` (forgetting one could only let a secret path into a log)
+`reset` keeps `endpoints` (forgetting one could only let a secret path into a log)
 and the registrations an app makes when it starts, since the app made them once and counts on
-them: ``outages.listeners`` (:data:`outage_listeners`), the client
+them: ``outages.listeners`` (`outage_listeners`), the client
 configuration (``llm_mcp.client.config.config``: credential store, client ID) and the handlers
 of ``llm_mcp.Tool.rescue_from``.
 """
@@ -42,7 +42,7 @@ outage_until_per_object: weakref.WeakKeyDictionary[Any, float] = weakref.WeakKey
 """Backoffs kept per server object (a computed ``url``/``command``, or a ``transport``)."""
 
 outage_listeners: list[Callable[[str, str, int | None], None]] = []
-"""``outages.listeners``: called for each outage (an app registration; kept by :func:`reset`)."""
+"""``outages.listeners``: called for each outage (an app registration; kept by `reset`)."""
 
 endpoints: set[str] = set()
 """Endpoint URLs in use (their paths are kept out of log records)."""

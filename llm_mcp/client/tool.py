@@ -131,7 +131,7 @@ class Tool:
         """Call the tool the way a chat does; a ``tool_call`` keyword is dropped, not sent.
 
         Fixed arguments are added (they win), the result goes through ``wrap``, and failures
-        through ``rescue_from``. Returns the :class:`~llm_mcp.client.result.Result`, what
+        through ``rescue_from``. Returns the [`Result`][llm_mcp.Result], what
         ``wrap`` or a handler returned, or ``{"error": text}`` when the server failed
         (unreachable, HTTP 429/5xx, a JSON-RPC error). Raises refusals
         (``UnauthorizedError``, ``ForbiddenError``, HTTP 404), ``CancelledError``,

@@ -5,7 +5,7 @@
         name = "double"; input_schema = {"type": "object", "properties": {"n": {"type": "integer"}}}
         def call(self): return self.respond_with(content=self.text_content(text=str(2 * self.arguments["n"])))
 
-See docs/testing.md. Importing this package needs neither Django nor ``mcp``;
+See docs/how-to/testing.md. Importing this package needs neither Django nor ``mcp``;
 building or serving a server needs ``mcp`` (``pip install 'django-llm-mcp[testing]'``).
 """
 

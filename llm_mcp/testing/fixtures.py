@@ -4,7 +4,7 @@
         server = llm_mcp.mcp(url=running.url)        # http://127.0.0.1:PORT/mcp
         server.call("double", number="21").text
 
-A module name runs ``python -m MODULE`` (a subprocess); a :class:`~llm_mcp.testing.Server`
+A module name runs ``python -m MODULE`` (a subprocess); a [`Server`][llm_mcp.testing.Server]
 instance runs in a thread of this process (HTTP only). For stdio the client starts
 the process itself, so ``running.command`` is only the argv. Spec: none (test harness).
 """
@@ -219,7 +219,7 @@ def _start_thread(server: Any, era: str, startup_timeout: float, json_response: 
 def running_server(target: Any, *, transport: str = "http", era: str = "auto", args: Sequence[str] = (),
                    startup_timeout: float = 20.0, env: dict[str, str] | None = None, cwd: str | None = None,
                    json_response: bool = False) -> Iterator[RunningServer]:
-    """Start ``target`` and yield a :class:`RunningServer`; stop it on exit, whatever happens.
+    """Start ``target`` and yield a [`RunningServer`][llm_mcp.testing.RunningServer]; stop it on exit, whatever happens.
 
         with running_server("my_tests.my_server", transport="stdio", era="handshake") as running:
             llm_mcp.mcp(command=running.command).tools

@@ -29,7 +29,7 @@ def cursor_for(offset: int) -> str:
 
 
 def offset_from(cursor: Any) -> int | None:
-    """The offset a cursor from :func:`cursor_for` stands for, or ``None`` for anything else.
+    """The offset a cursor from `cursor_for` stands for, or ``None`` for anything else.
 
         offset_from(cursor_for(25))   # 25
         offset_from("junk")           # None

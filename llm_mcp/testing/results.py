@@ -55,7 +55,7 @@ def _short(value: Any, limit: int = 200) -> str:
 
 def run_user_code(owner: str, logger: Any, work: Any) -> Any:
     """Run a test author's ``read()``/``messages()``: a failure is logged and becomes
-    :class:`InvalidResult` naming ``owner`` (answered as JSON-RPC -32603)."""
+    [`InvalidResult`][llm_mcp.testing.InvalidResult] naming ``owner`` (answered as JSON-RPC -32603)."""
     from .asking import InputNotAccepted
 
     try:

@@ -185,7 +185,7 @@ class ClientLogger:
 
 
 class CallState:
-    """What a tool, resource or prompt instance holds while it runs (set by :func:`bind_call`).
+    """What a tool, resource or prompt instance holds while it runs (set by `bind_call`).
 
         self.context          # the server's context values, {} when none
         self.client_logger    # ClientLogger: sends notifications/message

@@ -4,7 +4,7 @@
         provider = OpenAIProvider(base_url=model.openai_base_url, api_key="test")
         model.requests[1].tool_results    # [{"tool_call_id": "call_1", "content": "3", "is_error": None}]
 
-:class:`ScriptedModel` listens on a loopback port and answers
+[`ScriptedModel`][llm_mcp.testing.scripted_model.ScriptedModel] listens on a loopback port and answers
 
 * ``POST /v1/chat/completions``: OpenAI Chat Completions, plain JSON or, with
   ``"stream": true``, SSE ``data: {...}`` chunks ending with ``data: [DONE]`` (a usage chunk
@@ -14,14 +14,14 @@
   ``message_stop``;
 
 each request with the next turn of its script, and records every request
-(:class:`RecordedRequest`). The official SDKs talk to it unchanged: point the OpenAI client
-at :attr:`ScriptedModel.openai_base_url` and the Anthropic client at
-:attr:`ScriptedModel.anthropic_base_url`.
+(`RecordedRequest`). The official SDKs talk to it unchanged: point the OpenAI client
+at `ScriptedModel.openai_base_url` and the Anthropic client at
+`ScriptedModel.anthropic_base_url`.
 
-A script is a list of turns. A turn is :func:`reply` (text), :func:`tool_call` (one call),
-:func:`turn` (text and/or several calls), :func:`api_error` (an HTTP error in the API's
+A script is a list of turns. A turn is `reply` (text), `tool_call` (one call),
+`turn` (text and/or several calls), `api_error` (an HTTP error in the API's
 format), a plain ``str`` (a reply), a list of turns (merged into one), or a callable that
-receives the :class:`RecordedRequest` and returns any of those (a dynamic script).
+receives the `RecordedRequest` and returns any of those (a dynamic script).
 
 When the script runs out, the server answers HTTP 500 with a JSON error whose message says
 at which request it ran out and what that request asked, with ``x-should-retry: false`` so
@@ -95,7 +95,7 @@ class Turn:
             placed before the text; ignored in the OpenAI format.
         model: the model name answered; ``None`` echoes the request's ``model``.
         input_tokens, output_tokens: usage numbers; ``None`` uses the server's defaults.
-        status, error: set by :func:`api_error`: answer this HTTP status with this message.
+        status, error: set by `api_error`: answer this HTTP status with this message.
     """
 
     text: str = ""
@@ -125,7 +125,7 @@ def reply(text: str, *, model: str | None = None, input_tokens: int | None = Non
 
 def tool_call(name: str, arguments: dict[str, Any] | None = None, id: str | None = None, *,
               raw_arguments: str | None = None) -> Turn:
-    """A turn that calls one tool (combine several with :func:`turn` or a list).
+    """A turn that calls one tool (combine several with `turn` or a list).
 
         ScriptedModel([tool_call("add", {"a": 1, "b": 2}), reply("3")])
         ScriptedModel([tool_call("add", {"a": 1}, id="call_abc")])
@@ -169,7 +169,7 @@ def api_error(status: int, message: str = "scripted error") -> Turn:
 
 
 def _as_turn(item: Any, request: RecordedRequest) -> Turn:
-    """Resolve one script item (callables are called with the request) to a :class:`Turn`."""
+    """Resolve one script item (callables are called with the request) to a `Turn`."""
     for _ in range(10):  # a callable may return another callable; stop at some point
         if not callable(item) or isinstance(item, (Turn, str)):
             break
@@ -547,9 +547,9 @@ class ScriptedModel:
         url: ``http://127.0.0.1:<port>`` once started.
         openai_base_url: ``url + "/v1"`` (the OpenAI SDK's ``base_url``).
         anthropic_base_url: ``url`` (the Anthropic SDK's ``base_url``).
-        requests: a snapshot list of the :class:`RecordedRequest` objects received so far.
+        requests: a snapshot list of the `RecordedRequest` objects received so far.
 
-    Raises ``RuntimeError`` when a URL is read before :meth:`start`.
+    Raises ``RuntimeError`` when a URL is read before [`start`][llm_mcp.testing.scripted_model.ScriptedModel.start].
     """
 
     def __init__(self, script: Sequence[TurnLike] = (), *, input_tokens: int = DEFAULT_INPUT_TOKENS,
@@ -666,7 +666,7 @@ class ScriptedModel:
 
 
 def _scripted_model_fixture() -> Iterator[Callable[..., ScriptedModel]]:
-    """Factory fixture: ``scripted_model(script, **options)`` returns a started :class:`ScriptedModel`.
+    """Factory fixture: ``scripted_model(script, **options)`` returns a started [`ScriptedModel`][llm_mcp.testing.scripted_model.ScriptedModel].
 
         def test_chat(scripted_model):
             model = scripted_model([reply("hi")])

@@ -99,7 +99,7 @@ async def serve_stdio_async(server: Any, era: str = "auto") -> None:
 
 
 def serve_stdio(server: Any, era: str = "auto") -> None:
-    """Blocking form of :func:`serve_stdio_async`.
+    """Blocking form of `serve_stdio_async`.
 
         serve_stdio(lowlevel_server)                 # both eras
         serve_stdio(lowlevel_server, era="modern")   # 2026-07-28 only
@@ -288,7 +288,7 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentPar
 
 
 def serve_from_args(server: Any, args: argparse.Namespace) -> None:
-    """Serve ``server`` as :func:`add_serve_arguments`' options say (stdio unless ``--http``).
+    """Serve ``server`` as `add_serve_arguments`' options say (stdio unless ``--http``).
 
         args = add_serve_arguments(argparse.ArgumentParser()).parse_args()
         serve_from_args(lowlevel_server, args)

@@ -99,11 +99,11 @@ class Tool(Definable, CallState, Asking):
 
     ``call()`` returns what ``respond_with`` builds (a ``str`` is taken as one text
     block); it must be a plain ``def`` (it runs in a worker thread). Raising
-    :class:`ToolError` answers a tool error; any other exception (``SystemExit``
+    [`ToolError`][llm_mcp.testing.ToolError] answers a tool error; any other exception (``SystemExit``
     too) answers a tool error naming it (and is logged with its traceback on the
     server). An answer the protocol does not accept (``None``, a bare block, bad
     block fields, structured content that is not an object) raises
-    :class:`InvalidResult`, which the server answers with JSON-RPC -32603.
+    [`InvalidResult`][llm_mcp.testing.InvalidResult], which the server answers with JSON-RPC -32603.
 
     Raises (at class creation): TypeError/ValueError for a bad definition.
     """
@@ -328,12 +328,12 @@ class Tool(Definable, CallState, Asking):
         return self.channel.cancelled
 
     def check_cancelled(self) -> None:
-        """Raise :class:`ToolCancelled` if the client has cancelled this call (inside ``cancellable``)."""
+        """Raise `ToolCancelled` if the client has cancelled this call (inside ``cancellable``)."""
         if self._cancellable_depth and self.channel.cancelled:
             raise ToolCancelled(f"{self.name}: cancelled by the client")
 
     def sleep(self, seconds: float) -> None:
-        """Wait ``seconds``; inside ``cancellable`` a cancel ends the wait by raising :class:`ToolCancelled`.
+        """Wait ``seconds``; inside ``cancellable`` a cancel ends the wait by raising `ToolCancelled`.
 
             self.cancellable(lambda: self.sleep(3))   # stops as soon as the client cancels
         """

@@ -8,7 +8,7 @@
     Linear(user=u).authorization_url(redirect_uri=callback)   # then authorize(request.GET)
 
 No Django import: the Django app plugs its encrypted store in through
-``llm_mcp.client.config.configure(credential_store=...)``. See ``docs/authorization.md``.
+``llm_mcp.client.config.configure(credential_store=...)``. See ``docs/how-to/authorization.md``.
 """
 
 from .discovery import Discovery

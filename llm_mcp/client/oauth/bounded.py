@@ -6,7 +6,7 @@
 ``httpx`` timeouts bound each network read, not a whole answer: a server dripping one byte
 at a time, or streaming without end, would otherwise hold the caller (and its memory)
 indefinitely. Every answer an authorization server, an identity provider or a protected
-resource's metadata host gives the OAuth client is read through :func:`send`.
+resource's metadata host gives the OAuth client is read through `send`.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ def send(http: httpx.Client, method: str, url: str, *, max_bytes: int = MAX_BYTE
         response = send(http, "POST", token_endpoint, data=form, headers=headers)
 
     Returns a read ``httpx.Response`` (status, headers, decoded content). Raises
-    ``httpx.ReadTimeout`` when the body takes longer, :class:`TooLarge` when it is longer,
+    ``httpx.ReadTimeout`` when the body takes longer, `TooLarge` when it is longer,
     and whatever ``httpx`` raises for the request itself."""
     budget = http.timeout.read if http.timeout.read is not None else 30.0
     deadline = time.monotonic() + budget

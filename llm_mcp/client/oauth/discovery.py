@@ -14,7 +14,7 @@ is tried (case C20). Servers of 2025-03-26 without protected resource metadata h
 authorization server at the MCP server's origin, or, without metadata, at the default
 endpoints ``/authorize``, ``/token`` and ``/register``.
 
-Refused with :class:`llm_mcp.MCPError`: metadata whose ``issuer`` is not exactly the one its
+Refused with [`llm_mcp.MCPError`][llm_mcp.client.errors.MCPError]: metadata whose ``issuer`` is not exactly the one its
 URL was built from, protected resource metadata naming another resource, endpoints with a
 scheme other than https (http only on loopback). Redirects are never followed.
 """
@@ -162,7 +162,7 @@ def resource_matches(resource: str, server_url: str) -> bool:
 
 def _fetch_json(http: httpx.Client, url: str, server_name: str) -> dict[str, Any] | None:
     """GET a metadata document: the JSON object, or ``None`` when it is not there (any 3xx,
-    4xx or 5xx, a body that is not a JSON object, or one over :data:`MAX_METADATA_BYTES`).
+    4xx or 5xx, a body that is not a JSON object, or one over `MAX_METADATA_BYTES`).
     Redirects are not followed; the whole answer is read within the client's timeout."""
     try:
         response = bounded.send(http, "GET", url, max_bytes=MAX_METADATA_BYTES, headers={"Accept": "application/json"})
@@ -251,7 +251,7 @@ def discover_authorization_server(http: httpx.Client, issuer: str, *, server_nam
     endpoints under ``issuer``. Raises ``MCPError`` when no metadata is found (without the
     fallback), when its ``issuer`` differs from ``issuer`` in any character, or when an
     endpoint is not https (http only on loopback), and, unless ``local``, when the issuer or
-    an endpoint is on loopback (see :func:`check_endpoint`).
+    an endpoint is on loopback (see `check_endpoint`).
     """
     check_endpoint(issuer, "authorization server", server_name, local=local)
     for url in authorization_server_urls(issuer):

@@ -95,7 +95,7 @@ class DPoPKey:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> DPoPKey:
-        """The key a :meth:`to_dict` dict holds. Raises ``ValueError`` for anything else."""
+        """The key a `to_dict` dict holds. Raises ``ValueError`` for anything else."""
         try:
             key = ECKey.import_key(dict(data))
         except Exception as error:  # noqa: BLE001 - joserfc raises several types for malformed JWKs
@@ -136,7 +136,7 @@ class DPoPKey:
         """A new DPoP proof JWT for one request: ``htm``, ``htu`` (no query or fragment), ``iat``,
         a unique ``jti``, ``ath`` when ``access_token`` is given, ``nonce`` when given (else the
         origin's remembered nonce, if any). RFC 9449 §4.2. With ``body`` (the bytes of an MCP
-        request), also ``content_digest`` (:func:`content_digest`), which the MCP DPoP profile
+        request), also ``content_digest`` (`content_digest`), which the MCP DPoP profile
         draft asks for so a proof cannot be replayed with another JSON-RPC message."""
         claims: dict[str, Any] = {
             "jti": uuid.uuid4().hex,

@@ -5,13 +5,13 @@
     url = auth.authorization_url(redirect_uri="https://app.example/callback")   # send the user there
     auth.authorize(request.GET)                                                 # in the callback
 
-:class:`OAuth` is an ``httpx.Auth``: the HTTP and SSE transports send every MCP request
+`OAuth` is an ``httpx.Auth``: the HTTP and SSE transports send every MCP request
 through it. It adds the owner's access token; refreshes it shortly before it expires (one
 refresh per credential key at a time: a thread lock in the process and the store's
 ``synchronize(key)`` across processes, so a rotating refresh token is spent once); on a 401
 it refreshes once, then discovers the authorization server (``discovery``) and either fetches
-a token itself (grants without a user) or raises :class:`llm_mcp.UnauthorizedError` asking
-the app to send the user to :meth:`OAuth.authorization_url`.
+a token itself (grants without a user) or raises [`llm_mcp.UnauthorizedError`][llm_mcp.client.errors.UnauthorizedError] asking
+the app to send the user to `OAuth.authorization_url`.
 
 Authorization code with PKCE S256 (OAuth 2.1 §4.1, RFC 7636), ``resource`` (RFC 8707) on
 the authorization and token requests, ``iss`` checked exactly (RFC 9207). The pending
@@ -123,7 +123,7 @@ CALLBACK_PARAMETERS = ("state", "code", "iss", "error", "error_description")
 
 
 def _repeated(params: Mapping[str, Any]) -> str | None:
-    """The first of :data:`CALLBACK_PARAMETERS` that ``params`` carries more than once: a list of
+    """The first of `CALLBACK_PARAMETERS` that ``params`` carries more than once: a list of
     several values (``parse_qs``) or several in a ``getlist`` (Django's ``QueryDict``)."""
     getlist = getattr(params, "getlist", None)
     for name in CALLBACK_PARAMETERS:
@@ -147,7 +147,7 @@ class OAuth(httpx.Auth):
     Attributes:
         server_name: the server's name, for messages and logs.
         url: the MCP endpoint URL.
-        settings: a callable returning the evaluated :class:`OAuthSettings` (called when a token
+        settings: a callable returning the evaluated `OAuthSettings` (called when a token
             is requested or an authorization starts, so rotating values are read again).
         owner: a callable returning the owner (an input's value, an object, or ``None``).
         timeout: seconds for each request to a metadata, registration or token endpoint.
@@ -228,7 +228,7 @@ class OAuth(httpx.Auth):
             redirect_uri: where the authorization server sends the user back (https, or http
                 on loopback); default: the ``oauth`` ``redirect_uri`` setting.
             scopes: scopes to ask for this time, overriding the ``scopes`` setting and the
-                server's (an app stepping up after :class:`InsufficientScopeError`).
+                server's (an app stepping up after [`InsufficientScopeError`][llm_mcp.client.errors.InsufficientScopeError]).
 
         The URL carries ``response_type=code``, ``client_id``, ``redirect_uri``, ``state``,
         ``code_challenge`` (S256), ``scope`` (when there is one), ``resource`` and the
@@ -431,7 +431,7 @@ class OAuth(httpx.Auth):
 
     @staticmethod
     def _expiring(record: dict[str, Any]) -> bool:
-        """Whether the record's token expires within the margin: :data:`REFRESH_MARGIN`, or a
+        """Whether the record's token expires within the margin: `REFRESH_MARGIN`, or a
         quarter of the token's lifetime when that is shorter (a 20-second token is used for 15)."""
         expires_at = record.get("expires_at")
         if not isinstance(expires_at, (int, float)):

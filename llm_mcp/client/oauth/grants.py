@@ -4,7 +4,7 @@
     token = fetch_token(settings, metadata, resource="https://mcp.example.com/mcp", scopes=["read"],
                         http=http, server_name="reports")
 
-No user signs in and nothing is redirected. The flow calls :func:`fetch_token` when the MCP
+No user signs in and nothing is redirected. The flow calls `fetch_token` when the MCP
 server answers 401, and again before the token expires; each call evaluates nothing itself,
 so the caller passes settings evaluated for this request (a callable ``assertion`` or
 ``id_token`` is then read again for every token).
@@ -145,7 +145,7 @@ def _token_endpoint(metadata: Mapping[str, Any], server_name: str | None) -> str
 
 def identity_provider_metadata(http: httpx.Client | None, issuer: str, *, server_name: str | None = None) -> dict[str, Any]:
     """An identity provider's metadata (RFC 8414 / OpenID Connect Discovery, from its issuer,
-    with the issuer checked), reused for :data:`IDP_METADATA_TTL` seconds.
+    with the issuer checked), reused for `IDP_METADATA_TTL` seconds.
 
         identity_provider_metadata(http, "https://acme.okta.com")["token_endpoint"]
 
@@ -221,7 +221,7 @@ def fetch_token(settings: OAuthSettings, metadata: Mapping[str, Any], *, resourc
         server_name: the MCP server's name, for messages.
 
     Returns:
-        The token endpoint's answer with ``expires_at`` (see :func:`request_token`).
+        The token endpoint's answer with ``expires_at`` (see `request_token`).
 
     Raises:
         llm_mcp.UnauthorizedError: the authorization server or the identity provider refused,

@@ -73,7 +73,7 @@ class ClientInfo:
 
     @classmethod
     def from_record(cls, record: dict[str, Any], settings: OAuthSettings) -> ClientInfo:
-        """Rebuild a client from :meth:`to_record`, taking secrets from ``settings`` when it is the
+        """Rebuild a client from `to_record`, taking secrets from ``settings`` when it is the
         pre-registered one."""
         client = cls(client_id=str(record.get("client_id") or ""), auth_method=str(record.get("auth_method") or "none"),
                      kind=str(record.get("kind") or "preregistered"), client_secret=record.get("client_secret"),

@@ -128,7 +128,7 @@ class OAuthSettings:
         assertion: a workload's token for the JWT bearer grant, or ``None``.
         identity_provider: ``{"issuer", "client_id", "client_secret", "id_token"}`` evaluated,
             or ``None``.
-        redirect_uri: the default redirect URI for :meth:`authorization_url`, or ``None``.
+        redirect_uri: the default redirect URI for `authorization_url`, or ``None``.
     """
 
     owner: Any = None

@@ -8,7 +8,7 @@ A store is any object with ``read(key)``, ``write(key, data, owner=None)`` and
 ``delete(key)``; a store several processes share should also have ``synchronize(key)``,
 a context manager holding the key against other processes (the Django ``Credential``
 model's manager uses a row lock). The client does all its credential I/O through the
-store configured with :func:`llm_mcp.client.config.configure` (``MemoryStore`` by default).
+store configured with `llm_mcp.client.config.configure` (``MemoryStore`` by default).
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@
                           client=client, auth_method="client_secret_basic", server_name="as.example.com")
 
 Every grant (authorization code, refresh, client credentials, JWT bearer, token exchange) goes
-through :func:`request_token`. RFC 6749 §2.3 and §5, RFC 7523 §2.2 (``private_key_jwt``),
+through `request_token`. RFC 6749 §2.3 and §5, RFC 7523 §2.2 (``private_key_jwt``),
 RFC 9449 §5 and §8 (DPoP proofs and nonces).
 """
 
@@ -230,7 +230,7 @@ MAX_REASON = 300
 
 def _scrub(text: str, secrets: Iterable[str | None]) -> str:
     """``text`` with every secret sent in the request replaced (a server may echo one back),
-    control characters turned into spaces, and cut to :data:`MAX_REASON` characters."""
+    control characters turned into spaces, and cut to `MAX_REASON` characters."""
     for secret in secrets:
         if secret and len(secret) >= 4:
             text = text.replace(secret, "[redacted]")
@@ -258,7 +258,7 @@ def request_token(http: httpx.Client | None, endpoint: str, form: Mapping[str, s
         form: the grant's parameters (``grant_type``, ``resource``, ``scope``...); never mutated.
         client: the client's registration, or ``None`` when the grant authenticates no client
             (the JWT bearer grant of a workload).
-        auth_method: one of :data:`AUTH_METHODS` (see :func:`choose_auth_method`).
+        auth_method: one of `AUTH_METHODS` (see `choose_auth_method`).
         dpop: a DPoP key: every attempt carries a new proof, and a ``use_dpop_nonce`` refusal is
             retried once with the server's nonce (RFC 9449 §8).
         server_name: the name used in error messages (default: the endpoint's host).

@@ -1,4 +1,4 @@
-"""The servers an app connects to: :class:`MCP`, :func:`mcp`, :class:`Servers`.
+"""The servers an app connects to: [`MCP`][llm_mcp.MCP], [`mcp`][llm_mcp.mcp], [`Servers`][llm_mcp.Servers].
 
 ``MCP`` is a thin facade over collaborators with one concern each:
 

@@ -1,12 +1,12 @@
-"""How a server authorizes with OAuth: :class:`Authorization`, a collaborator of ``llm_mcp.MCP``.
+"""How a server authorizes with OAuth: `Authorization`, a collaborator of ``llm_mcp.MCP``.
 
     class Linear(llm_mcp.MCP):
         url = "https://mcp.linear.app/mcp"
         inputs = ["user"]
-        oauth = {"owner": "user"}           # client_id, scopes, grant, ... (docs/authorization.md)
+        oauth = {"owner": "user"}           # client_id, scopes, grant, ... (docs/how-to/authorization.md)
 
 It checks the ``oauth`` setting when a server is built, evaluates it when needed, and hands
-the work to the server's :class:`~llm_mcp.client.oauth.OAuth`, which the HTTP transports use
+the work to the server's `OAuth`, which the HTTP transports use
 on every request. Spec: MCP 2026-07-28 "Authorization".
 """
 
@@ -91,7 +91,7 @@ class Authorization:
 
     @property
     def flow(self) -> OAuth | None:
-        """The server's :class:`~llm_mcp.client.oauth.OAuth` (``None`` without ``oauth``)."""
+        """The server's `OAuth` (``None`` without ``oauth``)."""
         if self.settings.option("oauth") is None:
             return None
         with self._lock:
@@ -102,7 +102,7 @@ class Authorization:
             return self._flow
 
     def required_flow(self) -> OAuth:
-        """:attr:`flow`; raises ``ValueError`` when the server has no ``oauth`` setting."""
+        """`flow`; raises ``ValueError`` when the server has no ``oauth`` setting."""
         flow = self.flow
         if flow is None:
             raise ValueError(f"MCP server {self._name()!r} has no oauth setting")

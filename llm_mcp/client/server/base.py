@@ -1,7 +1,7 @@
-"""Describing a server: the :class:`MCP` facade, :func:`mcp` for inline servers.
+"""Describing a server: the [`MCP`][llm_mcp.MCP] facade, [`mcp`][llm_mcp.mcp] for inline servers.
 
 A server is described by class attributes, the way a Django ``ModelAdmin`` is; the settings
-are declared once in :mod:`llm_mcp.client.server.settings` (``TABLE``). Values that depend on
+are declared once in `llm_mcp.client.server.settings` (``TABLE``). Values that depend on
 the user or change over time may be a callable (called with the server instance) or the name
 of a method defined on the subclass; they are evaluated when they are needed: per request for
 ``bearer_token`` and ``headers`` (once per call), per process start for ``command`` and ``env``.
@@ -9,12 +9,12 @@ of a method defined on the subclass; they are evaluated when they are needed: pe
 ``MCP`` holds no logic of its own: it hands each concern to one collaborator, built in
 ``__init__`` with what it needs:
 
-- ``settings`` (:class:`~llm_mcp.client.server.settings.ServerSettings`): declared values, evaluation;
-- ``connection`` (:class:`~llm_mcp.client.server.connection.Connection`): headers, process, the client;
-- ``catalog`` (:class:`~llm_mcp.client.server.catalog.Catalog`): tools, resources, prompts, kept;
-- the questions (:class:`~llm_mcp.client.server.questions.Questions`), the calls
-  (:class:`~llm_mcp.client.server.calls.Calls`) and authorization
-  (:class:`~llm_mcp.client.server.auth.Authorization`), reached through ``MCP``'s methods.
+- ``settings`` (`ServerSettings`): declared values, evaluation;
+- ``connection`` (`Connection`): headers, process, the client;
+- ``catalog`` (`Catalog`): tools, resources, prompts, kept;
+- the questions (`Questions`), the calls
+  (`Calls`) and authorization
+  (`Authorization`), reached through ``MCP``'s methods.
 """
 
 from __future__ import annotations
@@ -66,21 +66,21 @@ class MCP:
 
     The class settings (``url``, ``command``, ``bearer_token``, the shaping settings, the
     question settings, ...) are listed with their defaults in
-    :mod:`llm_mcp.client.server.settings` (``settings_reference()`` renders them; see
-    ``docs/servers.md``, ``docs/shaping.md``, ``docs/questions.md``).
+    `llm_mcp.client.server.settings` (``settings_reference()`` renders them; see
+    ``docs/how-to/servers.md``, ``docs/how-to/shaping.md``, ``docs/how-to/questions.md``).
 
     Tools as attributes: ``server.add(a=1, b=2)`` is ``server.call("add", a=1, b=2)``, so a
     server reads like the API it stands for. Only names the class does not have are looked up
     as tools: never a name starting with ``_``, a setting, an input, a method or property of the
     class, or a collaborator (``settings``, ``connection``, ``catalog``); a tool with such a name
-    is reached with :meth:`call`. An unknown name raises ``AttributeError`` (after listing the
+    is reached with [`call`][llm_mcp.MCP.call]. An unknown name raises ``AttributeError`` (after listing the
     tools once).
 
     Attributes:
         settings: the server's settings, declared and evaluated
-            (:class:`~llm_mcp.client.server.settings.ServerSettings`).
-        connection: how it is reached (:class:`~llm_mcp.client.server.connection.Connection`).
-        catalog: what it lists, kept (:class:`~llm_mcp.client.server.catalog.Catalog`).
+            (`ServerSettings`).
+        connection: how it is reached (`Connection`).
+        catalog: what it lists, kept (`Catalog`).
     """
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -137,7 +137,7 @@ class MCP:
         return self.settings.resolve(value)
 
     def setting(self, key: str) -> Any:
-        """The current value of a setting, evaluated (see :meth:`resolve`).
+        """The current value of a setting, evaluated (see [`resolve`][llm_mcp.MCP.resolve]).
 
         An ``AttributeError`` raised by your callable or method (say ``self.user.profile``
         for a user without one) comes out as a ``RuntimeError`` naming the setting, chained
@@ -229,7 +229,7 @@ class MCP:
 
     @property
     def tools(self) -> list[Tool]:
-        """Every tool the server lists (all pages), read once and kept; see :meth:`refresh_tools`."""
+        """Every tool the server lists (all pages), read once and kept; see [`refresh_tools`][llm_mcp.MCP.refresh_tools]."""
         return self.catalog.tools()
 
     def refresh_tools(self) -> list[Tool]:
@@ -241,7 +241,7 @@ class MCP:
         """What a chat offers the model from this server: ``only``/``exclude`` applied, tools an
         MCP App keeps from the model left out, ``extra_tools`` added (lists the tools).
 
-        Raises :class:`~llm_mcp.ConfigurationError` naming a declared tool the server lacks.
+        Raises [`ConfigurationError`][llm_mcp.client.errors.ConfigurationError] naming a declared tool the server lacks.
         """
         return model_tools(self)
 
@@ -250,7 +250,7 @@ class MCP:
         return self.catalog.tool(name)
 
     def call(self, name: str, /, **arguments: Any) -> Result:
-        """Call a tool by its server-side name; returns a :class:`Result`.
+        """Call a tool by its server-side name; returns a [`Result`][llm_mcp.Result].
 
         The first call lists the tools (once per server object), since a tool's
         ``x-mcp-header`` annotations and ``idempotent`` hint decide how it is sent.
@@ -267,18 +267,18 @@ class MCP:
     def run(self, tool: Tool, arguments: dict[str, Any], context: Any = None) -> Result:
         """Send ``tools/call`` for ``tool`` with ``arguments`` (as the model or caller gave them).
 
-        ``context`` is the call's :class:`~llm_mcp.client.context.CallContext` (cancel scope,
+        ``context`` is the call's `CallContext` (cancel scope,
         paused request to resume, progress listener); by default the one a chat made for the
         call, else a new one (keeping an active ``CancelScope``). Questions the server asks go
         through ``before_input_request``; when it answers them all, the call is sent again
-        with the answers. Raises :class:`~llm_mcp.InputRequiredError` with the questions left
+        with the answers. Raises [`InputRequiredError`][llm_mcp.client.errors.InputRequiredError] with the questions left
         open (``.requests``)."""
         return self._calls.run(tool, arguments, context)
 
     def progress_listener(self) -> Callable[[dict[str, Any]], None] | None:
         """What receives one request's progress notifications: ``after_progress`` and the
         tool-progress listener of the chat making the call (see ``progress.listening``), each
-        given :class:`~llm_mcp.Progress` objects whose value only grows. ``None`` when nobody
+        given [`Progress`][llm_mcp.Progress] objects whose value only grows. ``None`` when nobody
         listens, and then no ``progressToken`` is sent."""
         return self._calls.progress_listener(call_context.current())
 
@@ -296,7 +296,7 @@ class MCP:
 
     def screen_question(self, question: Question) -> None:
         """Decline what must be declined, then run ``before_input_request`` on what is left
-        (see :meth:`~llm_mcp.client.server.questions.Questions.screen_question`)."""
+        (see `screen_question`)."""
         self._questions.screen_question(question)
 
     def resume_for(self, method: str, params: dict[str, Any]) -> Resume | None:
@@ -306,7 +306,7 @@ class MCP:
     def request_answering(self, method: str, params: dict[str, Any], *, resume: Resume | None = None,
                           **options: Any) -> dict[str, Any]:
         """``client.request(method, params)``, answering the server's questions round after round
-        (see :meth:`~llm_mcp.client.server.calls.Calls.request_answering`)."""
+        (see `request_answering`)."""
         return self._calls.request_answering(method, params, resume=resume, **options)
 
     # -- authorization --------------------------------------------------------------------------
@@ -324,7 +324,7 @@ class MCP:
 
     @property
     def oauth_flow(self) -> Any:
-        """The server's :class:`~llm_mcp.client.oauth.OAuth` (``None`` without ``oauth``)."""
+        """The server's `OAuth` (``None`` without ``oauth``)."""
         return self._auth.flow
 
     def authorization_url(self, redirect_uri: str | None = None, *, scopes: list[str] | str | None = None) -> str:
@@ -363,7 +363,7 @@ class MCP:
     def resources(self) -> list[Resource]:
         """Every resource the server lists (all pages of ``resources/list``), listed once and
         kept; no content is read until a resource's ``content`` is needed. See
-        :meth:`refresh_resources`."""
+        [`refresh_resources`][llm_mcp.MCP.refresh_resources]."""
         return self.catalog.resources()
 
     def refresh_resources(self) -> list[Resource]:
@@ -384,7 +384,7 @@ class MCP:
         With keywords, ``uri`` is a URI template filled with them first. The URI goes to
         the server whatever its scheme: the client never fetches it itself.
 
-        Raises :class:`MCPError` when the server refuses (``.code`` ``-32602`` from a
+        Raises [`MCPError`][llm_mcp.client.errors.MCPError] when the server refuses (``.code`` ``-32602`` from a
         2026-07-28 server, ``-32002`` from an older one, for a resource it does not have),
         ``ValueError`` for template variables the template lacks or needs (or an empty URI),
         ``TypeError`` for a URI that is not a string.
@@ -414,7 +414,7 @@ class MCP:
             chat.ask(github.prompt("code_review", code=diff, language="Ruby"))
 
         Raises ``TypeError`` for a name or an argument that is not a string (MCP prompt
-        arguments are strings), ``ValueError`` for an empty name, :class:`MCPError` when the server refuses (``-32602`` for an unknown
+        arguments are strings), ``ValueError`` for an empty name, [`MCPError`][llm_mcp.client.errors.MCPError] when the server refuses (``-32602`` for an unknown
         prompt or a missing required argument).
         """
         if not isinstance(name, str):
@@ -457,7 +457,7 @@ MCP.__doc__ = (MCP.__doc__ or "") + "\n    Settings:\n\n" + "".join(
 
 
 class _Inline(MCP):
-    """A server built by :func:`mcp` from keyword arguments."""
+    """A server built by [`mcp`][llm_mcp.mcp] from keyword arguments."""
 
     def __init__(self, options: dict[str, Any]):
         self._inline_options = options
@@ -468,7 +468,7 @@ def mcp(**options: Any) -> MCP:
     """Build a server without writing a class: ``llm_mcp.mcp(url="https://...")``.
 
     Takes the class settings as keywords (every setting of
-    :data:`~llm_mcp.client.server.settings.TABLE` but ``inputs``: ``url``, ``command``,
+    `TABLE` but ``inputs``: ``url``, ``command``,
     ``bearer_token``, ``oauth``, ``headers``, the shaping settings, ``before_input_request``
     (a callable taking the question, or the server and the question), ...). Callables are
     called with the server. Raises ``ValueError`` for an unknown keyword, a refused URL, or a

@@ -1,11 +1,11 @@
-"""Calling tools: :class:`Calls`, a collaborator of ``llm_mcp.MCP``.
+"""Calling tools: `Calls`, a collaborator of ``llm_mcp.MCP``.
 
-One ``tools/call`` goes: the call's :class:`~llm_mcp.client.context.CallContext` is taken
+One ``tools/call`` goes: the call's `CallContext` is taken
 once (a chat's, or one of its own), a paused request it resumes supplies the original params
 and the answers, progress goes to ``after_progress`` and the context's listener, the
-server's questions are answered round after round (:class:`~llm_mcp.client.server.questions.Questions`),
+server's questions are answered round after round (`Questions`),
 and an answer ``-32020`` (the header names we sent are stale) lists the tools again and sends
-the call once more. The answer becomes a :class:`~llm_mcp.Result`, checked against the tool's
+the call once more. The answer becomes a [`Result`][llm_mcp.Result], checked against the tool's
 ``outputSchema``.
 """
 
@@ -56,7 +56,7 @@ class Calls:
 
     def run(self, tool: Tool, arguments: dict[str, Any], call: CallContext | None = None) -> Result:
         """Send ``tools/call`` for ``tool`` with ``arguments`` in the context ``call`` (default:
-        :func:`~llm_mcp.client.context.for_call`); see ``MCP.run``."""
+        `for_call`); see ``MCP.run``."""
         call = call or context.for_call()
         with call.active():  # the transports' cancel check and the headers see this call's context
             params = {"name": tool.server_name, "arguments": arguments}
@@ -85,9 +85,9 @@ class Calls:
                           **options: Any) -> dict[str, Any]:
         """``client.request(method, params)``, answering the server's questions round after round.
 
-        Raises :class:`~llm_mcp.InputRequiredError` with the questions left open, and
-        ``MCPError`` after :data:`MAX_INPUT_ROUNDS` answered rounds, for more than
-        :data:`MAX_INPUT_REQUESTS` questions in one round, or for an input request that is not
+        Raises [`InputRequiredError`][llm_mcp.client.errors.InputRequiredError] with the questions left open, and
+        ``MCPError`` after `MAX_INPUT_ROUNDS` answered rounds, for more than
+        `MAX_INPUT_REQUESTS` questions in one round, or for an input request that is not
         an ``elicitation/create``."""
         extra = answers_payload(resume.questions, resume.request_state) if resume is not None else {}
         for _ in range(MAX_INPUT_ROUNDS):
@@ -110,7 +110,7 @@ class Calls:
 
     def progress_listener(self, call: CallContext | None) -> Callable[[dict[str, Any]], None] | None:
         """What receives one request's progress notifications: ``after_progress`` and the call
-        context's listener, each given :class:`~llm_mcp.Progress` objects whose value only
+        context's listener, each given [`Progress`][llm_mcp.Progress] objects whose value only
         grows; ``None`` when nobody listens (then no ``progressToken`` is sent)."""
         chat_listener = call.on_progress if call is not None else None
         after = self._after_progress

@@ -1,4 +1,4 @@
-"""What a server offers, listed once and kept: :class:`Catalog`, a collaborator of ``llm_mcp.MCP``.
+"""What a server offers, listed once and kept: `Catalog`, a collaborator of ``llm_mcp.MCP``.
 
 Tools (``tools/list``), resources (``resources/list``), resource templates
 (``resources/templates/list``) and prompts (``prompts/list``), every page of each, read the
@@ -132,7 +132,7 @@ class Catalog:
         return next((p.raw for p in self._lists.get("prompts", ()) if p.name == name), None)
 
     def _kept(self, kind: str) -> list[Any]:
-        """The list of ``kind`` (see :data:`LISTS`), listed the first time and kept."""
+        """The list of ``kind`` (see `LISTS`), listed the first time and kept."""
         with self._lock:
             if kind not in self._lists:
                 self._lists[kind] = self._listed(*LISTS[kind])

@@ -1,8 +1,8 @@
-"""How a server is reached: :class:`Connection`, a collaborator of ``llm_mcp.MCP``.
+"""How a server is reached: `Connection`, a collaborator of ``llm_mcp.MCP``.
 
 It evaluates the connection settings (``url``, ``command``, ``env``, ``directory``,
 ``transport``, ``timeout``, ``headers``, ``bearer_token``) when they are needed and builds
-the protocol :class:`~llm_mcp.client.session.Client` on first use: Streamable HTTP (falling
+the protocol [`Client`][llm_mcp.Client] on first use: Streamable HTTP (falling
 back to HTTP+SSE) for a ``url``, a process for a ``command``, or the custom ``transport``.
 ``headers`` and ``bearer_token`` are evaluated per request, once per call: the requests of
 one call (question rounds, a retry) and its outage check share one evaluation.
@@ -53,13 +53,13 @@ class Connection:
 
     Attributes:
         settings: the server's settings.
-        auth: the server's :class:`~llm_mcp.client.server.auth.Authorization` (its flow goes
+        auth: the server's `Authorization` (its flow goes
             to the HTTP transports).
         name: returns the server's name.
         declared: returns the client capabilities for an era (``"modern"``, ``"handshake"``).
         on_client: runs once with the client just built (questions wire themselves in).
         headers: returns the HTTP headers evaluated now (the server's ``http_headers``, which a
-            subclass may extend), see :meth:`request_headers`.
+            subclass may extend), see `request_headers`.
         process_spec: returns ``(argv, env)`` for a process start (the server's ``process_spec``).
     """
 
@@ -116,11 +116,11 @@ class Connection:
     # -- settings evaluated ---------------------------------------------------------------------
 
     def endpoint(self) -> str:
-        """The ``url`` setting evaluated now and checked (see :func:`check_url`)."""
+        """The ``url`` setting evaluated now and checked (see `check_url`)."""
         return check_url(self.settings.value("url"), allow_http=bool(self.settings.option("allow_http")))
 
     def timeout(self) -> float:
-        """Seconds a request may take: the ``timeout`` setting, else :data:`DEFAULT_TIMEOUT`."""
+        """Seconds a request may take: the ``timeout`` setting, else `DEFAULT_TIMEOUT`."""
         return float(self.settings.value("timeout") or DEFAULT_TIMEOUT)
 
     def http_headers(self) -> dict[str, str]:

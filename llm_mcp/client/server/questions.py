@@ -1,4 +1,4 @@
-"""Questions a server asks (:class:`Questions`, a collaborator of ``llm_mcp.MCP``): how they are handled: the ``before_input_request`` and ``input_requests``
+"""Questions a server asks (`Questions`, a collaborator of ``llm_mcp.MCP``): how they are handled: the ``before_input_request`` and ``input_requests``
 settings, the capabilities they declare, and the rounds of a request that asks.
 
     class Deploys(llm_mcp.MCP):
@@ -10,7 +10,7 @@ On 2026-07-28 a question arrives as an ``InputRequiredResult``: the questions go
 automatic declines (a URL that is not ``http``/``https``, a kind not accepted) and the
 callback; when none is left open the original request is sent again with a new JSON-RPC id,
 ``inputResponses`` keyed like ``inputRequests`` and the ``requestState`` exactly as the server
-sent it (none when it sent none). Open questions raise :class:`~llm_mcp.InputRequiredError`,
+sent it (none when it sent none). Open questions raise [`InputRequiredError`][llm_mcp.client.errors.InputRequiredError],
 which a chat turns into a pause. Handshake-era servers ask with ``elicitation/create``
 requests on an open stream: they are told about elicitation only when the class has
 ``before_input_request``, which answers them in line (what it leaves open is declined).
@@ -184,7 +184,7 @@ class Questions:
         """The questions of an ``InputRequiredResult`` (``exc``) to ``method``, each screened
         (declined or answered by ``before_input_request`` where it can be).
 
-        Raises ``MCPError`` for more than :data:`MAX_INPUT_REQUESTS` questions, or for an input
+        Raises ``MCPError`` for more than `MAX_INPUT_REQUESTS` questions, or for an input
         request that is not an ``elicitation/create``."""
         if len(exc.input_requests) > MAX_INPUT_REQUESTS:
             raise MCPError(f"MCP server {self.name!r} asked {len(exc.input_requests)} questions at once to finish "

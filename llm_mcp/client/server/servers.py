@@ -1,4 +1,4 @@
-"""Servers by name: :class:`Servers`, as a chat or a page holds them."""
+"""Servers by name: [`Servers`][llm_mcp.Servers], as a chat or a page holds them."""
 
 from __future__ import annotations
 

@@ -1,18 +1,18 @@
-"""The settings of a server, declared once: :data:`TABLE`.
+"""The settings of a server, declared once: `TABLE`.
 
     class Linear(llm_mcp.MCP):
         url = "https://mcp.linear.app/mcp"
         bearer_token = lambda self: self.user.linear_token     # evaluated per request
 
-Each :class:`Setting` row gives a name, its default, one line of documentation, when its
+Each `Setting` row gives a name, its default, one line of documentation, when its
 value is evaluated, and the check that refuses a value that cannot work. Everything else is
-derived from the table: the class attributes of :class:`~llm_mcp.MCP` and their defaults,
+derived from the table: the class attributes of [`MCP`][llm_mcp.MCP] and their defaults,
 the checks run when a subclass is declared (``__init_subclass__``) and when a server is
-built, the keywords ``llm_mcp.mcp(...)`` accepts, and :func:`settings_reference` (the
+built, the keywords ``llm_mcp.mcp(...)`` accepts, and `settings_reference` (the
 Markdown table the docs show). Adding a setting is one row here, plus the collaborator that
 uses it.
 
-A server reads its settings through :class:`ServerSettings` (``server.settings``):
+A server reads its settings through `ServerSettings` (``server.settings``):
 ``option(name)`` is the declared value as written (a literal, a callable, a method name),
 ``value(name)`` the value evaluated now, ``evaluate(name, value)`` evaluates any declared value.
 """
@@ -114,9 +114,9 @@ class Setting:
         name: the class attribute (and ``llm_mcp.mcp()`` keyword).
         default: its value when a class does not set it.
         doc: one line for the reference.
-        evaluated: when a callable or method name is evaluated (one of :data:`EVALUATED`).
+        evaluated: when a callable or method name is evaluated (one of `EVALUATED`).
         check: refuses a declared value when a server is built (``None``: any value, or the
-            collaborator checks it with its group, see :data:`GROUP_CHECKS`).
+            collaborator checks it with its group, see `GROUP_CHECKS`).
         inline: whether ``llm_mcp.mcp()`` takes it as a keyword.
         group: the collaborator that uses it (``"connection"``, ``"shaping"``, ``"questions"``, ...).
     """
@@ -257,7 +257,7 @@ class ServerSettings:
         return evaluate(self.owner, value, self.base)
 
     def evaluate(self, name: str, value: Any) -> Any:
-        """:meth:`resolve` ``value``; an ``AttributeError`` it raises comes out as a
+        """`resolve` ``value``; an ``AttributeError`` it raises comes out as a
         ``RuntimeError`` naming ``name`` (left as it is, Python would take it for a missing attribute)."""
         try:
             return self.resolve(value)
@@ -265,7 +265,7 @@ class ServerSettings:
             raise RuntimeError(f"{type(self.owner).__name__}: evaluating {name} raised AttributeError: {exc}") from exc
 
     def value(self, name: str) -> Any:
-        """The setting evaluated now (see :meth:`evaluate`; a setting left at ``None`` is ``None``)."""
+        """The setting evaluated now (see `evaluate`; a setting left at ``None`` is ``None``)."""
         declared = self.option(name)
         return None if declared is None else self.evaluate(name, declared)
 

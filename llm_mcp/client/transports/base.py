@@ -15,7 +15,7 @@ logs), and requests from the server, whose reply ``on_message`` returns for the
 transport to send back. ``version`` is the protocol revision in use; ``timeout`` is in
 seconds and ``None`` unless the client wants a deadline shorter than the transport's
 own; ``headers`` holds ``Mcp-Param-*`` headers (transports that do not end in HTTP
-ignore it). Raise [ConnectionError][llm_mcp.ConnectionError] when the server cannot be
+ignore it). Raise [ConnectionError][llm_mcp.client.errors.ConnectionError] when the server cannot be
 reached. After ``close()``, the next request reconnects.
 
 `Transport` is the base class of the built-in transports and gives the optional

@@ -151,7 +151,7 @@ class SSETransport(OverHTTP):
     @staticmethod
     def _wait(pending: _Pending, seconds: float, scope: CancelScope | None) -> bool:
         """Wait for the answer; ``False`` at the deadline. With a cancel scope, poll it at each
-        event (raises :class:`~llm_mcp.CancelledError`)."""
+        event (raises [`CancelledError`][llm_mcp.client.errors.CancelledError])."""
         if scope is None:
             return pending.done.wait(seconds)
         deadline = time.monotonic() + seconds

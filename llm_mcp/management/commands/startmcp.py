@@ -14,7 +14,7 @@ appended. The file is named after the class without its suffix, in snake_case, t
 same rule a class-defined server uses for its default name: ``linear`` -> ``LinearMcp``
 in ``linear.py``; ``github issues`` -> ``GithubIssuesMcp`` in ``github_issues.py``;
 ``GitHub`` -> ``GitHubMcp`` in ``git_hub.py``. A trailing word ``mcp`` in NAME is dropped
-so ``LinearMcp`` does not become ``LinearMcpMcp``. See ``docs/generator.md``.
+so ``LinearMcp`` does not become ``LinearMcpMcp``. See ``docs/how-to/generator.md``.
 """
 
 from __future__ import annotations
