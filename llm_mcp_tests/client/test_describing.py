@@ -7,6 +7,8 @@ import pytest
 import llm_mcp
 from llm_mcp.client.server import Servers
 
+from llm_mcp_tests.support.transports import Duck
+
 
 @pytest.mark.parametrize("url", ["https://mcp.example.com/mcp", "http://localhost:8000/mcp",
                                  "http://127.0.0.1:9/mcp", "http://127.8.9.10/mcp", "http://[::1]:8000/mcp"])
@@ -209,21 +211,12 @@ def test_attribute_error_in_a_setting_is_not_swallowed():
 
 
 
-class _TransportThatBreaks:
+class _TransportThatBreaks(Duck):
     """A custom transport whose own code fails with AttributeError on every request."""
 
     def request(self, message, *, version, timeout=None, headers=None, on_message=None):
         device = None
         return device.send_and_wait(message)  # AttributeError: 'NoneType' object has no attribute ...
-
-    def notify(self, message, *, version):
-        pass
-
-    def cancel(self, notification, *, version):
-        pass
-
-    def close(self):
-        pass
 
 
 def test_attribute_error_inside_a_property_is_named_with_its_cause():

@@ -11,21 +11,7 @@ from llm_mcp.client.transports.http import HTTPTransport
 from llm_mcp.client.transports.sse import SSETransport
 from llm_mcp.client.transports.stdio import StdioTransport
 
-
-class Duck:
-    """Four methods, no base class: a custom transport as the docs show it."""
-
-    def request(self, message, *, version, timeout=None, headers=None, on_message=None):
-        return {"jsonrpc": "2.0", "id": message["id"], "result": {}}
-
-    def notify(self, message, *, version):
-        pass
-
-    def cancel(self, notification, *, version):
-        pass
-
-    def close(self):
-        pass
+from llm_mcp_tests.support.transports import Duck
 
 
 class Declaring(Duck):
