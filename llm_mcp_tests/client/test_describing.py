@@ -6,6 +6,7 @@ import pytest
 
 import llm_mcp
 from llm_mcp.client.server import Servers
+from llm_mcp.client.server.settings import settings_reference
 
 from llm_mcp_tests.support.transports import Duck
 
@@ -90,6 +91,33 @@ def test_inline_unknown_setting_is_named():
     with pytest.raises(ValueError, match="bearer_tokn"):
         llm_mcp.mcp(url="https://a.example/mcp", bearer_tokn="x")
 
+
+
+def test_inline_class_only_setting_says_so():
+    """``inputs`` is a setting of server classes, not of ``llm_mcp.mcp()``: the error says that
+    instead of calling it unknown, and the settings reference marks it."""
+    with pytest.raises(ValueError) as info:
+        llm_mcp.mcp(url="https://a.example/mcp", inputs=["user"])
+    assert str(info.value) == ("llm_mcp.mcp() does not take ['inputs']: only a subclass of llm_mcp.MCP "
+                               "declares them")
+    row = next(line for line in settings_reference().splitlines() if line.startswith("| `inputs` |"))
+    assert row.endswith("(a class attribute only, not a `llm_mcp.mcp()` keyword) |")
+
+
+@pytest.mark.parametrize("named", [False, True])
+def test_url_that_is_not_a_string_is_refused_when_built(named):
+    """A ``url`` that is neither a string nor a callable is refused when the server is built,
+    naming the setting and the type, with or without a ``name=``."""
+    options = {"url": 123, **({"name": "tracker"} if named else {})}
+    with pytest.raises(ValueError) as info:
+        llm_mcp.mcp(**options)
+    assert str(info.value) == "llm_mcp.mcp(): url must be a string (or a callable returning one), not int"
+
+    class Tracker(llm_mcp.MCP):
+        url = 123
+
+    with pytest.raises(ValueError, match=r"^Tracker: url must be a string \(or a callable returning one\), not int$"):
+        Tracker()
 
 def test_inline_07_duplicate_names_name_both():
     """MCP-INLINE-07: two servers with one name in one place raise ValueError naming both."""

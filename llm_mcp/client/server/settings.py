@@ -69,6 +69,8 @@ def check_url(url: str, *, allow_http: bool = False) -> str:
 
 
 def _url(settings: ServerSettings, url: Any, where: str) -> None:
+    if url is not None and not isinstance(url, str) and not callable(url):
+        raise ValueError(f"{where}: url must be a string (or a callable returning one), not {type(url).__name__}")
     if isinstance(url, str) and not settings.names_method(url):
         check_url(url, allow_http=bool(settings.option("allow_http")))
 
@@ -200,9 +202,12 @@ def check_class(cls: type[MCP], base: type, reserved: tuple[str, ...] = ()) -> N
 
 def check_keywords(options: dict[str, Any]) -> None:
     """The keywords of ``llm_mcp.mcp()``: raises ``ValueError`` for one that is not an inline setting."""
-    unknown = sorted(k for k in options if k not in BY_NAME or not BY_NAME[k].inline)
+    unknown = sorted(k for k in options if k not in BY_NAME)
     if unknown:
         raise ValueError(f"llm_mcp.mcp() got unknown settings {unknown}")
+    class_only = sorted(k for k in options if not BY_NAME[k].inline)
+    if class_only:
+        raise ValueError(f"llm_mcp.mcp() does not take {class_only}: only a subclass of llm_mcp.MCP declares them")
     if "transport" in options and not options.get("name"):
         raise ValueError("llm_mcp.mcp(transport=...) needs a name=, since it has no URL or command to be named after")
 
@@ -211,7 +216,8 @@ def settings_reference() -> str:
     """The settings as a Markdown table (name, default, when evaluated, what it does), for the docs."""
     lines = ["| setting | default | evaluated | what it does |", "| --- | --- | --- | --- |"]
     for setting in TABLE:
-        lines.append(f"| `{setting.name}` | `{setting.default!r}` | {setting.evaluated} | {setting.doc} |")
+        only = "" if setting.inline else " (a class attribute only, not a `llm_mcp.mcp()` keyword)"
+        lines.append(f"| `{setting.name}` | `{setting.default!r}` | {setting.evaluated} | {setting.doc}{only} |")
     return "\n".join(lines) + "\n"
 
 
