@@ -81,6 +81,12 @@ def ask_chat(self: Any, chat_id: Any, text: str, key: str | None = None) -> str:
 def _after_turn(task: Any, record: Any) -> str:
     calls = unanswered(record.store.messages())[1]  # one read serves both questions
     delay = next_check(calls)
+    if delay is None and calls and not any(call.waiting for call in calls):
+        # A call's task ended between the turn and this read (its task cleared in another
+        # process): nothing would wake the chat again, so its calls run now, in this job.
+        record.complete()
+        calls = unanswered(record.store.messages())[1]
+        delay = next_check(calls)
     if delay is None:
         return "waiting" if any(call.waiting for call in calls) else "done"
     if task.request.is_eager:  # run in-process (CELERY_TASK_ALWAYS_EAGER): a countdown would not wait
