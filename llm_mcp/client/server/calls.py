@@ -66,8 +66,8 @@ class Calls:
                 arguments = params.get("arguments") or {}
             try:
                 raw = self.request_answering("tools/call", params, resume=resume, context=call,
-                                             headers=param_headers(tool.header_map, arguments) if tool.header_map
-                                             else {}, resend=tool.idempotent,
+                                             headers=param_headers(tool.header_map, arguments),
+                                             resend=tool.idempotent,
                                              on_progress=self.progress_listener(call))
             except MCPError as exc:
                 if exc.code != HEADER_MISMATCH:  # our idea of the tool is stale
