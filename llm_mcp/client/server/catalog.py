@@ -50,6 +50,7 @@ class Catalog:
         self.listed_tools: list[Tool] | None = None
         self._tool_index: dict[str, Tool] | None = None
         self._lists: dict[str, list[Any]] = {}  # resources, resource templates, prompts, once listed
+        self._forgotten = 0  # counts forget() calls: a listing that a change overtook is not kept
 
     # -- tools ----------------------------------------------------------------------------------
 
@@ -57,9 +58,25 @@ class Catalog:
         """Every tool the server lists (all pages), listed the first time."""
         with self._lock:
             if self.listed_tools is None:
-                self.listed_tools = self._list_tools()
-                self._tool_index = {t.server_name: t for t in self.listed_tools}
+                before = self._forgotten
+                tools = self._list_tools()
+                if before != self._forgotten:  # the server said the tools changed while we listed them
+                    return tools
+                self.listed_tools = tools
+                self._tool_index = {t.server_name: t for t in tools}
             return list(self.listed_tools)
+
+    def forget(self, kind: str) -> None:
+        """Drop a kept list so the next use lists it again: ``"tools"``, ``"prompts"`` or
+        ``"resources"`` (with the resource templates). No contact; safe from any thread."""
+        self._forgotten += 1
+        if kind == "tools":
+            self.listed_tools = self._tool_index = None
+        elif kind == "resources":
+            self._lists.pop("resource_templates", None)
+            self._lists.pop("resources", None)
+        else:
+            self._lists.pop(kind, None)
 
     def refresh_tools(self) -> list[Tool]:
         """Forget the tools and list them again."""
@@ -135,7 +152,11 @@ class Catalog:
         """The list of ``kind`` (see `LISTS`), listed the first time and kept."""
         with self._lock:
             if kind not in self._lists:
-                self._lists[kind] = self._listed(*LISTS[kind])
+                before = self._forgotten
+                items = self._listed(*LISTS[kind])
+                if before != self._forgotten:  # changed while we listed it: not kept
+                    return items
+                self._lists[kind] = items
             return list(self._lists[kind])
 
     def _listed(self, method: str, key: str, kind: Any, field: str) -> list[Any]:

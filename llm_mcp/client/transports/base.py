@@ -18,6 +18,16 @@ own; ``headers`` holds ``Mcp-Param-*`` headers (transports that do not end in HT
 ignore it). Raise [ConnectionError][llm_mcp.client.errors.ConnectionError] when the server cannot be
 reached. After ``close()``, the next request reconnects.
 
+To support listening for changes ([`MCP.listen`][llm_mcp.MCP.listen]), a transport also has
+``listen(message, *, version, on_message)``, called from the listener's thread. On
+2026-07-28, ``message`` is a ``subscriptions/listen`` request: send it, pass each message
+the server sends for it to ``on_message`` (the acknowledgement first, then the changes), and
+return the server's final response once the server ends the subscription (raise, as
+``request`` does, when the connection drops). For older servers ``message`` is ``None``: pass
+on the change notifications the server sends unprompted until the connection ends. To stop
+it, the client raises [CancelledError][llm_mcp.client.errors.CancelledError] in that thread,
+from ``on_message`` (or from a cancel check, see ``llm_mcp.CancelScope``): let it propagate.
+
 `Transport` is the base class of the built-in transports and gives the optional
 attributes (`Transport.running`, `Transport.cancels_by_closing`,
 `Transport.listen_during_calls`) their defaults. A transport of your own may subclass it,
@@ -31,6 +41,8 @@ from __future__ import annotations
 import abc
 from typing import Any, Callable
 
+from ..errors import MCPError
+
 __all__ = ["OPTIONAL", "MessageHandler", "Transport", "adopt"]
 
 MessageHandler = Callable[[dict[str, Any]], "dict[str, Any] | None"]
@@ -39,7 +51,7 @@ MessageHandler = Callable[[dict[str, Any]], "dict[str, Any] | None"]
 REQUIRED = ("request", "notify", "cancel", "close")
 """The methods every transport has."""
 
-OPTIONAL = ("running", "cancels_by_closing", "listen_during_calls")
+OPTIONAL = ("running", "cancels_by_closing", "listen_during_calls", "listen")
 """The attributes a transport may declare; `Transport` gives each its default."""
 
 
@@ -91,6 +103,15 @@ class Transport(abc.ABC):
     def close(self) -> None:
         """End the connection (and the session); the next request reconnects."""
 
+    def listen(self, message: dict[str, Any] | None, *, version: str | None, on_message: MessageHandler,
+               on_open: Callable[[], None] | None = None) -> dict[str, Any] | None:
+        """Hold a subscription open (see the module docstring); returns the server's final
+        response (``None`` when an older server's stream ends). ``on_open`` runs once the
+        transport receives what the server sends unprompted (``message`` ``None``).
+
+        Raises [MCPError][llm_mcp.client.errors.MCPError] here: this transport cannot listen."""
+        raise MCPError(f"the transport {type(self).__name__} cannot listen for changes (it has no listen method)")
+
 
 def adopt(transport: Any) -> Transport:
     """``transport`` itself when it subclasses `Transport`, else an adapter around it.
@@ -122,6 +143,14 @@ class _Adopted(Transport):
 
     def close(self) -> None:
         self.inner.close()
+
+    def listen(self, message: dict[str, Any] | None, *, version: str | None, on_message: MessageHandler,
+               on_open: Callable[[], None] | None = None) -> dict[str, Any] | None:
+        if "listen" not in self._declared:
+            return super().listen(message, version=version, on_message=on_message, on_open=on_open)
+        if on_open is not None:  # the hook takes no on_open: it listens as soon as it is called
+            on_open()
+        return self.inner.listen(message, version=version, on_message=on_message)
 
     @property
     def running(self) -> bool:

@@ -1,0 +1,112 @@
+"""What a server says changed: `Changes`, a collaborator of ``llm_mcp.MCP``.
+
+A ``notifications/tools/list_changed`` (``prompts``, ``resources``) drops that list from the
+server object's `Catalog`, so the next turn of a chat lists it again;
+a ``notifications/resources/updated`` names a resource whose content changed. Either way the
+``after_change`` setting runs with what changed: ``"tools"``, ``"prompts"``, ``"resources"``,
+or a fresh [`Resource`][llm_mcp.Resource] (its content read on first access). MCP 2026-07-28,
+"Tools" / "Prompts" / "Resources" > "List Changed Notification" and "Subscriptions".
+
+Handshake-era servers may send these notifications on any response stream, and they are
+acted on here with no setup; 2026-07-28 servers send them only on a ``subscriptions/listen``
+stream (see `Listener`).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from typing import TYPE_CHECKING, Any, Callable
+
+from .. import protocol
+from ..declared import names_method
+from ..resource import Resource
+
+if TYPE_CHECKING:
+    from .catalog import Catalog
+    from .settings import ServerSettings
+
+__all__ = ["Changes", "describe", "unknown_tool"]
+
+log = logging.getLogger("llm_mcp.listen")
+
+
+
+def unknown_tool(message: str, name: str) -> bool:
+    """Whether an error message says the tool ``name`` does not exist, the ways servers put it:
+    ``Unknown tool: x``, ``Tool x not found``, ``tool 'x' does not exist``, ``No such tool``."""
+    text = message.lower()
+    if name.lower() not in text:
+        return False
+    return bool(_UNKNOWN_TOOL.search(text))
+
+
+_UNKNOWN_TOOL = re.compile(r"unknown tool|no such tool|tool not found|tool\b[^.;\n]{0,80}\b(?:not found|does not exist"
+                           r"|doesn't exist|is not available)")
+
+
+class Changes:
+    """Turns change notifications into dropped caches and ``after_change`` calls.
+
+    Attributes:
+        settings: the server's settings (``after_change``).
+        catalog: the lists to drop.
+        on_change: more receivers of each change (``(change,)``), such as the Django signal;
+            each runs after ``after_change``.
+        around: wraps every callback run (``around(fn)`` runs ``fn()``); the Django command sets
+            it to close stale database connections before and after, like a Celery job.
+    """
+
+    def __init__(self, settings: ServerSettings, catalog: Catalog):
+        self.settings = settings
+        self.catalog = catalog
+        self.on_change: list[Callable[[Any], None]] = []
+        self.around: Callable[[Callable[[], None]], None] = lambda fn: fn()
+
+    def notified(self, message: dict[str, Any]) -> None:
+        """Act on one notification from the server (anything but a change is ignored)."""
+        method = message.get("method")
+        if method in protocol.LIST_CHANGED:
+            self.changed(protocol.LIST_CHANGED[method])
+        elif method == protocol.RESOURCE_UPDATED:
+            uri = protocol.as_object(message.get("params")).get("uri")
+            if isinstance(uri, str) and uri:
+                self.changed(self.resource(uri))
+
+    def resource(self, uri: str) -> Resource:
+        """A `Resource` for ``uri`` whose content is read on first access (the listing's entry
+        when the resources were listed)."""
+        return Resource(self.settings.owner, self.catalog.listed_resource(uri) or {"uri": uri})
+
+    def changed(self, change: Any) -> None:
+        """Drop the list a change names, then run ``after_change`` and `on_change` with it; an
+        exception they raise is logged, never raised."""
+        if isinstance(change, str):
+            self.catalog.forget(change)
+        log.info("MCP server %s changed: %s", self.settings.owner.name, describe(change))
+        after = self.settings.option("after_change")
+        receivers = list(self.on_change)
+        if after is not None:
+            receivers.insert(0, lambda value: self._run_after_change(after, value))
+        for receiver in receivers:
+            try:
+                self.around(lambda receiver=receiver: receiver(change))
+            except Exception:  # noqa: BLE001 - a failing callback must not stop listening
+                log.exception("MCP server %s: a callback for the change %s failed", self.settings.owner.name,
+                              describe(change))
+
+    def _run_after_change(self, after: Any, change: Any) -> None:
+        owner = self.settings.owner
+        if isinstance(after, str) and names_method(type(owner), after, self.settings.base):
+            getattr(owner, after)(change)
+        elif isinstance(after, (staticmethod, classmethod)):
+            after.__get__(None, type(owner))(owner, change)
+        else:
+            after(owner, change)
+
+
+def describe(change: Any) -> str:
+    """What a change names in a log line: the list (``tools``), the resource's URI, the task's id."""
+    if isinstance(change, Resource):
+        return change.uri
+    return str(getattr(change, "id", change))
