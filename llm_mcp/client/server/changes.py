@@ -18,7 +18,7 @@ import logging
 import re
 from typing import TYPE_CHECKING, Any, Callable
 
-from .. import protocol
+from .. import protocol, state
 from ..declared import names_method
 from ..resource import Resource
 
@@ -48,20 +48,18 @@ _UNKNOWN_TOOL = re.compile(r"unknown tool|no such tool|tool not found|tool\b[^.;
 class Changes:
     """Turns change notifications into dropped caches and ``after_change`` calls.
 
+    Each callback (``after_change``, then each of ``state.change_listeners``) runs inside the
+    process's ``state.change_guards`` (the Django app's: stale database connections closed
+    before and after).
+
     Attributes:
         settings: the server's settings (``after_change``).
         catalog: the lists to drop.
-        on_change: more receivers of each change (``(change,)``), such as the Django signal;
-            each runs after ``after_change``.
-        around: wraps every callback run (``around(fn)`` runs ``fn()``); the Django command sets
-            it to close stale database connections before and after, like a Celery job.
     """
 
     def __init__(self, settings: ServerSettings, catalog: Catalog):
         self.settings = settings
         self.catalog = catalog
-        self.on_change: list[Callable[[Any], None]] = []
-        self.around: Callable[[Callable[[], None]], None] = lambda fn: fn()
 
     def notified(self, message: dict[str, Any]) -> None:
         """Act on one notification from the server (anything but a change is ignored)."""
@@ -79,21 +77,23 @@ class Changes:
         return Resource(self.settings.owner, self.catalog.listed_resource(uri) or {"uri": uri})
 
     def changed(self, change: Any) -> None:
-        """Drop the list a change names, then run ``after_change`` and `on_change` with it; an
-        exception they raise is logged, never raised."""
+        """Drop the list a change names, log it (INFO, logger ``llm_mcp.listen``), then run
+        ``after_change`` and the process's change listeners with it; an exception they raise
+        is logged, never raised."""
         if isinstance(change, str):
             self.catalog.forget(change)
         log.info("MCP server %s changed: %s", self.settings.owner.name, describe(change))
+        owner = self.settings.owner
         after = self.settings.option("after_change")
-        receivers = list(self.on_change)
+        receivers: list[Callable[[], None]] = []
         if after is not None:
-            receivers.insert(0, lambda value: self._run_after_change(after, value))
+            receivers.append(lambda: self._run_after_change(after, change))
+        receivers += [lambda listener=listener: listener(owner, change) for listener in state.change_listeners]
         for receiver in receivers:
             try:
-                self.around(lambda receiver=receiver: receiver(change))
+                _guarded(receiver, list(state.change_guards))
             except Exception:  # noqa: BLE001 - a failing callback must not stop listening
-                log.exception("MCP server %s: a callback for the change %s failed", self.settings.owner.name,
-                              describe(change))
+                log.exception("MCP server %s: a callback for the change %s failed", owner.name, describe(change))
 
     def _run_after_change(self, after: Any, change: Any) -> None:
         owner = self.settings.owner
@@ -103,6 +103,14 @@ class Changes:
             after.__get__(None, type(owner))(owner, change)
         else:
             after(owner, change)
+
+
+def _guarded(fn: Callable[[], None], guards: list[Callable[[Callable[[], None]], None]]) -> None:
+    """Run ``fn`` inside each guard, the first outermost."""
+    if not guards:
+        fn()
+        return
+    guards[0](lambda: _guarded(fn, guards[1:]))
 
 
 def describe(change: Any) -> str:

@@ -43,7 +43,7 @@ from typing import Any, Callable
 
 from ..errors import MCPError
 
-__all__ = ["OPTIONAL", "MessageHandler", "Transport", "adopt"]
+__all__ = ["OPTIONAL", "OPTIONAL_METHODS", "MessageHandler", "Transport", "adopt"]
 
 MessageHandler = Callable[[dict[str, Any]], "dict[str, Any] | None"]
 """Receives a server message that is not the awaited response; returns a reply for requests."""
@@ -51,8 +51,11 @@ MessageHandler = Callable[[dict[str, Any]], "dict[str, Any] | None"]
 REQUIRED = ("request", "notify", "cancel", "close")
 """The methods every transport has."""
 
-OPTIONAL = ("running", "cancels_by_closing", "listen_during_calls", "listen")
+OPTIONAL = ("running", "cancels_by_closing", "listen_during_calls")
 """The attributes a transport may declare; `Transport` gives each its default."""
+
+OPTIONAL_METHODS = ("listen",)
+"""The methods a transport may have: ``listen`` (listening for changes)."""
 
 
 class Transport(abc.ABC):
@@ -129,7 +132,8 @@ class _Adopted(Transport):
 
     def __init__(self, inner: Any):
         self.inner = inner
-        self._declared = frozenset(name for name in OPTIONAL if hasattr(inner, name))
+        self._declared = frozenset(name for name in OPTIONAL if hasattr(inner, name)) | frozenset(
+            name for name in OPTIONAL_METHODS if callable(getattr(inner, name, None)))
 
     def request(self, message: dict[str, Any], *, version: str | None, timeout: float | None = None,
                 headers: dict[str, str] | None = None, on_message: MessageHandler | None = None) -> dict[str, Any]:
