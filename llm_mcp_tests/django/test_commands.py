@@ -84,7 +84,7 @@ def test_inspect_demo_prints_identity_revision_instructions_and_tools():
     assert "A friendly demo server for llm_mcp." in out
     for name in DEMO_TOOLS:
         assert name in out
-    assert "Tools (4):" in out
+    assert f"Tools ({len(DEMO_TOOLS)}):" in out
     # The echo row: title + description, then read-only, destructive, idempotent, open-world.
     echo_row = next(line for line in out.splitlines() if " echo " in line)
     assert "Echo: Send back the given message, unchanged." in echo_row
