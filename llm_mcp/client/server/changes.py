@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from .. import protocol, state
 from ..declared import names_method
 from ..resource import Resource
+from .listener import on_listener_thread
 
 if TYPE_CHECKING:
     from .catalog import Catalog
@@ -48,9 +49,11 @@ _UNKNOWN_TOOL = re.compile(r"unknown tool|no such tool|tool not found|tool\b[^.;
 class Changes:
     """Turns change notifications into dropped caches and ``after_change`` calls.
 
-    Each callback (``after_change``, then each of ``state.change_listeners``) runs inside the
-    process's ``state.change_guards`` (the Django app's: stale database connections closed
-    before and after).
+    Each callback (``after_change``, then each of ``state.change_listeners``) runs, on a
+    listener's thread, inside the process's ``state.change_guards`` (the Django app's: stale
+    database connections closed before and after). A change a handshake-era server announces
+    while it answers a request runs them unguarded, in the requesting thread, which may be in
+    the middle of a transaction.
 
     Attributes:
         settings: the server's settings (``after_change``).
@@ -89,9 +92,10 @@ class Changes:
         if after is not None:
             receivers.append(lambda: self._run_after_change(after, change))
         receivers += [lambda listener=listener: listener(owner, change) for listener in state.change_listeners]
+        guards = list(state.change_guards) if on_listener_thread() else []  # not inside a caller's request
         for receiver in receivers:
             try:
-                _guarded(receiver, list(state.change_guards))
+                _guarded(receiver, guards)
             except Exception:  # noqa: BLE001 - a failing callback must not stop listening
                 log.exception("MCP server %s: a callback for the change %s failed", owner.name, describe(change))
 

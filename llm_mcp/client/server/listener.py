@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from ..session import Client
     from .changes import Changes
 
-__all__ = ["ACK", "FIRST_DELAY", "MAX_DELAY", "Listener", "resource_uris"]
+__all__ = ["ACK", "FIRST_DELAY", "MAX_DELAY", "Listener", "on_listener_thread", "resource_uris"]
 
 log = logging.getLogger("llm_mcp.listen")
 
@@ -55,6 +55,14 @@ ACK = "notifications/subscriptions/acknowledged"
 
 _FLAGS = (("tools", "toolsListChanged"), ("prompts", "promptsListChanged"), ("resources", "resourcesListChanged"))
 """The lists a server may announce changes to, and their field in a subscription filter."""
+
+
+_here = threading.local()
+
+
+def on_listener_thread() -> bool:
+    """Whether the current thread is a listener's (change callbacks run guarded there)."""
+    return getattr(_here, "listening", False)
 
 
 class _Ended(Exception):
@@ -137,6 +145,7 @@ class Listener:
 
     def _run(self, scope: CancelScope, confirmed: threading.Event, failure: list[BaseException]) -> None:
         delay, rounds = FIRST_DELAY, 0
+        _here.listening = True
         with scope:
             while not scope.cancelled:
                 acknowledged = threading.Event()
