@@ -112,7 +112,7 @@ class MCP:
                                      process_spec=self.process_spec)
         self.catalog = Catalog(self, lambda: self.client)
         self.changes = Changes(settings, self.catalog)
-        self._listener = Listener(lambda: self.client, self.changes, name)
+        self._listener = Listener(lambda: self.client, self.changes, name, forked=self.connection.forget)
         self._calls = Calls(settings, self.catalog, self._questions, connection=self.connection, name=name)
         settings.check([lambda s: check_shaping(self, s.where), self._auth.check])
         self.name = self._default_name()

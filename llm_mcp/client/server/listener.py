@@ -76,11 +76,15 @@ class Listener:
         client: returns the server's protocol client.
         changes: what receives each change (drops caches, runs ``after_change``).
         name: returns the server's name.
+        forked: called in a forked child before it listens: drops the connection the parent
+            made (its sockets and pipes are the parent's), without closing it.
         resources: the URIs listened to.
         delays: the waits before each new attempt so far (seconds), for the curious and the tests.
     """
 
-    def __init__(self, client: Callable[[], Client], changes: Changes, name: Callable[[], str]):
+    def __init__(self, client: Callable[[], Client], changes: Changes, name: Callable[[], str],
+                 forked: Callable[[], None] = lambda: None):
+        self.forked = forked
         self.client = client
         self.changes = changes
         self.name = name
@@ -103,6 +107,9 @@ class Listener:
         confirmed; a server that announces nothing and no resources: no thread, no connection.
 
         Raises ``ConnectionError`` (unreachable), ``MCPError`` (refused, naming what)."""
+        if self._pid != os.getpid():  # a forked child: nothing of the parent's connection is ours
+            self._thread, self._pid = None, os.getpid()
+            self.forked()
         self.stop()
         client = self.client()
         client.connect()
