@@ -19,6 +19,7 @@ from llm_mcp.client.server import listener as listener_module
 from llm_mcp.testing import running_server
 from llm_mcp_tests.support.listening import Heard, wait_until
 from llm_mcp_tests.support.processes import ServerProcess, free_port
+from llm_mcp_tests.support.transports import Acknowledging, OldTunnel
 
 CHANGING = "llm_mcp_tests.support.servers.changing"
 NOTE = "memo://note"
@@ -505,66 +506,6 @@ def test_listen_21_a_forked_child_does_not_inherit_the_listener_and_listens_on_i
 # -- the custom-transport hook -------------------------------------------------------------------
 
 
-class Acknowledging:
-    """A custom transport (no base class) speaking 2026-07-28, with a ``listen`` hook that
-    acknowledges what it is asked (all of it, or all but the resources), then, per ``script``,
-    ends the subscription gracefully ("ok") or fails before the acknowledgement ("fail"); with
-    no script left it waits, passing on notifications from ``queue``, until cancelled."""
-
-    def __init__(self, *, grant_resources: bool = True, script: list[str] | None = None):
-        self.grant_resources = grant_resources
-        self.script = list(script or [])
-        self.attempts = 0
-        self.messages: list[Any] = []
-        self.queue: list[dict[str, Any]] = []
-        self.stopped_by: BaseException | None = None
-
-    def request(self, message: dict[str, Any], *, version: str | None, timeout: float | None = None,
-                headers: dict[str, str] | None = None, on_message: Any = None) -> dict[str, Any]:
-        if message["method"] == "server/discover":
-            return {"jsonrpc": "2.0", "id": message["id"], "result": {
-                "supportedVersions": ["2026-07-28"], "capabilities": {
-                    "tools": {"listChanged": True}, "resources": {"subscribe": True}},
-                "serverInfo": {"name": "tunnel", "version": "1"}}}
-        return {"jsonrpc": "2.0", "id": message["id"], "result": {"tools": [], "resultType": "complete"}}
-
-    def notify(self, message: dict[str, Any], *, version: str | None) -> None:
-        pass
-
-    def cancel(self, notification: dict[str, Any], *, version: str | None) -> None:
-        self.messages.append(notification)
-
-    def close(self) -> None:
-        pass
-
-    def listen(self, message: dict[str, Any] | None, *, version: str | None, on_message: Any) -> dict[str, Any]:
-        self.attempts += 1
-        self.messages.append(message)
-        step = self.script.pop(0) if self.script else "stay"
-        if step == "fail":
-            raise llm_mcp.ConnectionError("the tunnel is down")
-        assert message is not None
-        asked = message["params"]["notifications"]
-        granted = dict(asked)
-        if not self.grant_resources:
-            granted.pop("resourceSubscriptions", None)
-        meta = {"io.modelcontextprotocol/subscriptionId": message["id"]}
-        on_message({"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged",
-                    "params": {"notifications": granted, "_meta": meta}})
-        if step == "ok":
-            return {"jsonrpc": "2.0", "id": message["id"], "result": {"resultType": "complete", "_meta": meta}}
-        try:
-            while True:
-                while self.queue:
-                    on_message(self.queue.pop(0))
-                time.sleep(0.01)
-                on_message({"jsonrpc": "2.0", "method": "notifications/message",
-                            "params": {"level": "debug", "data": "idle"}})  # a cancel check
-        except llm_mcp.CancelledError as exc:
-            self.stopped_by = exc
-            raise
-
-
 def test_trans_11_a_custom_transport_listen_hook_carries_the_subscription():
     """MCP-TRANS-11: the listener thread calls the transport's ``listen(message, version=...)``
     with a ``subscriptions/listen`` request; the notifications it passes on are heard."""
@@ -596,42 +537,6 @@ def test_trans_12_close_raises_cancelled_error_in_the_hook_which_lets_it_propaga
     assert not listener_threads()
     cancelled = [m for m in transport.messages if m and m.get("method") == "notifications/cancelled"]
     assert cancelled and cancelled[0]["params"]["requestId"] == transport.messages[0]["id"]
-
-
-class OldTunnel:
-    """A custom transport to a 2025-11-25 server: its ``listen`` hook gets ``None`` and passes on
-    what the server sends unprompted."""
-
-    def __init__(self) -> None:
-        self.given: list[Any] = []
-        self.queue: list[dict[str, Any]] = []
-
-    def request(self, message: dict[str, Any], *, version: str | None, timeout: float | None = None,
-                headers: dict[str, str] | None = None, on_message: Any = None) -> dict[str, Any]:
-        if message["method"] == "server/discover":
-            return {"jsonrpc": "2.0", "id": message["id"], "error": {"code": -32601, "message": "Method not found"}}
-        if message["method"] == "initialize":
-            return {"jsonrpc": "2.0", "id": message["id"], "result": {
-                "protocolVersion": "2025-11-25", "capabilities": {"prompts": {"listChanged": True}},
-                "serverInfo": {"name": "old", "version": "1"}}}
-        return {"jsonrpc": "2.0", "id": message["id"], "result": {}}
-
-    def notify(self, message: dict[str, Any], *, version: str | None) -> None:
-        pass
-
-    def cancel(self, notification: dict[str, Any], *, version: str | None) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
-
-    def listen(self, message: Any, *, version: str | None, on_message: Any) -> None:
-        self.given.append((message, version))
-        while True:
-            while self.queue:
-                on_message(self.queue.pop(0))
-            time.sleep(0.01)
-            on_message({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "debug"}})
 
 
 def test_trans_13_an_older_server_s_hook_gets_none_and_passes_on_unprompted_changes():
