@@ -555,6 +555,17 @@ def test_trans_13_an_older_server_s_hook_gets_none_and_passes_on_unprompted_chan
     assert not listener_threads()
 
 
+def test_a_server_that_never_acknowledges_makes_listen_time_out_and_stop():
+    """A subscription the server never confirms: ``listen`` raises ``ServerTimeoutError`` after
+    the server's ``timeout`` and the listener thread ends (cancelled in the transport)."""
+    transport = Acknowledging(script=["silent"])
+    server = llm_mcp.mcp(transport=lambda: transport, name="tunnel", timeout=0.5)
+    with pytest.raises(llm_mcp.ServerTimeoutError, match="did not confirm"):
+        server.listen()
+    assert isinstance(transport.stopped_by, llm_mcp.CancelledError)
+    assert not listener_threads() and not server.listening
+
+
 def test_a_transport_without_a_listen_hook_cannot_listen():
     """A custom transport without ``listen`` makes ``listen`` raise ``MCPError`` saying so."""
     from llm_mcp_tests.support.transports import Duck

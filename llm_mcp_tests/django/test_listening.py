@@ -84,7 +84,7 @@ def test_listen_20_mcp_listen_logs_each_change_and_exits_0_on_sigterm():
         process, err = start_listen("llm_mcp_tests.support.listen_targets.ChangingOverHTTP",
                                     "--resource", "memo://note", env={"LLM_MCP_TEST_LISTEN_URL": running.url})
         try:
-            assert err.wait_for("Listening to MCP server changing"), err.text
+            assert err.wait_for("Listening to MCP server changing: tools, prompts, resources, memo://note"), err.text
             trigger = running.mcp()
             trigger.call("add_tool")
             trigger.call("edit", text="seen by the command")
@@ -199,3 +199,31 @@ def test_mcp_changed_is_sent_with_the_server_class_as_sender():
         mcp_changed.disconnect(receiver)
     assert [(s, c) for s, _, c in received] == [(type(server), "tools")]
     assert received[0][1] is server and isinstance(server, llm_mcp.MCP)
+
+
+@pytest.mark.slow
+@pytest.mark.django_db
+def test_the_example_live_tools_page_shows_what_its_listener_heard(tmp_path, settings):
+    """The example project's listener (``LiveDemoServer``, as the Procfile runs it) hears the demo
+    server learn a tool after the page's button asked it to, and the page lists the new tool."""
+    from django.test import Client
+    from django.urls import reverse
+
+    from example_project.demo import LiveDemoServer
+    from llm_mcp_tests.support.processes import start_http_server
+
+    demo = start_http_server(lambda port: [sys.executable, "-m", "example_project.demo_server", "--http", str(port)])
+    settings.EXAMPLE_DEMO_MCP_URL = f"http://127.0.0.1:{demo.port}/mcp"
+    settings.EXAMPLE_LIVE_TOOLS_FILE = str(tmp_path / "live_tools.json")
+    listener = LiveDemoServer()
+    try:
+        page = Client()
+        assert "has heard no change yet" in page.get(reverse("live_tools")).content.decode()
+        listener.listen()
+        assert page.post(reverse("live_tools")).status_code == 302
+        assert wait_until(lambda: (tmp_path / "live_tools.json").exists())
+        html = page.get(reverse("live_tools")).content.decode()
+        assert 'data-tool="shout"' in html and 'data-tool="echo"' in html
+    finally:
+        listener.close()
+        demo.stop()

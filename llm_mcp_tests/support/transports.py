@@ -29,9 +29,10 @@ class Duck:
 
 class Acknowledging(Duck):
     """A custom transport (no base class) speaking 2026-07-28, with a ``listen`` hook that
-    acknowledges what it is asked (all of it, or all but the resources), then, per ``script``,
-    ends the subscription gracefully ("ok") or fails before the acknowledgement ("fail"); with
-    no script left it waits, passing on notifications from ``queue``, until cancelled."""
+    acknowledges what it is asked (all of it, or all but the resources) and, per ``script``,
+    ends the subscription gracefully ("ok"), fails before the acknowledgement ("fail") or never
+    acknowledges ("silent"); with no script left it waits, passing on notifications from
+    ``queue``, until cancelled."""
 
     def __init__(self, *, grant_resources: bool = True, script: list[str] | None = None):
         self.grant_resources = grant_resources
@@ -59,6 +60,14 @@ class Acknowledging(Duck):
         step = self.script.pop(0) if self.script else "stay"
         if step == "fail":
             raise llm_mcp.ConnectionError("the tunnel is down")
+        if step == "silent":  # never acknowledges; stops when cancelled
+            try:
+                while True:
+                    time.sleep(0.01)
+                    on_message({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "debug"}})
+            except llm_mcp.CancelledError as exc:
+                self.stopped_by = exc
+                raise
         assert message is not None
         asked = message["params"]["notifications"]
         granted = dict(asked)

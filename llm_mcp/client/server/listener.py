@@ -135,6 +135,7 @@ class Listener:
         if failure:
             self.stop()
             raise failure[0]
+        log.info("Listening to MCP server %s: %s", self.name(), ", ".join((*lists, *self.resources)))
 
     def stop(self) -> None:
         """End the subscription and the thread (waits up to `STOP_WAIT` seconds). In a forked

@@ -34,6 +34,7 @@ from ..errors import (
     from_httpx,
 )
 from .base import MessageHandler
+from .stdio import MAX_UNHANDLED
 from .http import (
     OverHTTP,
     describe,
@@ -292,7 +293,8 @@ class SSETransport(OverHTTP):
             return
         inbox = self._inbox
         if inbox is not None and message.get("method") in protocol.CHANGE_NOTIFICATIONS:
-            inbox.put(message)  # the listener handles it, in its own thread
+            if inbox.qsize() < MAX_UNHANDLED:
+                inbox.put(message)  # the listener handles it, in its own thread
             return
         reply = self.handler(message) if self.handler else None
         if not protocol.is_request(message):

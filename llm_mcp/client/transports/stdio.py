@@ -442,10 +442,18 @@ class StdioTransport(Transport):
             if not _belongs(message, key):
                 return False
             assert pending.inbox is not None
+            if message in pending.inbox:  # the same news twice while a callback runs: once is enough
+                return True
+            if len(pending.inbox) >= MAX_UNHANDLED:
+                log.debug("MCP server %s sends changes faster than they are handled; one dropped", self.name)
+                return True
             pending.inbox.append(message)
             self._turn.notify_all()
         return True
 
+
+MAX_UNHANDLED = 1000
+"""Change notifications kept for a listener busy in a callback; past that, more are dropped."""
 
 _UNPROMPTED = object()
 """The key of a handshake-era listener, which has no request of its own."""

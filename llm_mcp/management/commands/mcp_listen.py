@@ -63,9 +63,11 @@ class Command(BaseCommand):
         try:
             with reporting_errors():
                 server.listen(resources=options["resource"])
-            what = ", ".join(options["resource"]) or "its lists"
-            log.info("Listening to MCP server %s (%s); stop with Ctrl-C or SIGTERM", server.name,
-                     what if server.listening else "nothing: it announces no changes")
+            if server.listening:
+                log.info("Stop with Ctrl-C or SIGTERM")
+            else:
+                log.warning("MCP server %s announces no changes: nothing to listen to (waiting for Ctrl-C or "
+                            "SIGTERM)", server.name)
             while not stop.wait(0.5):  # short waits: signals are handled between them
                 pass
             log.info("Stopping: closing the subscription to MCP server %s", server.name)
