@@ -381,12 +381,14 @@ def test_listen_16_waits_double_from_one_second_to_a_minute_and_reset_after_succ
         server.close()
 
 
-def test_listen_16_17_a_killed_server_is_subscribed_again_and_everything_counts_as_changed():
+@pytest.mark.slow
+@pytest.mark.parametrize("era", ["modern", "handshake"])
+def test_listen_16_17_a_killed_server_is_subscribed_again_and_everything_counts_as_changed(era):
     """MCP-LISTEN-16, MCP-LISTEN-17: the real server process is killed and started again on the
-    same port; the listener subscribes again within the backoff, and ``after_change`` gets every
-    announced list and every listened resource."""
+    same port; the listener subscribes again within the backoff (a new session on the handshake
+    era), and ``after_change`` gets every announced list and every listened resource."""
     port = free_port()
-    argv = [sys.executable, "-m", CHANGING, "--http", str(port), "--era", "modern"]
+    argv = [sys.executable, "-m", CHANGING, "--http", str(port), "--era", era]
     process = ServerProcess(argv, port)
     process.wait_ready()
     heard = Heard()

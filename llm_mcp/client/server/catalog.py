@@ -57,14 +57,14 @@ class Catalog:
     def tools(self) -> list[Tool]:
         """Every tool the server lists (all pages), listed the first time."""
         with self._lock:
-            if self.listed_tools is None:
+            tools = self.listed_tools  # read once: a listener thread may forget it meanwhile
+            if tools is None:
                 before = self._forgotten
                 tools = self._list_tools()
-                if before != self._forgotten:  # the server said the tools changed while we listed them
-                    return tools
-                self.listed_tools = tools
-                self._tool_index = {t.server_name: t for t in tools}
-            return list(self.listed_tools)
+                if before == self._forgotten:  # else the server said they changed while we listed them
+                    self.listed_tools = tools
+                    self._tool_index = {t.server_name: t for t in tools}
+            return list(tools)
 
     def forget(self, kind: str) -> None:
         """Drop a kept list so the next use lists it again: ``"tools"``, ``"prompts"`` or
@@ -151,13 +151,13 @@ class Catalog:
     def _kept(self, kind: str) -> list[Any]:
         """The list of ``kind`` (see `LISTS`), listed the first time and kept."""
         with self._lock:
-            if kind not in self._lists:
+            items = self._lists.get(kind)  # read once: a listener thread may forget it meanwhile
+            if items is None:
                 before = self._forgotten
                 items = self._listed(*LISTS[kind])
-                if before != self._forgotten:  # changed while we listed it: not kept
-                    return items
-                self._lists[kind] = items
-            return list(self._lists[kind])
+                if before == self._forgotten:  # else it changed while we listed it: not kept
+                    self._lists[kind] = items
+            return list(items)
 
     def _listed(self, method: str, key: str, kind: Any, field: str) -> list[Any]:
         """Every entry of a list, built as ``kind``; entries without ``field`` or seen twice are skipped."""

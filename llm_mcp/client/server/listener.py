@@ -194,8 +194,12 @@ class Listener:
             client.connect()
         if client.era == MODERN:
             self._modern(client, acknowledged, again, first)
-        else:
+            return
+        try:
             self._handshake(client, acknowledged, again, first)
+        except SessionExpiredError:  # the server forgot the session (restarted): handshake again next time
+            client.era = None
+            raise
 
     def _confirmed(self, acknowledged: threading.Event, again: bool, first: threading.Event) -> None:
         acknowledged.set()
