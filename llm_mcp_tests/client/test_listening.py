@@ -81,6 +81,38 @@ def test_listen_02_a_handshake_server_announcing_on_a_response_stream_is_followe
             server.close()
 
 
+def test_listen_02_a_list_changed_on_a_handshake_era_call_s_response_stream_drops_the_list(scripted):
+    """MCP-LISTEN-02: over Streamable HTTP, a 2025-11-25 server's tools/list_changed inside a
+    tools/call's SSE answer drops the kept list, with no listener."""
+    from llm_mcp_tests.support.scripted import answer, result, sse
+
+    listings = []
+
+    def script(request):
+        method = request.get("method")
+        if method == "server/discover":
+            return answer({"jsonrpc": "2.0", "id": request["id"], "error": {"code": -32601, "message": "no"}})
+        if method == "initialize":
+            return result(request, {"protocolVersion": "2025-11-25", "capabilities": {"tools": {"listChanged": True}},
+                                    "serverInfo": {"name": "old", "version": "1"}})
+        if "id" not in request:  # notifications/initialized
+            return answer(b"", status=202)
+        if method == "tools/list":
+            listings.append(1)
+            return result(request, {"tools": [{"name": f"t{len(listings)}", "inputSchema": {"type": "object"}}]})
+        return sse(request, [("notifications/tools/list_changed", {})], {"content": []})
+
+    heard = Heard()
+    server = llm_mcp.mcp(url=scripted(script).url, after_change=heard)
+    try:
+        assert [t.name for t in server.tools] == ["t1"]
+        server.call("t1")
+        assert heard.names == ["tools"] and not server.listening
+        assert [t.name for t in server.tools] == ["t2"]
+    finally:
+        server.close()
+
+
 def test_listen_03_a_2026_server_tells_only_listeners_and_each_new_object_lists_afresh():
     """MCP-LISTEN-03: a 2026-07-28 server sends changes only to a listener: an object that does
     not listen keeps its list, and a freshly built object lists the tools fresh."""
