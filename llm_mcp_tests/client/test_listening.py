@@ -615,3 +615,28 @@ def test_a_transport_without_a_listen_hook_cannot_listen():
     with pytest.raises(llm_mcp.MCPError, match="cannot listen"):
         server.listen()
     assert not listener_threads()
+
+
+def test_listen_18_a_2024_11_05_http_sse_server_is_listened_to_on_its_event_stream():
+    """MCP-LISTEN-18: a server on the 2024-11-05 HTTP+SSE transport sends its changes on the event
+    stream the session lives on; the listener hands them to ``after_change`` in its own thread,
+    and ``resources/subscribe`` brings the resource's updates."""
+    from llm_mcp_tests.support.processes import start_http_server
+
+    process = start_http_server(lambda port: [sys.executable, "-m", "llm_mcp_tests.support.servers.legacy_sse",
+                                              CHANGING, str(port)])
+    heard = Heard()
+    server = llm_mcp.mcp(url=f"http://127.0.0.1:{process.port}/mcp", after_change=heard)
+    try:
+        assert server.protocol_version == "2025-11-25"
+        assert type(server.client.transport).__name__ == "SSETransport"
+        server.listen(resources=[NOTE])
+        server.call("add_tool")
+        server.call("edit", text="over the old transport")
+        assert heard.wait_for("tools", NOTE), heard.names
+        assert set(heard.threads) == {f"mcp-listener-{server.name}"}
+        assert heard.changes[heard.names.index(NOTE)].content == "over the old transport"
+    finally:
+        server.close()
+        process.stop()
+    assert not listener_threads()
