@@ -1,12 +1,14 @@
 """The transport contract: what carries JSON-RPC messages between the client and a server.
 
-A transport has four methods, and may declare three optional attributes::
+A transport has four methods, and may declare three optional attributes and one optional
+method, ``listen``::
 
     class Tunnel(llm_mcp.Transport):
         def request(self, message, *, version, timeout=None, headers=None, on_message=None) -> dict: ...
         def notify(self, message, *, version) -> None: ...
         def cancel(self, notification, *, version) -> None: ...
         def close(self) -> None: ...
+        def listen(self, message, *, version, on_message) -> dict | None: ...   # optional
 
 ``request`` sends one JSON-RPC request (a dict) and returns the matching response (a
 dict with string keys, holding ``result`` or ``error``). While it waits, it passes every
