@@ -640,3 +640,27 @@ def test_listen_18_a_2024_11_05_http_sse_server_is_listened_to_on_its_event_stre
         server.close()
         process.stop()
     assert not listener_threads()
+
+
+@pytest.mark.parametrize("era", ["modern", "handshake"])
+def test_listen_17_a_stdio_server_that_died_is_started_again_and_listened_to_again(era):
+    """MCP-LISTEN-16, MCP-LISTEN-17: the stdio server process is killed; the listener starts it
+    again (sending ``subscriptions/listen`` again, or handshaking and subscribing again), and
+    ``after_change`` gets everything as changed."""
+    import signal
+
+    heard = Heard()
+    with running_server(CHANGING, transport="stdio", era=era) as running:
+        server = running.mcp(after_change=heard)
+        try:
+            server.listen(resources=[NOTE])
+            first = server.client.transport.pid
+            os.kill(first, signal.SIGKILL)
+            assert heard.wait_for("tools", "prompts", "resources", NOTE, timeout=20), heard.names
+            assert server.client.transport.pid not in (None, first)
+            heard.clear()
+            server.call("edit", text="after the restart")
+            assert heard.wait_for(NOTE)
+            assert heard.changes[-1].content == "after the restart"
+        finally:
+            server.close()
