@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import logging
 import uuid
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from django.conf import settings
@@ -372,4 +372,4 @@ def live_tools(request: HttpRequest) -> HttpResponse:
     heard = demo.live_tools()
     return render(request, "example_project/live_tools.html", {
         "heard": heard, "url": settings.EXAMPLE_DEMO_MCP_URL,
-        "at": datetime.fromtimestamp(heard["at"], timezone.utc) if heard else None})
+        "at": datetime.fromtimestamp(heard["at"], UTC) if heard else None})

@@ -229,7 +229,12 @@ class Server:
         anyio.from_thread.run(self._publish, kind, uri, token=self._token)
 
     async def _publish(self, kind: str, uri: str | None) -> None:
-        from mcp.shared.subscriptions import PromptsListChanged, ResourcesListChanged, ResourceUpdated, ToolsListChanged
+        from mcp.shared.subscriptions import (
+            PromptsListChanged,
+            ResourcesListChanged,
+            ResourceUpdated,
+            ToolsListChanged,
+        )
 
         events = {"tools": ToolsListChanged, "prompts": PromptsListChanged, "resources": ResourcesListChanged}
         if self._bus is not None:
@@ -241,7 +246,7 @@ class Server:
                     await connection.send_resource_updated(uri)
                 else:
                     await getattr(connection, f"send_{kind.rstrip('s')}_list_changed")()
-            except Exception as exc:  # noqa: BLE001 - a client gone away misses the news
+            except Exception as exc:
                 logging.getLogger("llm_mcp.testing").debug("could not announce %s: %s", kind, exc)
 
     def _reindex(self) -> None:
@@ -314,7 +319,6 @@ class Server:
         import anyio.to_thread
         import mcp_types as types
         from mcp.server.caching import CacheHint
-        from mcp.server.lowlevel.server import Server as LowlevelServer
         from mcp.shared.exceptions import MCPError
 
         kit = self

@@ -17,8 +17,8 @@ from django.contrib.auth import get_user_model
 import llm_mcp
 from llm_mcp.signals import guard_database, mcp_changed
 from llm_mcp.testing import running_server
-from llm_mcp_tests.support.listening import wait_until
 from llm_mcp_tests.support.listen_targets import ChangingOverHTTP
+from llm_mcp_tests.support.listening import wait_until
 from llm_mcp_tests.support.processes import REPO_ROOT
 
 CHANGING = "llm_mcp_tests.support.servers.changing"

@@ -34,7 +34,6 @@ from ..errors import (
     from_httpx,
 )
 from .base import MessageHandler
-from .stdio import MAX_UNHANDLED
 from .http import (
     OverHTTP,
     describe,
@@ -42,6 +41,7 @@ from .http import (
     insufficient_scope,
     parse_challenge,
 )
+from .stdio import MAX_UNHANDLED
 
 __all__ = ["SSETransport"]
 
