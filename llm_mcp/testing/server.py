@@ -246,7 +246,7 @@ class Server:
                     await connection.send_resource_updated(uri)
                 else:
                     await getattr(connection, f"send_{kind.rstrip('s')}_list_changed")()
-            except Exception as exc:
+            except Exception as exc:  # a client gone away misses the news
                 logging.getLogger("llm_mcp.testing").debug("could not announce %s: %s", kind, exc)
 
     def _reindex(self) -> None:

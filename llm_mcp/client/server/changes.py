@@ -96,7 +96,7 @@ class Changes:
         for receiver in receivers:
             try:
                 _guarded(receiver, guards)
-            except Exception:
+            except Exception:  # a failing callback must not stop listening
                 log.exception("MCP server %s: a callback for the change %s failed", owner.name, describe(change))
 
     def _run_after_change(self, after: Any, change: Any) -> None:
