@@ -612,7 +612,7 @@ def test_a_transport_without_a_listen_hook_cannot_listen():
             return super().request(message, **kwargs)
 
     server = llm_mcp.mcp(transport=lambda: Announcing(), name="duck")
-    with pytest.raises(llm_mcp.MCPError, match="cannot listen"):
+    with pytest.raises(llm_mcp.MCPError, match="Announcing cannot listen"):
         server.listen()
     assert not listener_threads()
 

@@ -153,7 +153,8 @@ class _Adopted(Transport):
     def listen(self, message: dict[str, Any] | None, *, version: str | None, on_message: MessageHandler,
                on_open: Callable[[], None] | None = None) -> dict[str, Any] | None:
         if "listen" not in self._declared:
-            return super().listen(message, version=version, on_message=on_message, on_open=on_open)
+            raise MCPError(f"the transport {type(self.inner).__name__} cannot listen for changes (it has no listen "
+                           "method)")
         if on_open is not None:  # the hook takes no on_open: it listens as soon as it is called
             on_open()
         return self.inner.listen(message, version=version, on_message=on_message)
