@@ -94,6 +94,7 @@ class Listener:
         self._scope = CancelScope()
         self._pid = os.getpid()
         self._lists: tuple[str, ...] = ()
+        self._lock = threading.RLock()  # one start or stop at a time
 
     @property
     def running(self) -> bool:
@@ -107,6 +108,10 @@ class Listener:
         confirmed; a server that announces nothing and no resources: no thread, no connection.
 
         Raises ``ConnectionError`` (unreachable), ``MCPError`` (refused, naming what)."""
+        with self._lock:
+            self._start(resources)
+
+    def _start(self, resources: list[str]) -> None:
         if self._pid != os.getpid():  # a forked child: nothing of the parent's connection is ours
             self._thread, self._pid = None, os.getpid()
             self.forked()
@@ -140,10 +145,11 @@ class Listener:
     def stop(self) -> None:
         """End the subscription and the thread (waits up to `STOP_WAIT` seconds). In a forked
         child, only forgets the parent's listener: its thread does not exist here."""
-        thread, self._thread = self._thread, None
-        if thread is None or self._pid != os.getpid():
-            return
-        self._scope.cancel("the listener was closed")
+        with self._lock:
+            thread, self._thread = self._thread, None
+            if thread is None or self._pid != os.getpid():
+                return
+            self._scope.cancel("the listener was closed")
         if thread is not threading.current_thread():
             thread.join(STOP_WAIT)
             if thread.is_alive():
