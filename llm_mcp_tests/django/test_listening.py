@@ -130,6 +130,7 @@ def test_mcp_listen_reports_a_server_it_cannot_reach():
     assert wait_until(lambda: "ConnectionError" in err.text, 5), err.text
 
 
+@pytest.mark.db
 @pytest.mark.django_db(transaction=True)
 def test_listen_19_callbacks_use_the_orm_with_connections_closed_before_and_after():
     """MCP-LISTEN-19: ``after_change`` and ``mcp_changed`` receivers run on the listener thread
