@@ -664,3 +664,20 @@ def test_listen_17_a_stdio_server_that_died_is_started_again_and_listened_to_aga
             assert heard.changes[-1].content == "after the restart"
         finally:
             server.close()
+
+
+def test_a_resource_uri_from_the_server_cannot_forge_log_lines(caplog):
+    """A changed resource's URI is logged on one line, control characters escaped."""
+    transport = Acknowledging()
+    server = llm_mcp.mcp(transport=lambda: transport, name="tunnel")
+    try:
+        with caplog.at_level(logging.INFO, logger="llm_mcp.listen"):
+            server.listen(resources=["memo://a"])
+            subscription = transport.messages[0]["id"]
+            transport.queue.append({"jsonrpc": "2.0", "method": "notifications/resources/updated", "params": {
+                "uri": "memo://a\n2026 ERROR forged", "_meta": {"io.modelcontextprotocol/subscriptionId": subscription}}})
+            assert wait_until(lambda: any("changed: memo://a" in r.getMessage() for r in caplog.records))
+        line = next(r.getMessage() for r in caplog.records if "changed: memo://a" in r.getMessage())
+        assert "\n" not in line and "\\n2026 ERROR forged" in line
+    finally:
+        server.close()

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from .. import protocol, state
 from ..declared import names_method
+from ..logs import printable
 from ..resource import Resource
 from .listener import on_listener_thread
 
@@ -31,6 +32,10 @@ __all__ = ["Changes", "describe", "unknown_tool"]
 
 log = logging.getLogger("llm_mcp.listen")
 
+
+
+MAX_SHOWN = 300
+"""Characters of a URI a log line shows."""
 
 
 def unknown_tool(message: str, name: str) -> bool:
@@ -119,6 +124,5 @@ def _guarded(fn: Callable[[], None], guards: list[Callable[[Callable[[], None]],
 
 def describe(change: Any) -> str:
     """What a change names in a log line: the list (``tools``), the resource's URI, the task's id."""
-    if isinstance(change, Resource):
-        return change.uri
-    return str(getattr(change, "id", change))
+    text = change.uri if isinstance(change, Resource) else str(getattr(change, "id", change))
+    return printable(text if len(text) <= MAX_SHOWN else text[:MAX_SHOWN] + "...")  # a server's text: one line
