@@ -681,3 +681,21 @@ def test_a_resource_uri_from_the_server_cannot_forge_log_lines(caplog):
         assert "\n" not in line and "\\n2026 ERROR forged" in line
     finally:
         server.close()
+
+
+@pytest.mark.parametrize("end", ["ok", "cancelled"])
+def test_either_graceful_end_of_a_subscription_is_followed_by_a_new_one(monkeypatch, end):
+    """MCP-LISTEN-16: a server ending the subscription with a ``complete`` result or with
+    ``notifications/cancelled`` for it: the listener subscribes again (after FIRST_DELAY) and
+    treats everything as changed."""
+    monkeypatch.setattr(listener_module, "FIRST_DELAY", 0.01)
+    heard = Heard()
+    transport = Acknowledging(script=[end])
+    server = llm_mcp.mcp(transport=lambda: transport, name="tunnel", after_change=heard)
+    try:
+        server.listen()
+        assert wait_until(lambda: transport.attempts == 2)
+        assert heard.wait_for("tools") and server.listening
+        assert [m["method"] for m in transport.messages[:2]] == ["subscriptions/listen"] * 2
+    finally:
+        server.close()

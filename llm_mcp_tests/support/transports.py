@@ -30,7 +30,7 @@ class Duck:
 class Acknowledging(Duck):
     """A custom transport (no base class) speaking 2026-07-28, with a ``listen`` hook that
     acknowledges what it is asked (all of it, or all but the resources) and, per ``script``,
-    ends the subscription gracefully ("ok"), fails before the acknowledgement ("fail") or never
+    ends the subscription gracefully ("ok": a result; "cancelled": ``notifications/cancelled``), fails before the acknowledgement ("fail") or never
     acknowledges ("silent"); with no script left it waits, passing on notifications from
     ``queue``, until cancelled."""
 
@@ -78,6 +78,9 @@ class Acknowledging(Duck):
                     "params": {"notifications": granted, "_meta": meta}})
         if step == "ok":
             return {"jsonrpc": "2.0", "id": message["id"], "result": {"resultType": "complete", "_meta": meta}}
+        if step == "cancelled":  # the other graceful end: notifications/cancelled for the subscription
+            on_message({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                        "params": {"requestId": message["id"], "_meta": meta}})
         try:
             while True:
                 while self.queue:
