@@ -37,6 +37,18 @@ CLIENT_INFO = {"name": "llm_mcp", "version": __version__}
 META_PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
 META_CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
 META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
+META_SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
+
+LIST_CHANGED = {
+    "notifications/tools/list_changed": "tools",
+    "notifications/prompts/list_changed": "prompts",
+    "notifications/resources/list_changed": "resources",
+}
+"""The list-changed notifications, and the list each one names."""
+RESOURCE_UPDATED = "notifications/resources/updated"
+"""The notification naming one resource whose content changed (``params.uri``)."""
+CHANGE_NOTIFICATIONS = (*LIST_CHANGED, RESOURCE_UPDATED)
+"""Every notification that says something changed (MCP "Subscriptions")."""
 
 # JSON-RPC and MCP error codes (JSON-RPC 2.0 §5.1; MCP 2026-07-28 "Error codes").
 PARSE_ERROR = -32700
