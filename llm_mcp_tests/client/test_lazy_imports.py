@@ -65,6 +65,15 @@ def test_a_call_to_a_server_without_oauth_loads_neither_jose_nor_jsonschema(echo
     assert not {m for m in modules if m.startswith("llm_mcp.client.oauth.")} - {"llm_mcp.client.oauth.settings"}
 
 
+def test_a_stdio_call_never_loads_httpx(echo_stdio_command: list[str]) -> None:
+    modules = loaded_by(f"import llm_mcp\nserver = llm_mcp.mcp(command={echo_stdio_command!r}, name='echo', "
+                        f"directory={str(REPO_ROOT)!r})\n"
+                        "assert server.call('echo', message='hi').text == 'hi'\nserver.close()")
+    assert "llm_mcp.client.transports.stdio" in modules  # the call went over stdio
+    tops = {name.split(".")[0] for name in modules}
+    assert not tops & {"httpx", "httpx_sse", "httpcore", "joserfc", "jsonschema"}, sorted(tops & HEAVY)
+
+
 def test_the_libraries_arrive_when_a_server_needs_them() -> None:
     """The lazy imports still happen: an HTTP transport brings httpx, an OAuth flow joserfc, a dated form field
     jsonschema."""
