@@ -44,7 +44,13 @@ REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from llm_mcp_tests.support.processes import ECHO_SERVER, PYTHON, echo_command, start_http_server  # noqa: E402
+from llm_mcp_tests.support.processes import (  # noqa: E402  (needs the repo on sys.path)
+    ECHO_SERVER,
+    PYTHON,
+    echo_command,
+    end_stdio_server,
+    start_http_server,
+)
 
 LATEST = "2026-07-28"
 HANDSHAKE = "2025-11-25"
@@ -133,13 +139,7 @@ class StdioFloor:
         check(waiter.result(timeout=60)["result"]["content"][0]["text"])
 
     def close(self) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.close()
-        try:
-            self.proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
+        end_stdio_server(self.proc)
 
 
 class Ours:

@@ -60,6 +60,7 @@ from llm_mcp_tests.support.processes import (  # noqa: E402  (needs the repo on 
     PYTHON,
     ServerProcess,
     echo_command,
+    end_stdio_server,
     free_port,
     start_http_server,
 )
@@ -253,13 +254,7 @@ class StdioFloor(SyncContender):
         self.call = call
 
     def stop(self) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.close()
-        try:
-            self.proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
+        end_stdio_server(self.proc)
 
 
 class Ours(SyncContender):

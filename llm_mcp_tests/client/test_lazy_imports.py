@@ -87,6 +87,6 @@ def test_the_libraries_arrive_when_a_server_needs_them() -> None:
 
 @pytest.mark.parametrize("name", ["OAuth", "OAuthSettings", "MemoryStore", "TokenRequestError", "credential_key"])
 def test_the_oauth_package_still_offers_its_public_names(name: str) -> None:
-    import llm_mcp.client.oauth as oauth
+    from llm_mcp.client import oauth
 
     assert name in oauth.__all__ and getattr(oauth, name).__name__ == name
