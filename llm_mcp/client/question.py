@@ -20,10 +20,9 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
+from functools import cache
 from typing import Any
 from urllib.parse import urlsplit
-
-from functools import cache
 
 from .protocol import as_object, as_text
 
