@@ -93,6 +93,10 @@ def error_response(id: Any, code: int, message: str) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}
 
 
+_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+"""Built once: ``json.dumps`` with options other than its defaults builds an encoder per message."""
+
+
 def encode(message: dict[str, Any]) -> bytes:
     """Serialize a message as compact UTF-8 JSON.
 
@@ -100,7 +104,7 @@ def encode(message: dict[str, Any]) -> bytes:
     JSON types), naming the method, before anything is sent.
     """
     try:
-        return json.dumps(message, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode()
+        return _ENCODER.encode(message).encode()
     except (TypeError, ValueError) as exc:
         raise ValueError(f"{message.get('method', 'a reply')}: the arguments cannot be sent as JSON ({exc})") from None
 

@@ -48,6 +48,10 @@ log = logging.getLogger("llm_mcp.client.http")
 ACCEPT = "application/json, text/event-stream"
 MAX_ATTEMPTS = 3
 """Attempts at one request whose stream broke: the first, then at most two resumptions."""
+DRAIN_GRACE = 0.05
+"""Seconds an SSE stream may take to end after it carried the response, so that its connection
+is kept alive for the next request. A server that keeps answered streams open costs this once:
+the transport then closes such streams (and their connections) at once."""
 
 
 @functools.lru_cache(maxsize=1)
@@ -191,6 +195,7 @@ class HTTPTransport(OverHTTP):
         self._client = client
         self._own_client = client is None
         self._lock = threading.Lock()
+        self._drains = True  # False once the server kept an answered SSE stream open
 
     @property
     def client(self) -> httpx.Client:
@@ -492,6 +497,7 @@ class HTTPTransport(OverHTTP):
                     retry_ms = retry if retry is not None else retry_ms
                     answer = self._find_response(data, message, on_message, version)
                     if answer is not None:
+                        self._drain(response)
                         return answer
             except httpx.TimeoutException as exc:
                 no_answer = self._no_answer(message, timeout)
@@ -509,6 +515,18 @@ class HTTPTransport(OverHTTP):
             time.sleep(max(0.0, min((retry_ms if retry_ms is not None else 1000) / 1000,
                                     deadline - time.monotonic())))
             response = self._resume(last_id, version, timeout, deadline)
+
+    def _drain(self, response: httpx.Response) -> None:
+        """Read an answered SSE stream to its end, for at most `DRAIN_GRACE` seconds, so that its
+        connection goes back to the pool instead of being closed (the spec asks servers to end the
+        stream once it carried the response). Events after the response are dropped. A server that
+        keeps the stream open is remembered: its streams are closed at once from then on."""
+        if not self._drains:
+            return
+        stream = response.stream
+        if isinstance(stream, _Deadline) and not stream.drain(response.request, DRAIN_GRACE):
+            self._drains = False
+            log.debug("MCP server %s keeps answered SSE streams open; closing them from now on", self.name)
 
     def _resume(self, last_id: str, version: str | None, timeout: float, deadline: float) -> httpx.Response:
         headers = self._stream_headers(version)
@@ -654,6 +672,26 @@ class _Deadline(httpx.SyncByteStream):
             yield chunk
             if time.monotonic() > self._deadline:
                 raise httpx.ReadTimeout("the request's deadline passed")
+
+    def drain(self, request: httpx.Request, grace: float) -> bool:
+        """Read the rest of the body, discarding it, for at most about ``grace`` seconds; ``True``
+        when it ended (its connection can then be reused), ``False`` when it did not (or broke).
+
+        The readers above may hold their own iteration suspended: this one reads on from where the
+        connection is (httpcore's body iterator reads from the connection's state, not from a copy),
+        with the request's read timeout (httpcore's ``timeout`` extension) lowered to ``grace``."""
+        timeouts = request.extensions.get("timeout")
+        if not isinstance(timeouts, dict):
+            return False
+        end = time.monotonic() + grace
+        timeouts["read"] = grace
+        try:
+            for _ in self._stream:
+                if time.monotonic() > end:
+                    return False
+        except httpx.HTTPError:  # a read timeout: the stream is still open
+            return False
+        return True
 
     def close(self) -> None:
         self._stream.close()
