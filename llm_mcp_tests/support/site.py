@@ -41,6 +41,7 @@ class Site(ServerProcess):
     once it answers ``/``."""
 
     def __init__(self, env: dict[str, str], folder: Path):
+        self.env = env
         manage = [sys.executable, str(REPO_ROOT / "manage.py")]
         subprocess.run([*manage, "migrate", "--no-input", "-v", "0"], env=env, cwd=REPO_ROOT, check=True,
                        capture_output=True, timeout=120)

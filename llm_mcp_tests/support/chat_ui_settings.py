@@ -1,0 +1,6 @@
+"""Settings of the example site with the chat pages offering the test agent (`chat_ui.ChatUIAgent`)."""
+
+from example_project.settings import *  # noqa: F401,F403
+from example_project.settings import LLM_MCP
+
+LLM_MCP["CHAT_AGENTS"] = ["llm_mcp_tests.support.chat_ui.ChatUIAgent"]
