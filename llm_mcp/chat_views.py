@@ -335,7 +335,7 @@ def _undecided(record: Any) -> bool:
 
 
 class AnswerView(ChatDetailView):
-    """POST ``action=answer`` (with the form's fields) or ``action=decline``: one open question
+    """POST ``reply=answer`` (with the form's fields) or ``reply=decline``: one open question
     of ``record.pending_questions`` (by its call's id and key). A refused answer shows the page
     again with the form's errors (status 400); once nothing is left open, ``resume_chat``."""
 
@@ -344,9 +344,9 @@ class AnswerView(ChatDetailView):
 
     def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         record = self.get_chat()
-        what = request.POST.get("action", "")
+        what = request.POST.get("reply", "")
         if what not in ("answer", "decline"):
-            return HttpResponseBadRequest("action must be answer or decline")
+            return HttpResponseBadRequest("reply must be answer or decline")
         question = next((q for q in record.pending_questions
                          if q.tool_call_id == kwargs["call"] and q.key == kwargs["key"]), None)
         if question is None:

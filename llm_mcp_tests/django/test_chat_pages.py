@@ -64,7 +64,7 @@ def test_another_users_chat_is_404_on_every_view(enqueued):
     posts = [("chat_send", [record.pk], {"text": "hi"}), ("chat_cancel", [record.pk], {}),
              ("chat_resume", [record.pk], {}), ("chat_approve", [record.pk, call.pk], {}),
              ("chat_decline", [record.pk, call.pk], {}),
-             ("chat_answer", [record.pk, "call_deploy", "target"], {"action": "decline"})]
+             ("chat_answer", [record.pk, "call_deploy", "target"], {"reply": "decline"})]
     for name in gets:
         assert client.get(reverse(f"llm_mcp:{name}", args=[record.pk])).status_code == 404
     for name, args, data in posts:
@@ -162,14 +162,14 @@ def test_question_form_is_validated_on_the_server(enqueued):
     url = reverse("llm_mcp:chat_answer", args=[record.pk, "call_deploy", "target"])
     page = client.get(reverse("llm_mcp:chat_detail", args=[record.pk])).content.decode()
     assert 'name="q-environment"' in page and 'name="q-replicas"' in page and 'value="1"' in page
-    refused = client.post(url, {"action": "answer", "q-environment": "production", "q-replicas": "9"})
+    refused = client.post(url, {"reply": "answer", "q-environment": "production", "q-replicas": "9"})
     assert refused.status_code == 400
     assert "takes a number between 1 and 5, not 9" in refused.content.decode()
     assert ToolCall.objects.get(tool_call_id="call_deploy").pending_questions[0]["response"] is None
-    refused = client.post(url, {"action": "answer", "q-environment": "moon"})
+    refused = client.post(url, {"reply": "answer", "q-environment": "moon"})
     assert refused.status_code == 400 and "Select a valid choice" in refused.content.decode()
     assert enqueued == []
-    client.post(url, {"action": "answer", "q-environment": "production", "q-replicas": "3"})
+    client.post(url, {"reply": "answer", "q-environment": "production", "q-replicas": "3"})
     stored = ToolCall.objects.get(tool_call_id="call_deploy").pending_questions[0]["response"]
     assert stored == {"action": "accept", "content": {"environment": "production", "replicas": 3}}
     assert enqueued == [("resume_chat", (record.pk,))]
