@@ -56,7 +56,7 @@ def test_empty_model_and_unknown_provider_are_refused_on_save():
     with pytest.raises(ValidationError) as raised:
         Chat.objects.create(model="gpt-test", provider="opnai")
     message = raised.value.message_dict["provider"][0]
-    assert "'opnai' is not a registered provider" in message and "anthropic, openai" in message
+    assert "'opnai' is not a registered provider; known: anthropic, " in message and "openai" in message
     record = Chat.objects.create(model="gpt-test", provider="openai")
     record.provider = "nope"
     with pytest.raises(ValidationError):
