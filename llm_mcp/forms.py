@@ -53,7 +53,8 @@ def _form_field(field: Field) -> forms.Field:
         choices = [(str(choice), str(choice)) for choice in field.choices]
         if field.type == "array":
             return forms.MultipleChoiceField(choices=choices, widget=forms.CheckboxSelectMultiple, **options)
-        return forms.ChoiceField(choices=([("", "---")] if not options["required"] else []) + choices, **options)
+        # a blank first option unless the field has a default: nothing is chosen for the user
+        return forms.ChoiceField(choices=([] if field.default is not None else [("", "---")]) + choices, **options)
     if field.type == "boolean":
         options["required"] = False  # an unchecked box is False
         return forms.BooleanField(**options)

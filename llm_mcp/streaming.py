@@ -92,19 +92,16 @@ class EventStream:
             self.stopped.set()
 
     async def __aiter__(self) -> AsyncIterator[str]:
-        self.start()
+        """The same events for an ASGI server: each wait for the next one runs in a thread."""
+        events = iter(self)
         try:
-            yield ": stream open\n\n"
             while True:
-                try:
-                    item = await asyncio.to_thread(self._queue.get, True, self.heartbeat)
-                except queue.Empty:
-                    yield ": keep-alive\n\n"
-                    continue
-                if item is _END:
+                item = await asyncio.to_thread(next, events, None)
+                if item is None:
                     return
                 yield item
         finally:
+            events.close()  # the client is gone (or the stream ended): tell the producer
             self.stopped.set()
 
 

@@ -32,6 +32,8 @@ def act(client, url, action, pks):
 
 
 def test_tool_calls_are_approved_and_declined_from_the_admin(client, root, monkeypatch):
+    """MCP-APPROVAL-05: the admin's actions save the decision on the ToolCall row through approve()/decline();
+    a call decided already is left as it is; the chat is resumed once none waits."""
     resumed = []
     monkeypatch.setattr(tasks.resume_chat, "delay", lambda *args: resumed.append(args))
     record = chat_rows(root, calls=[{"tool_call_id": "a", "name": "add", "approval": "pending"},

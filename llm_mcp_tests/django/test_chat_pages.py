@@ -10,20 +10,12 @@ from django.contrib.auth import get_user_model
 from django.test import Client, override_settings
 from django.urls import reverse
 
-from llm_mcp import Question, tasks
+from llm_mcp import Question
 from llm_mcp.models import Chat, ToolCall
 
-from llm_mcp_tests.support.chat_ui import ADD_SCHEMA, DEPLOY_QUESTION, chat_rows
+from llm_mcp_tests.support.chat_ui import ADD_SCHEMA, DEPLOY_QUESTION, chat_rows, enqueued  # noqa: F401 (fixture)
 
 pytestmark = [pytest.mark.db, pytest.mark.django_db]
-
-
-@pytest.fixture
-def enqueued(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, tuple]]:
-    jobs: list[tuple[str, tuple]] = []
-    monkeypatch.setattr(tasks.ask_chat, "delay", lambda *args: jobs.append(("ask_chat", args)))
-    monkeypatch.setattr(tasks.resume_chat, "delay", lambda *args: jobs.append(("resume_chat", args)))
-    return jobs
 
 
 def user(name: str, **extra):
@@ -136,6 +128,8 @@ def test_send_without_javascript_enqueues_and_redirects(enqueued):
 
 
 def test_approval_card_says_what_is_wrong_and_decisions_go_through_the_model(enqueued, monkeypatch):
+    """MCP-APPROVAL-05: the page lists what is wrong with the arguments (jsonschema against the tool's
+    input schema); the decision is saved on the ToolCall row through ToolCall.approve(), once."""
     ada = user("ada")
     record = chat_rows(ada, calls=[{"tool_call_id": "c1", "name": "add", "arguments": {"a": "two"},
                                     "approval": "pending"}])
@@ -156,12 +150,16 @@ def test_approval_card_says_what_is_wrong_and_decisions_go_through_the_model(enq
 
 
 def test_question_form_is_validated_on_the_server(enqueued):
+    """MCP-QUEST-22, MCP-QUEST-04, MCP-QUEST-07, MCP-QUEST-17: a form from Question.fields (choices, default);
+    a value out of range or a choice not offered is refused on the server with the reason and nothing saved;
+    a good answer is recorded on the ToolCall row (no server contacted) and resume_chat is enqueued."""
     ada = user("ada")
     record = chat_rows(ada, calls=[deploy_call()])
     client = signed_in(ada)
     url = reverse("llm_mcp:chat_answer", args=[record.pk, "call_deploy", "target"])
     page = client.get(reverse("llm_mcp:chat_detail", args=[record.pk])).content.decode()
     assert 'name="q-environment"' in page and 'name="q-replicas"' in page and 'value="1"' in page
+    assert '<option value="" selected>---</option>' in page  # no default: nothing chosen for the user
     refused = client.post(url, {"reply": "answer", "q-environment": "production", "q-replicas": "9"})
     assert refused.status_code == 400
     assert "takes a number between 1 and 5, not 9" in refused.content.decode()
@@ -176,6 +174,7 @@ def test_question_form_is_validated_on_the_server(enqueued):
 
 
 def test_url_question_shows_the_host_and_links_only_http():
+    """MCP-QUEST-09, MCP-QUEST-10: a URL question shows its host and links only an http(s) address."""
     ada = user("ada")
     good = Question("signin", {"mode": "url", "message": "Sign in", "url": "https://auth.example.test/d?c=1",
                                "elicitationId": "e1"}, server="ui")
@@ -197,3 +196,26 @@ def test_state_endpoint_says_whether_a_turn_runs():
     state = client.get(reverse("llm_mcp:chat_state", args=[running.pk])).json()
     assert state["state"] == "running" and state["waiting_calls"] == 0
     assert client.get(reverse("llm_mcp:chat_state", args=[done.pk])).json()["state"] == "idle"
+
+
+def test_multi_select_and_boolean_questions_keep_their_types(enqueued):
+    """MCP-QUEST-04, MCP-QUEST-06: an array field with choices is a set of checkboxes, a boolean a checkbox,
+    a number a number; the answer sent is typed (a list of the choices' own values, True, 2.5)."""
+    ada = user("ada")
+    question = Question("opts", {"message": "Options?", "requestedSchema": {"type": "object", "properties": {
+        "regions": {"type": "array", "items": {"type": "string", "enum": ["eu", "us", "ap"]}, "minItems": 1},
+        "sizes": {"type": "array", "items": {"anyOf": [{"const": 1, "title": "one"}, {"const": 2, "title": "two"}]}},
+        "dry_run": {"type": "boolean", "default": False},
+        "ratio": {"type": "number"}}, "required": ["regions"]}}, server="ui")
+    record = chat_rows(ada, calls=[{"tool_call_id": "c1", "name": "opts", "pending_questions": [question.to_dict()]}])
+    client = signed_in(ada)
+    page = client.get(reverse("llm_mcp:chat_detail", args=[record.pk])).content.decode()
+    assert page.count('type="checkbox" name="q-regions"') == 3 and 'type="checkbox" name="q-dry_run"' in page
+    url = reverse("llm_mcp:chat_answer", args=[record.pk, "c1", "opts"])
+    refused = client.post(url, {"reply": "answer", "q-ratio": "2.5"})
+    assert refused.status_code == 400 and "This field is required" in refused.content.decode()
+    client.post(url, {"reply": "answer", "q-regions": ["eu", "ap"], "q-sizes": ["2"], "q-dry_run": "on",
+                      "q-ratio": "2.5"})
+    stored = ToolCall.objects.get(tool_call_id="c1").pending_questions[0]["response"]
+    assert stored == {"action": "accept", "content": {"regions": ["eu", "ap"], "sizes": [2], "dry_run": True,
+                                                      "ratio": 2.5}}

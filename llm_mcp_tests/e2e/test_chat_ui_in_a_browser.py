@@ -54,7 +54,7 @@ def send(page, text: str, *, wait: bool = True) -> None:
 
 
 def test_chat_ui_stream_markdown_image_schema_question_and_owner(start_site, browser_page, tmp_path):
-    """Sign in, start a chat with the scripted model, see the streamed reply rendered as markdown, a tool
+    """MCP-APPROVAL-01, MCP-APPROVAL-05, MCP-PERSIST-02, MCP-QUEST-22: sign in, start a chat with the scripted model, see the streamed reply rendered as markdown, a tool
     call card with the image result, approve a call whose arguments fail the schema only after the page
     says why, answer a question form (refused once on the server), and another user gets 404."""
     from playwright.sync_api import expect

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from collections.abc import Iterator
+
+import pytest
 
 import llm_mcp
 
@@ -74,3 +77,14 @@ def chat_rows(user, *, calls=(), reply_text: str | None = None, tool_results=(),
     if reply_text is not None:
         Message.objects.create(chat=record, role="assistant", content=reply_text)
     return record
+
+
+@pytest.fixture
+def enqueued(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[tuple[str, tuple]]]:
+    """The jobs views enqueue (``ask_chat``/``resume_chat``), recorded instead of run."""
+    from llm_mcp import tasks
+
+    jobs: list[tuple[str, tuple]] = []
+    monkeypatch.setattr(tasks.ask_chat, "delay", lambda *args: jobs.append(("ask_chat", args)))
+    monkeypatch.setattr(tasks.resume_chat, "delay", lambda *args: jobs.append(("resume_chat", args)))
+    yield jobs
