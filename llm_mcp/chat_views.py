@@ -202,20 +202,28 @@ def conversation_html(request: HttpRequest, record: Any, view: Conversation) -> 
         "can_cancel": allowed(user, record, "cancel"), "can_send": allowed(user, record, "send")}, request=request)
 
 
+FOLLOW_GRACE = 30.0
+"""Seconds a follower waits for an unfinished turn to start running (a job waiting for a worker)."""
+
+
 def follow(request: HttpRequest, record: Any, emit: Any, stopped: threading.Event, *, until: threading.Event | None,
            interval: float = 0.3, idle_timeout: float = 600.0) -> None:
     """Emit a ``conversation`` event (``{"html", "state", "fingerprint"}``) each time the chat's
-    rows change, until ``until`` is set (a turn this process runs), else until the chat is no
-    longer running, the client is gone, or nothing changed for ``idle_timeout`` seconds."""
+    rows change, until ``until`` is set (a turn this process runs), else until the chat is
+    neither running nor unfinished (an unfinished one is given `FOLLOW_GRACE` seconds to start),
+    the client is gone, or nothing changed for ``idle_timeout`` seconds."""
     seen = request.GET.get("since", "")
-    changed_at = time.monotonic()
+    started = changed_at = time.monotonic()
     while not stopped.is_set():
         view = Conversation.of(record, check_arguments=True)
         if view.fingerprint != seen:
             seen, changed_at = view.fingerprint, time.monotonic()
             emit("conversation", {"html": conversation_html(request, record, view), "state": view.state,
                                   "fingerprint": view.fingerprint})
-        if until is None and view.state != "running":
+        if until is None and view.state not in ("running", "unfinished"):
+            return
+        if until is None and view.state == "unfinished" and time.monotonic() - started > FOLLOW_GRACE:
+            emit("idle", {"state": view.state})
             return
         if until is not None and until.is_set():
             return

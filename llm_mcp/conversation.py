@@ -1,7 +1,7 @@
 """A saved chat as the chat page shows it: messages, tool call cards, questions, and its state.
 
     view = Conversation.of(record)
-    view.state            # "idle", "running", "waiting" or "cancelled"
+    view.state            # "idle", "running", "waiting", "cancelled" or "unfinished"
     view.entries          # [{"row", "html", "calls": [...]}, ...]
     view.fingerprint      # changes whenever anything the page shows changes
 
@@ -113,7 +113,12 @@ def _question_view(question: Any, forms: dict[tuple[str, str], QuestionForm]) ->
 
 @dataclass
 class Conversation:
-    """The page's view of one chat (see the module)."""
+    """The page's view of one chat (see the module).
+
+    ``state``: ``"waiting"`` (a call waits for a person), ``"running"`` (a turn holds the chat's
+    turn lock, here or in a worker), ``"cancelled"``, ``"unfinished"`` (the conversation does not
+    end with an answer and no turn runs: one failed, or a job waits for a worker; Resume runs it)
+    or ``"idle"``."""
 
     record: Any
     entries: list[dict[str, Any]] = field(default_factory=list)
@@ -175,7 +180,8 @@ class Conversation:
         if view.waiting_calls or view.other_questions:
             view.state = "waiting"
         elif unfinished:
-            view.state = "cancelled" if record.cancelled else "running"
+            view.state = ("cancelled" if record.cancelled else
+                          "running" if record.store.lock.busy else "unfinished")
         marks.append(view.state)
         view.fingerprint = hashlib.sha256(repr(marks).encode()).hexdigest()[:16]
         return view

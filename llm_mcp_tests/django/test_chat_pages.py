@@ -189,12 +189,20 @@ def test_url_question_shows_the_host_and_links_only_http():
 
 
 def test_state_endpoint_says_whether_a_turn_runs():
+    """A conversation that does not end with an answer is "running" while a turn holds the chat's turn
+    lock, and "unfinished" (a failed turn, or a job not started) when none does."""
     ada = user("ada")
-    running = chat_rows(ada)  # the last message is the user's: a turn runs (a job, elsewhere)
+    record = chat_rows(ada)  # the last message is the user's
     done = chat_rows(ada, reply_text="**done**")
     client = signed_in(ada)
-    state = client.get(reverse("llm_mcp:chat_state", args=[running.pk])).json()
-    assert state["state"] == "running" and state["waiting_calls"] == 0
+    url = reverse("llm_mcp:chat_state", args=[record.pk])
+    assert client.get(url).json() == {"state": "unfinished", "fingerprint": client.get(url).json()["fingerprint"],
+                                      "waiting_calls": 0}
+    with Chat.objects.get(pk=record.pk).store.lock:  # a turn runs
+        assert client.get(url).json()["state"] == "running"
+    assert client.get(url).json()["state"] == "unfinished"
+    page = client.get(reverse("llm_mcp:chat_detail", args=[record.pk])).content.decode()
+    assert "Not finished" in page and reverse("llm_mcp:chat_resume", args=[record.pk]) in page
     assert client.get(reverse("llm_mcp:chat_state", args=[done.pk])).json()["state"] == "idle"
 
 

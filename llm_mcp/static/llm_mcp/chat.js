@@ -29,8 +29,8 @@
 
   function flash(text) {
     var p = document.createElement("p");
-    p.className = "llm-mcp-flash-inline"; p.setAttribute("role", "alert"); p.textContent = text;
-    box.appendChild(p);
+    p.className = "llm-mcp-notice"; p.setAttribute("role", "alert"); p.textContent = text;
+    (document.getElementById("llm-mcp-notices") || box).appendChild(p);
   }
 
   function handle(event, data) {
@@ -74,6 +74,8 @@
       var button = composer.querySelector("button");
       var body = new FormData(composer);
       button.disabled = true;
+      var notices = document.getElementById("llm-mcp-notices");
+      if (notices) { notices.textContent = ""; }
       composer.setAttribute("data-busy", "1");  // until the turn's events end
       fetch(composer.action, { method: "POST", body: body, credentials: "same-origin",
                                headers: { "Accept": "text/event-stream" } })
@@ -93,9 +95,9 @@
           return pump();
         })
         .catch(function (err) { flash("The message could not be sent: " + err); })
-        .then(function () { button.disabled = false; composer.removeAttribute("data-busy"); if (state().state === "running") { follow(); } });
+        .then(function () { button.disabled = false; composer.removeAttribute("data-busy"); if (["running", "unfinished"].indexOf(state().state) >= 0) { follow(); } });
     });
   }
 
-  if (state().state === "running") { follow(); }
+  if (["running", "unfinished"].indexOf(state().state) >= 0) { follow(); }
 })();
