@@ -158,10 +158,10 @@ class ChatNewView(ChatView, TemplateView):
             choice = conf.get("CHAT_MODEL")
             return chat_model()._default_manager.create(model=choice["model"], provider=choice["provider"],
                                                         user=user)
-        try:
-            agent = agents[int(agent_index)]
-        except (ValueError, IndexError):
-            raise ValueError("choose one of the agents offered") from None
+        index = int(agent_index) if agent_index.isdigit() else -1
+        if not 0 <= index < len(agents):
+            raise ValueError("choose one of the agents offered")
+        agent = agents[index]
         inputs = [agent.inputs] if isinstance(agent.inputs, str) else list(agent.inputs or ())
         return agent.chat(owner=user, **({"user": user} if "user" in inputs else {}))
 

@@ -521,10 +521,13 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header("Connection", "close")
             self.close_connection = True
             self.end_headers()
-            for line in lines:
-                self.wfile.write(line.encode())
-                self.wfile.flush()
-                time.sleep(delay)
+            try:
+                for line in lines:
+                    self.wfile.write(line.encode())
+                    self.wfile.flush()
+                    time.sleep(delay)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the client stopped reading (a cancelled turn): the rest is not wanted
             return
         payload = "".join(lines).encode()
         self.send_header("Content-Length", str(len(payload)))
