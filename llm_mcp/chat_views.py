@@ -355,8 +355,8 @@ class AnswerView(ChatDetailView):
         what = request.POST.get("reply", "")
         if what not in ("answer", "decline"):
             return HttpResponseBadRequest("reply must be answer or decline")
-        question = next((q for q in record.pending_questions
-                         if q.tool_call_id == kwargs["call"] and q.key == kwargs["key"]), None)
+        question = next((q for q in record.pending_questions  # "-": a question of no tool call
+                         if (q.tool_call_id or "-") == kwargs["call"] and q.key == kwargs["key"]), None)
         if question is None:
             messages.warning(request, "That question is no longer open; nothing changed.")
             return self.to_chat(record)
