@@ -4,6 +4,7 @@ schema checks, question validation, the events and state endpoints (marker ``db`
 from __future__ import annotations
 
 import json
+import threading
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -198,8 +199,25 @@ def test_state_endpoint_says_whether_a_turn_runs():
     url = reverse("llm_mcp:chat_state", args=[record.pk])
     assert client.get(url).json() == {"state": "unfinished", "fingerprint": client.get(url).json()["fingerprint"],
                                       "waiting_calls": 0}
-    with Chat.objects.get(pk=record.pk).store.lock:  # a turn runs
+    lock, held, done_event = Chat.objects.get(pk=record.pk).store.lock, threading.Event(), threading.Event()
+
+    def turn():  # a turn in another thread (its own database session, as a worker has)
+        from django.db import connections
+
+        with lock:
+            held.set()
+            done_event.wait(30)
+        connections.close_all()
+
+    lock.on_acquire = None  # no row repair from that thread (an in-memory SQLite test database has one connection)
+    runner = threading.Thread(target=turn)
+    runner.start()
+    try:
+        assert held.wait(30)
         assert client.get(url).json()["state"] == "running"
+    finally:
+        done_event.set()
+        runner.join()
     assert client.get(url).json()["state"] == "unfinished"
     page = client.get(reverse("llm_mcp:chat_detail", args=[record.pk])).content.decode()
     assert "Not finished" in page and reverse("llm_mcp:chat_resume", args=[record.pk]) in page
