@@ -236,7 +236,8 @@ def follow(request: HttpRequest, record: Any, emit: Any, stopped: threading.Even
 class SendView(ChatView):
     """POST ``text``: the user's message. A POST that accepts ``text/event-stream`` (the page's
     script) gets the turn as server-sent events (`stream`); any other gets a redirect to the chat
-    after enqueuing ``tasks.ask_chat``. A message is refused while calls wait for a decision."""
+    after saving the message and enqueuing ``tasks.resume_chat``. A message is refused while calls
+    wait for a decision, or while a turn of the chat runs."""
 
     action = "send"
     http_method_names = ["post"]
@@ -249,7 +250,16 @@ class SendView(ChatView):
             return f"That message is too long (at most {MAX_TEXT} characters)."
         if ToolCall.objects.filter(message__chat_id=record.pk, result__isnull=True).exists():
             return "Some tool calls wait for a decision or an answer, or have not run yet: settle them first."
+        if record.store.lock.busy:
+            return "A turn of this chat is running: wait for its answer, or cancel it."
         return ""
+
+    def add_message(self, record: Any, text: str) -> None:
+        """Save the user's message now (the page shows it at once); a job then runs the turn."""
+        from .chat.messages import Message as ChatMessage
+
+        with record.store.lock:
+            record.store.add(ChatMessage("user", text))
 
     def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         record = self.get_chat()
@@ -262,8 +272,11 @@ class SendView(ChatView):
             messages.error(request, refusal)
             return self.to_chat(record)
         if wants_events:
+            if conf.get("CHAT_RUN_TURNS") != "request":
+                self.add_message(record, text)
             return self.stream(record, text)
-        self.enqueue("The model turn", tasks.ask_chat, record.pk, text)
+        self.add_message(record, text)
+        self.enqueue("The model turn", tasks.resume_chat, record.pk)
         return self.to_chat(record)
 
     def stream(self, record: Any, text: str) -> HttpResponse:
@@ -278,7 +291,7 @@ class SendView(ChatView):
 
         def produce(emit: Any, stopped: threading.Event) -> None:
             if not in_request:
-                tasks.ask_chat.delay(record.pk, text)
+                tasks.resume_chat.delay(record.pk)  # the message is saved: the job runs the turn
                 follow(request, record, emit, stopped, until=None)
                 emit("done", {})
                 return

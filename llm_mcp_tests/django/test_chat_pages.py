@@ -122,7 +122,8 @@ def test_send_without_javascript_enqueues_and_redirects(enqueued):
     record = chat_rows(ada, reply_text="hi")
     client = signed_in(ada)
     response = client.post(reverse("llm_mcp:chat_send", args=[record.pk]), {"text": "  next  "})
-    assert response.status_code == 302 and enqueued == [("ask_chat", (record.pk, "next"))]
+    assert response.status_code == 302 and enqueued == [("resume_chat", (record.pk,))]
+    assert record.message_records.order_by("id").last().content == "next"  # saved before the job runs
     response = client.post(reverse("llm_mcp:chat_send", args=[record.pk]), {"text": ""}, follow=True)
     assert b"Write a message first." in response.content and len(enqueued) == 1
     assert client.get(reverse("llm_mcp:chat_send", args=[record.pk])).status_code == 405

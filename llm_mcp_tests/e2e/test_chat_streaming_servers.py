@@ -1,6 +1,6 @@
 """The chat pages' server-sent events under WSGI (``manage.py runserver``) and ASGI (uvicorn), over real
-HTTP with httpx (mark ``slow``): a reply's tokens reach the client while the turn still runs, and the
-follow endpoint sends the conversation, then ``end``."""
+HTTP with httpx (mark ``slow``): a reply's tokens reach the client while the turn still runs, the follow
+endpoint sends the conversation, then ``end``, and a turn a Celery worker runs is followed row by row."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from llm_mcp.testing.scripted_model import ScriptedModel, reply
-from llm_mcp_tests.support.chat_ui import PASSWORD, SETTINGS, create_user
+from llm_mcp_tests.support.chat_ui import PASSWORD, SETTINGS, create_user, start_worker
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]
 
@@ -82,4 +82,47 @@ def test_send_streams_tokens_while_the_turn_runs(start_site, server):
         assert followed[0][1]["state"] == "idle" and "<em>works</em>" in followed[0][1]["html"]
         with client.stream("GET", f"/mcp/chats/{chat_id}/events/?since={followed[0][1]['fingerprint']}") as response:
             assert [name for name, _ in events(response.iter_lines())] == ["end"]  # nothing new since
+    assert "Traceback" not in site.output()
+
+
+def start_chat(client: httpx.Client) -> tuple[str, str]:
+    """A new chat of the test agent: ``(chat id, a CSRF token of its page)``."""
+    created = client.post("/mcp/chats/new/", data={"agent": "0", "csrfmiddlewaretoken": csrf(client, "/mcp/chats/new/")})
+    detail = created.headers["location"]
+    return detail.rstrip("/").rsplit("/", 1)[1], csrf(client, detail)
+
+
+def test_a_turn_run_by_a_celery_worker_is_followed(start_site, redis_url, tmp_path):
+    """MCP-PERSIST-05: with CHAT_RUN_TURNS = "celery" the page's message is a job of a real worker (Redis
+    broker); the events follow its rows until the answer is saved. Without JavaScript, the POST redirects
+    and the events endpoint follows the job the same way."""
+    with ScriptedModel([reply(TEXT), reply("The second **answer**.")], chunk_size=4) as model:
+        site = start_site(DJANGO_SETTINGS_MODULE=SETTINGS, OPENAI_BASE_URL=model.openai_base_url,
+                          OPENAI_API_KEY="test-key", CELERY_BROKER_URL=redis_url, LLM_MCP_CHAT_RUN_TURNS="celery")
+        create_user(site, "ada")
+        worker = start_worker(site.env, tmp_path / "worker.log")
+        try:
+            client = signed_in(site, "ada")
+            chat_id, token = start_chat(client)
+            with client.stream("POST", f"/mcp/chats/{chat_id}/send/", data={"text": "by a worker",
+                                                                         "csrfmiddlewaretoken": token},
+                               headers={"Accept": "text/event-stream"}) as response:
+                seen = list(events(response.iter_lines()))
+            names = [name for name, _ in seen]
+            assert "token" not in names and names[-1] == "done"  # rows, not tokens: the worker has the stream
+            last = [data for name, data in seen if name == "conversation"][-1]
+            assert last["state"] == "idle" and "<em>works</em>" in last["html"]
+            assert "/v1/chat/completions" in (tmp_path / "worker.log").read_text()  # the worker asked the model
+
+            sent = client.post(f"/mcp/chats/{chat_id}/send/", data={"text": "again", "csrfmiddlewaretoken": token})
+            assert sent.status_code == 302  # without JavaScript
+            with client.stream("GET", f"/mcp/chats/{chat_id}/events/") as response:
+                followed = list(events(response.iter_lines()))
+            assert followed[-1][0] == "end"
+            final = [data for name, data in followed if name == "conversation"][-1]
+            assert final["state"] == "idle" and "<strong>answer</strong>" in final["html"]
+            assert len(model.requests) == 2
+        finally:
+            worker.terminate()
+            worker.wait(10)
     assert "Traceback" not in site.output()

@@ -88,3 +88,21 @@ def enqueued(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[tuple[str, tuple]
     monkeypatch.setattr(tasks.ask_chat, "delay", lambda *args: jobs.append(("ask_chat", args)))
     monkeypatch.setattr(tasks.resume_chat, "delay", lambda *args: jobs.append(("resume_chat", args)))
     yield jobs
+
+
+def start_worker(env: dict[str, str], log_path) -> subprocess.Popen:
+    """A Celery worker (``celery -A example_project worker``, solo pool) with ``env``, once it is ready.
+    The caller terminates it."""
+    import time
+
+    log = open(log_path, "w")  # noqa: SIM115 - the process holds it; closed with the test's tmp dir
+    proc = subprocess.Popen([sys.executable, "-m", "celery", "-A", "example_project", "worker", "--pool", "solo",
+                             "--without-gossip", "--without-mingle", "--without-heartbeat", "--loglevel", "INFO"],
+                            cwd=REPO_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 30
+    while "ready" not in log_path.read_text():
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            raise RuntimeError(f"the worker did not start:\n{log_path.read_text()[-3000:]}")
+        time.sleep(0.1)
+    return proc
