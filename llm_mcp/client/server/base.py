@@ -29,6 +29,7 @@ from urllib.parse import urlsplit
 
 from .. import context as call_context
 from ..declared import input_names, snake_case
+from ..extensions import declared_extensions
 from ..prompt import Prompt, check_arguments
 from ..question import Question
 from ..resource import Resource, ResourceTemplate, expand_template
@@ -188,12 +189,16 @@ class MCP:
         2026-07-28 ``_meta``; ``"handshake"``: the ``initialize`` request). Features that need
         a capability (questions, extensions) add theirs here.
 
+        Extensions: the ``extensions`` setting (see `llm_mcp.client.extensions`) and the
+        authorization extensions the ``oauth`` setting uses, under ``"extensions"``, in both eras.
+
         Questions: ``elicitation`` with the modes ``input_requests`` accepts (``{"form": {},
         "url": {}}`` by default), on 2026-07-28; to a handshake-era server only when the
         class has ``before_input_request``, which answers its requests in line."""
         capabilities: dict[str, Any] = {}
         capabilities.update(self.question_capabilities(era))
-        extensions = self._auth.extensions()
+        extensions = declared_extensions(self.settings.option("extensions"), f"{self.settings.where}.extensions")
+        extensions.update(self._auth.extensions())
         if extensions:
             capabilities["extensions"] = extensions
         return capabilities
