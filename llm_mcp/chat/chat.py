@@ -219,6 +219,12 @@ class Chat:
         """The tools the model is offered now (contacts the MCP servers the first time)."""
         return list(self._toolbox().offered.values())
 
+    def resolve_tool(self, name: str) -> Any:
+        """The tool a model's call names (its offered name or its own), as the chat would run it
+        now (contacts the servers the first time); ``None`` when no available tool has the name."""
+        tool = self._toolbox().resolve(name)
+        return None if tool is None or isinstance(tool, Unavailable) else tool
+
     @property
     def given_tools(self) -> list[Any]:
         """The tools given with `with_tools`, as tool objects (a copy;

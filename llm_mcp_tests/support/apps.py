@@ -44,3 +44,42 @@ def apps_server(era: str, folder: Path, *, transport: str = "http", connect: str
     with running_server(MODULE, transport=transport, era=era, cwd=ROOT, env={"PYTHONPATH": ROOT},
                         args=args) as running:
         yield AppsServer(running, record, era)
+
+
+APPS_URL_ENV = "LLM_MCP_TEST_APPS_URL"
+ECHO_URL_ENV = "LLM_MCP_TEST_ECHO_URL"
+
+
+class WeatherApps(llm_mcp.MCP):
+    """The apps server whose URL the test put in ``LLM_MCP_TEST_APPS_URL`` (read when the chat is built)."""
+
+    name = "weather"
+    url = "address"
+    extensions = "apps"
+
+    def address(self) -> str:
+        import os
+
+        return os.environ[APPS_URL_ENV]
+
+
+class Echo(llm_mcp.MCP):
+    """The echo server whose URL the test put in ``LLM_MCP_TEST_ECHO_URL``: a second server of the chat."""
+
+    name = "echo"
+    url = "address"
+
+    def address(self) -> str:
+        import os
+
+        return os.environ[ECHO_URL_ENV]
+
+
+class AppsAgent(llm_mcp.Agent):
+    """A chat with the weather App server and the echo server, owned by its ``user``."""
+
+    chat_class = "llm_mcp.models.Chat"
+    model = "gpt-test"
+    provider = "openai"
+    inputs = ["user"]
+    mcp = [WeatherApps, Echo]

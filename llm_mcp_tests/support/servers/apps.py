@@ -16,6 +16,7 @@ Tools:
 * ``refresh(city)``: app-only (``visibility=["app"]``): a new reading, counted per process.
 * ``model_only(city)``: an App tool the model may call but its App may not (``["model"]``).
 * ``failing_forecast()``: an App tool whose result has ``isError``.
+* ``broken_forecast()``: an App tool whose call fails with a JSON-RPC error (-32603).
 * ``legacy_forecast()``: names its UI with the deprecated flat ``_meta["ui/resourceUri"]``.
 * ``plain()``: no UI.
 * ``capabilities()``: the client capabilities the server received, as JSON.
@@ -104,6 +105,15 @@ class FailingForecast(Recording):
         return self.respond_with(error="no forecast today", meta={"io.example/trace": "t-1"})
 
 
+class BrokenForecast(Recording):
+    name = "broken_forecast"
+    resource_uri = FORECAST_URI
+
+    def call(self) -> Any:
+        self.record()
+        return self.respond_with()  # no answer: the server answers JSON-RPC -32603
+
+
 class LegacyForecast(Recording):
     name = "legacy_forecast"
     meta = {"ui/resourceUri": LISTED_URI}
@@ -147,7 +157,7 @@ class ListedApp(Resource):
         return [resource_contents(uri=LISTED_URI, text="<p>listed</p>", mime_type=APP_MIME_TYPE)]
 
 
-server = Server("apps", tools=[Forecast, Refresh, ModelOnly, FailingForecast, LegacyForecast, Plain, Capabilities],
+server = Server("apps", tools=[Forecast, Refresh, ModelOnly, FailingForecast, BrokenForecast, LegacyForecast, Plain, Capabilities],
                 resources=[ForecastApp, ListedApp])
 
 if __name__ == "__main__":
