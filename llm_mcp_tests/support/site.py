@@ -40,12 +40,12 @@ class Site(ServerProcess):
     """``manage.py runserver`` (or uvicorn) of the example project in a subprocess, on its own
     SQLite file, once it answers ``/``."""
 
-    def __init__(self, env: dict[str, str], folder: Path, *, server: str = "runserver"):
+    def __init__(self, env: dict[str, str], folder: Path, *, server: str = "runserver", port: int | None = None):
         self.env = env
         manage = [sys.executable, str(REPO_ROOT / "manage.py")]
         subprocess.run([*manage, "migrate", "--no-input", "-v", "0"], env=env, cwd=REPO_ROOT, check=True,
                        capture_output=True, timeout=120)
-        port = free_port()
+        port = port or free_port()
         argv = ([*manage, "runserver", f"127.0.0.1:{port}", "--noreload"] if server == "runserver" else
                 [sys.executable, "-m", "uvicorn", "example_project.asgi:application", "--host", "127.0.0.1",
                  "--port", str(port), "--no-access-log"])
@@ -75,12 +75,12 @@ def start_site() -> Iterator:
     started: list[Site] = []
     folder = Path(tempfile.mkdtemp(prefix="llm-mcp-site-"))
 
-    def start(*, server: str = "runserver", **extra: str) -> Site:
+    def start(*, server: str = "runserver", port: int | None = None, **extra: str) -> Site:
         env = {k: v for k, v in os.environ.items()
                if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY", "LLM_MCP_EXAMPLE_MODEL",
                             "CELERY_BROKER_URL", "DJANGO_DB_ENGINE")}
         env.update(DJANGO_DB_PATH=str(folder / "site.sqlite3"), PYTHONUNBUFFERED="1", **extra)
-        site = Site(env, folder, server=server)
+        site = Site(env, folder, server=server, port=port)
         started.append(site)
         return site
 

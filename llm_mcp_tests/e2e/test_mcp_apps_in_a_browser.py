@@ -1,0 +1,171 @@
+"""MCP Apps on the chat page in a real headless Chromium (marks ``browser`` and ``slow``).
+
+The example site (``manage.py runserver`` on 127.0.0.1) with the chat pages offering
+``support/apps.py``'s agent (the apps kit server over Streamable HTTP, the echo server), a
+``ScriptedModel`` standing in for OpenAI, and the Apps sandbox on ``localhost`` at the same port, a
+different origin. Two plain HTTP servers on two more loopback ports stand for "a domain the App
+declared" and "a domain it did not".
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from llm_mcp_tests.support.processes import free_port
+from llm_mcp.testing.scripted_model import ScriptedModel, reply, tool_call
+from llm_mcp_tests.support.apps import APPS_URL_ENV, ECHO_URL_ENV, apps_server
+from llm_mcp_tests.support.chat_ui import PASSWORD, create_user
+from llm_mcp_tests.support.processes import REPO_ROOT
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(240)]
+
+SETTINGS = "llm_mcp_tests.support.apps_site_settings"
+
+
+class Open(BaseHTTPRequestHandler):
+    def do_GET(self):  # noqa: N802 - the http.server name
+        body = b'{"ok": true}'
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Access-Control-Allow-Origin", "*")  # CORS allows it: only the CSP may block it
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+def loopback_server():
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Open)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, f"http://127.0.0.1:{server.server_address[1]}"
+
+
+def shot(page, tmp_path: Path, name: str) -> None:
+    folder = os.environ.get("LLM_MCP_SCREENSHOTS")
+    target = (REPO_ROOT / folder if folder else tmp_path) / f"{name}.png"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(target), full_page=True)
+
+
+def app_frames(page, sandbox_origin: str):
+    """The proxy frame (on the sandbox origin) and the App's frame inside it, once both exist."""
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        for frame in page.frames:
+            parent = frame.parent_frame
+            if frame.url == "about:srcdoc" and parent is not None and parent.url.startswith(sandbox_origin + "/"):
+                if frame.evaluate("() => typeof window.appRequest") == "function":
+                    return parent, frame
+        page.wait_for_timeout(100)  # lets Playwright take in the frames' events
+    raise AssertionError(f"no App frame under {sandbox_origin}: {[f.url for f in page.frames]}")
+
+
+def test_an_app_renders_calls_an_app_only_tool_and_is_held_to_its_policy(start_site, browser_page, tmp_path,
+                                                                         echo_http_url):
+    """MCP-APPS-01, MCP-APPS-11 in the browser: the App renders the tool's result beside its call,
+    its Refresh button calls the app-only tool through the view and shows the new reading; the proxy
+    is on another origin; the inner frame runs under the policy built from _meta.ui.csp (the declared
+    port is reachable, an undeclared one blocked by CSP); a forged tools/call for a tool without "app"
+    gets the 403 and reaches no server; a message from a foreign window is ignored; ui/message adds a
+    user message to the chat."""
+    from playwright.sync_api import expect
+
+    declared, declared_url = loopback_server()
+    undeclared, undeclared_url = loopback_server()
+    port = free_port()
+    sandbox = f"http://localhost:{port}"
+    script = [tool_call("forecast", {"city": "Oslo"}, id="call_f"), reply("Here is the forecast."),
+              reply("Oslo is cold in winter.")]
+    with apps_server("modern", tmp_path, connect=declared_url) as apps, ScriptedModel(script) as model:
+        site = start_site(port=port, DJANGO_SETTINGS_MODULE=SETTINGS, OPENAI_BASE_URL=model.openai_base_url,
+                          OPENAI_API_KEY="test-key", LLM_MCP_APPS_SANDBOX_ORIGIN=sandbox,
+                          **{APPS_URL_ENV: apps.running.url, ECHO_URL_ENV: echo_http_url})
+        create_user(site, "ada")
+        page = browser_page
+        page.goto(site.url + "/mcp/chats/")
+        page.get_by_label("Username").fill("ada")
+        page.get_by_label("Password").fill(PASSWORD)
+        page.get_by_role("button", name="Log in").click()
+        page.get_by_role("link", name="New chat").first.click()
+        page.get_by_role("button", name="Start chat").click()
+        page.get_by_label("Message", exact=True).fill("Weather in Oslo?")
+        page.get_by_role("button", name="Send").click()
+        expect(page.locator("#llm-mcp-composer[data-busy]")).to_have_count(0, timeout=30_000)
+        page.reload()  # the App renders on a page load too, without a click
+
+        card = page.locator('.llm-mcp-call[data-call-id="call_f"]')
+        expect(card.locator("iframe.llm-mcp-app-frame")).to_be_visible()
+        proxy, app = app_frames(page, sandbox)
+        first = apps.received()[-1]
+        assert first["tool"] == "forecast"
+        expect(app.locator("#reading")).to_have_text(str(
+            json.loads(page.evaluate("u => fetch(u).then(r => r.text())", card.locator("[data-mcp-app]")
+                                     .get_attribute("data-mcp-app")))["result"]["structuredContent"]["reading"]))
+        expect(app.locator("#city")).to_have_text("Oslo")
+        assert app.evaluate("() => window.appEvents") == ["ui/notifications/tool-input", "ui/notifications/tool-result"]
+        assert app.evaluate("() => window.hostContext.displayMode") == "inline"
+        shot(page, tmp_path, "app-rendered")
+
+        # the double iframe: the proxy on the sandbox origin, not the page's
+        page_origin = page.evaluate("() => location.origin")
+        assert proxy.evaluate("() => location.origin") == sandbox != page_origin
+        assert card.locator("iframe.llm-mcp-app-frame").get_attribute("sandbox") == \
+            "allow-scripts allow-same-origin allow-forms"
+
+        # Refresh: an app-only tool, through the view, and the App shows the new reading
+        before = len(apps.received())
+        app.get_by_role("button", name="Refresh").click()
+        expect(app.locator("#reading")).not_to_have_text(app.locator("#reading").inner_text(), timeout=10_000)
+        refreshed = apps.received()[before:]
+        assert [r["tool"] for r in refreshed] == ["refresh"] and refreshed[0]["arguments"] == {"city": "Oslo"}
+
+        # the inner frame's policy is the one built from the resource's meta
+        policy = app.evaluate(
+            "() => document.querySelector('meta[http-equiv=Content-Security-Policy]').content")
+        assert f"connect-src 'self' {declared_url};" in policy and "default-src 'none'" in policy
+        outcome = app.evaluate("""async ([ok, blocked]) => {
+            const violations = [];
+            document.addEventListener("securitypolicyviolation", e => violations.push(e.blockedURI));
+            const tryFetch = u => fetch(u).then(r => r.status, e => "blocked: " + e.name);
+            const result = [await tryFetch(ok + "/x"), await tryFetch(blocked + "/x")];
+            await new Promise(r => setTimeout(r, 200));
+            return [result, violations];
+        }""", [declared_url, undeclared_url])
+        assert outcome[0] == [200, "blocked: TypeError"]
+        assert {v.rstrip("/") for v in outcome[1]} == {undeclared_url + "/x"}  # once per policy: header and meta
+
+        # a forged tools/call for a tool without "app": 403 from the view, nothing reaches the server
+        before = len(apps.received())
+        forged = app.evaluate("""() => window.appRequest("tools/call", {name: "model_only", arguments: {}})
+            .then(r => ["answered", r], e => ["refused", e.message])""")
+        assert forged == ["refused", "tool 'model_only' is not callable by apps"]
+        # a message from a foreign window (a frame of the page that is not the App's proxy), and one
+        # the page posts to itself: ignored, no answer, nothing reaches the server
+        page.evaluate("""() => {
+            const forged = {jsonrpc: "2.0", id: 99, method: "tools/call", params: {name: "refresh", arguments: {}}};
+            const foreign = document.createElement("iframe");
+            foreign.srcdoc = "<script>parent.postMessage(" + JSON.stringify(forged) + ", '*')<\\/script>";
+            document.body.appendChild(foreign);
+            window.postMessage(forged, "*");
+        }""")
+        page.wait_for_timeout(1500)
+        assert len(apps.received()) == before
+
+        # ui/message: the App adds a user message, and the model answers it
+        app.get_by_role("button", name="Tell the chat").click()
+        expect(page.locator(".llm-mcp-message.role-user").last).to_contain_text("Tell me more about Oslo")
+        expect(page.locator(".llm-mcp-content.markdown").last).to_have_text("Oslo is cold in winter.",
+                                                                            timeout=30_000)
+        assert re.search("Tell me more about Oslo", json.dumps(model.requests[-1].messages))
+    declared.shutdown()
+    undeclared.shutdown()
