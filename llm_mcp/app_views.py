@@ -85,6 +85,7 @@ class AppMessageView(ChatView):
                         self.row.pk, record.pk, type(exc).__name__, exc)
             raise Http404("The App's server is not available") from None
         server = getattr(tool, "server", None)
+        self.tool = tool
         if not isinstance(server, MCP):
             log.warning("MCP App of message %s: no server of chat %s offers %r now", self.row.pk, record.pk,
                         self.call.name)
@@ -115,7 +116,7 @@ class AppView(AppMessageView):
     and ``permissions`` (its ``_meta.ui``, ``None`` when absent), ``input`` (the call's
     arguments), ``result`` (the server's whole result as sent), and for the host page
     ``policy`` (the CSP built from ``csp``), ``allow`` (the iframe ``allow`` attribute),
-    ``prefers_border`` and ``tool`` (its server-side name and title)."""
+    ``prefers_border`` and ``tool`` (the call's name, the tool's title and its ``tools/list`` entry)."""
 
     http_method_names = ["get"]
 
@@ -133,14 +134,15 @@ class AppView(AppMessageView):
         content = resource.content
         html = content.decode("utf-8", errors="replace") if isinstance(content, bytes) else content
         ui = resource.meta.get("ui") if isinstance(resource.meta.get("ui"), dict) else {}
-        tool = next((t for t in server.tools if t.ui_uri == self.call.ui_uri), None)
+        definition = getattr(self.tool, "definition", None)
         return JsonResponse({
             "html": html, "mime_type": resource.mime_type or APP_MIME_TYPE,
             "csp": ui.get("csp"), "permissions": ui.get("permissions"),
             "input": self.call.arguments, "result": self.call.mcp_result,
             "policy": content_security_policy(ui.get("csp")), "allow": allow_attribute(ui.get("permissions")),
             "prefers_border": ui.get("prefersBorder"),
-            "tool": {"name": self.call.name, "title": getattr(tool, "title", None)},
+            "tool": {"name": self.call.name, "title": getattr(self.tool, "title", None),
+                     "definition": definition if isinstance(definition, dict) else None},
         })
 
 

@@ -21,7 +21,7 @@ import pytest
 
 from llm_mcp_tests.support.processes import free_port
 from llm_mcp.testing.scripted_model import ScriptedModel, reply, tool_call
-from llm_mcp_tests.support.apps import APPS_URL_ENV, ECHO_URL_ENV, apps_server
+from llm_mcp_tests.support.apps import APPS_URL_ENV, ECHO_URL_ENV, VANILLA_ARGV_ENV, apps_server, find_vanilla
 from llm_mcp_tests.support.chat_ui import PASSWORD, create_user
 from llm_mcp_tests.support.processes import REPO_ROOT
 
@@ -57,14 +57,28 @@ def shot(page, tmp_path: Path, name: str) -> None:
     page.screenshot(path=str(target), full_page=True)
 
 
-def app_frames(page, sandbox_origin: str):
+def sign_in_and_ask(page, site, text: str) -> None:
+    from playwright.sync_api import expect
+
+    page.goto(site.url + "/mcp/chats/")
+    page.get_by_label("Username").fill("ada")
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Log in").click()
+    page.get_by_role("link", name="New chat").first.click()
+    page.get_by_role("button", name="Start chat").click()
+    page.get_by_label("Message", exact=True).fill(text)
+    page.get_by_role("button", name="Send").click()
+    expect(page.locator("#llm-mcp-composer[data-busy]")).to_have_count(0, timeout=30_000)
+
+
+def app_frames(page, sandbox_origin: str, ready: str = "typeof window.appRequest == 'function'"):
     """The proxy frame (on the sandbox origin) and the App's frame inside it, once both exist."""
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:
         for frame in page.frames:
             parent = frame.parent_frame
             if frame.url == "about:srcdoc" and parent is not None and parent.url.startswith(sandbox_origin + "/"):
-                if frame.evaluate("() => typeof window.appRequest") == "function":
+                if frame.evaluate(f"() => {ready}"):
                     return parent, frame
         page.wait_for_timeout(100)  # lets Playwright take in the frames' events
     raise AssertionError(f"no App frame under {sandbox_origin}: {[f.url for f in page.frames]}")
@@ -92,15 +106,7 @@ def test_an_app_renders_calls_an_app_only_tool_and_is_held_to_its_policy(start_s
                           **{APPS_URL_ENV: apps.running.url, ECHO_URL_ENV: echo_http_url})
         create_user(site, "ada")
         page = browser_page
-        page.goto(site.url + "/mcp/chats/")
-        page.get_by_label("Username").fill("ada")
-        page.get_by_label("Password").fill(PASSWORD)
-        page.get_by_role("button", name="Log in").click()
-        page.get_by_role("link", name="New chat").first.click()
-        page.get_by_role("button", name="Start chat").click()
-        page.get_by_label("Message", exact=True).fill("Weather in Oslo?")
-        page.get_by_role("button", name="Send").click()
-        expect(page.locator("#llm-mcp-composer[data-busy]")).to_have_count(0, timeout=30_000)
+        sign_in_and_ask(page, site, "Weather in Oslo?")
         page.reload()  # the App renders on a page load too, without a click
 
         card = page.locator('.llm-mcp-call[data-call-id="call_f"]')
@@ -169,3 +175,40 @@ def test_an_app_renders_calls_an_app_only_tool_and_is_held_to_its_policy(start_s
         assert re.search("Tell me more about Oslo", json.dumps(model.requests[-1].messages))
     declared.shutdown()
     undeclared.shutdown()
+
+
+def test_a_third_party_app_from_npm(start_site, browser_page, tmp_path, node_executable):
+    """MCP-APPS-01, MCP-APPS-02, MCP-APPS-10 against ``@modelcontextprotocol/server-basic-vanillajs`` (npm, pinned
+    in package.json; its App is built on the official ext-apps ``App`` class): the model calls
+    ``get-time``, the page renders its App with the tool's time, the App's button calls ``get-time``
+    through the app tool-call view and shows the new time, in the double iframe."""
+    from playwright.sync_api import expect
+
+    script = find_vanilla()
+    if script is None:
+        pytest.skip("@modelcontextprotocol/server-basic-vanillajs is not installed (npm ci)")
+    port = free_port()
+    sandbox = f"http://localhost:{port}"
+    with ScriptedModel([tool_call("get-time", {}, id="call_t"), reply("That is the time.")]) as model:
+        site = start_site(port=port, DJANGO_SETTINGS_MODULE=SETTINGS, OPENAI_BASE_URL=model.openai_base_url,
+                          OPENAI_API_KEY="test-key", LLM_MCP_APPS_SANDBOX_ORIGIN=sandbox,
+                          LLM_MCP_TEST_AGENT="llm_mcp_tests.support.apps.VanillaAgent",
+                          **{VANILLA_ARGV_ENV: json.dumps([node_executable, str(script), "--stdio"])})
+        create_user(site, "ada")
+        page = browser_page
+        sign_in_and_ask(page, site, "What time is it?")
+        page.reload()
+        card = page.locator('.llm-mcp-call[data-call-id="call_t"]')
+        expect(card.locator("iframe.llm-mcp-app-frame")).to_be_visible()
+        proxy, app = app_frames(page, sandbox, "!!document.getElementById('get-time-btn')")
+        assert proxy.evaluate("() => location.origin") == sandbox != page.evaluate("() => location.origin")
+        result = json.loads(page.evaluate("u => fetch(u).then(r => r.text())",
+                                          card.locator("[data-mcp-app]").get_attribute("data-mcp-app")))["result"]
+        first = result["structuredContent"]["time"]
+        expect(app.locator("#server-time")).to_have_text(first, timeout=15_000)
+        shot(page, tmp_path, "vanilla-app")
+        page.wait_for_timeout(50)  # the next reading is a later time
+        app.get_by_role("button", name="Get Server Time").click()
+        expect(app.locator("#server-time")).not_to_have_text(first, timeout=15_000)
+        later = app.locator("#server-time").inner_text()
+        assert later > first  # ISO 8601 times sort as text

@@ -83,3 +83,47 @@ class AppsAgent(llm_mcp.Agent):
     provider = "openai"
     inputs = ["user"]
     mcp = [WeatherApps, Echo]
+
+
+VANILLA = "@modelcontextprotocol/server-basic-vanillajs"
+VANILLA_ARGV_ENV = "LLM_MCP_TEST_VANILLA_ARGV"
+
+
+def find_vanilla() -> Path | None:
+    """``dist/index.js`` of the npm App server ``server-basic-vanillajs`` (pinned in package.json):
+    under the repository's node_modules (``npm ci``), ``$LLM_MCP_NODE_MODULES``, or
+    ``$LLM_MCP_APPS_NODE_MODULES`` (a separate ``npm install --prefix``)."""
+    import os
+
+    from llm_mcp_tests.support.processes import find_node_modules
+
+    folders = [find_node_modules(), Path(os.environ["LLM_MCP_APPS_NODE_MODULES"])
+               if os.environ.get("LLM_MCP_APPS_NODE_MODULES") else None]
+    for folder in folders:
+        if folder is not None and (folder / VANILLA / "dist" / "index.js").is_file():
+            return folder / VANILLA / "dist" / "index.js"
+    return None
+
+
+class BasicVanilla(llm_mcp.MCP):
+    """``server-basic-vanillajs`` over stdio; its argv is the JSON list in ``LLM_MCP_TEST_VANILLA_ARGV``."""
+
+    name = "vanilla"
+    command = "argv"
+    extensions = "apps"
+    timeout = 30
+
+    def argv(self) -> list[str]:
+        import os
+
+        return json.loads(os.environ[VANILLA_ARGV_ENV])
+
+
+class VanillaAgent(llm_mcp.Agent):
+    """A chat with the npm App server ``server-basic-vanillajs``."""
+
+    chat_class = "llm_mcp.models.Chat"
+    model = "gpt-test"
+    provider = "openai"
+    inputs = ["user"]
+    mcp = [BasicVanilla]

@@ -6,5 +6,5 @@ import os
 from example_project.settings import *  # noqa: F401,F403
 from example_project.settings import LLM_MCP
 
-LLM_MCP["CHAT_AGENTS"] = ["llm_mcp_tests.support.apps.AppsAgent"]
+LLM_MCP["CHAT_AGENTS"] = [os.environ.get("LLM_MCP_TEST_AGENT", "llm_mcp_tests.support.apps.AppsAgent")]
 LLM_MCP["APPS_SANDBOX_ORIGIN"] = os.environ["LLM_MCP_APPS_SANDBOX_ORIGIN"]

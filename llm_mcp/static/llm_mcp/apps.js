@@ -94,12 +94,13 @@
     }
 
     function hostContext() {
-      return {
+      var context = {
         theme: theme(), displayMode: "inline", availableDisplayModes: ["inline"], platform: "web",
         locale: navigator.language || "en", timeZone: Intl.DateTimeFormat().resolvedOptions().timeZone,
-        userAgent: "llm_mcp", containerDimensions: { width: holder.clientWidth || 600, maxHeight: 2000 },
-        toolInfo: { tool: { name: app.tool ? app.tool.name : "" } }
+        userAgent: "llm_mcp", containerDimensions: { width: holder.clientWidth || 600, maxHeight: 2000 }
       };
+      if (app.tool && isObject(app.tool.definition)) { context.toolInfo = { tool: app.tool.definition }; }
+      return context;
     }
 
     var handlers = {
