@@ -212,3 +212,36 @@ def test_a_third_party_app_from_npm(start_site, browser_page, tmp_path, node_exe
         expect(app.locator("#server-time")).not_to_have_text(first, timeout=15_000)
         later = app.locator("#server-time").inner_text()
         assert later > first  # ISO 8601 times sort as text
+
+
+def test_the_example_sites_dice_board(start_site, browser_page, tmp_path):
+    """The example site as ``make run`` serves it (its own agent and demo server, the sandbox on
+    localhost): the model's dice_board call, once approved, renders the board App; "Roll again"
+    calls the app-only reroll and the board changes. The screenshot is the docs' (LLM_MCP_SCREENSHOTS=docs/img)."""
+    from playwright.sync_api import expect
+
+    port = free_port()
+    sandbox = f"http://localhost:{port}"
+    with ScriptedModel([tool_call("dice_board", {"count": 3}, id="call_d"), reply("Three dice, rolled.")]) as model:
+        site = start_site(port=port, OPENAI_BASE_URL=model.openai_base_url, OPENAI_API_KEY="test-key",
+                          LLM_MCP_APPS_SANDBOX_ORIGIN=sandbox)
+        create_user(site, "ada")
+        page = browser_page
+        sign_in_and_ask(page, site, "Roll three dice on a board")
+        card = page.locator('.llm-mcp-call[data-call-id="call_d"]')
+        card.get_by_role("button", name="Approve").click()
+        expect(card.locator("iframe.llm-mcp-app-frame")).to_be_visible(timeout=30_000)
+        proxy, app = app_frames(page, sandbox, "!!document.getElementById('again')")
+        expect(app.locator("#total")).not_to_have_text("?")
+        assert len(app.locator("#dice").inner_text().split()) == 3
+        shot(page, tmp_path, "mcp-app")
+        board = [app.locator("#dice").inner_text()]
+        for _ in range(5):  # a new roll may repeat the last one (1 in 216): roll until it differs
+            calls = app.evaluate("() => window.rolls = (window.rolls || 0) + 1")
+            app.get_by_role("button", name="Roll again").click()
+            # each App request rebuilds the chat's servers (here a stdio process): wait for the answer
+            expect(app.locator("#total")).to_have_attribute("data-rolls", str(calls), timeout=20_000)
+            board.append(app.locator("#dice").inner_text())
+            if board[-1] != board[0]:
+                break
+        assert board[-1] != board[0] and len(board[-1].split()) == 3
