@@ -34,9 +34,9 @@ from django.apps import apps
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404
 from django.template.loader import render_to_string
-from django.views.decorators.clickjacking import xframe_options_exempt
-from django.views import View
 from django.utils.decorators import method_decorator
+from django.views import View
+from django.views.decorators.clickjacking import xframe_options_exempt
 
 from . import conf
 from .access import allowed
@@ -91,6 +91,16 @@ class AppMessageView(ChatView):
                         self.call.name)
             raise Http404("The App's server is not available")
         return server
+
+    def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        """The chat (access checked), then the JSON body, then `answer`."""
+        record = self.get_chat()
+        body = self.json_body(request)
+        return body if isinstance(body, JsonResponse) else self.answer(request, record, body)
+
+    def answer(self, request: HttpRequest, record: Any, body: dict[str, Any]) -> HttpResponse:
+        """What a POST with a JSON object ``body`` answers (subclasses)."""
+        raise NotImplementedError
 
     def json_body(self, request: HttpRequest) -> dict[str, Any] | JsonResponse:
         """The request's JSON object, or the 4xx answer saying what is wrong with it."""
@@ -155,11 +165,7 @@ class AppToolCallView(AppMessageView):
     action = "send"
     http_method_names = ["post"]
 
-    def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        record = self.get_chat()
-        body = self.json_body(request)
-        if isinstance(body, JsonResponse):
-            return body
+    def answer(self, request: HttpRequest, record: Any, body: dict[str, Any]) -> HttpResponse:
         name, arguments = body.get("name"), body.get("arguments", {})
         if not isinstance(name, str) or not name or not isinstance(arguments, dict):
             return JsonResponse({"error": 'send {"name": "<tool>", "arguments": {...}}'}, status=400)
@@ -186,11 +192,7 @@ class AppResourceView(AppMessageView):
 
     http_method_names = ["post"]
 
-    def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        record = self.get_chat()
-        body = self.json_body(request)
-        if isinstance(body, JsonResponse):
-            return body
+    def answer(self, request: HttpRequest, record: Any, body: dict[str, Any]) -> HttpResponse:
         uri = body.get("uri")
         if not isinstance(uri, str) or not uri:
             return JsonResponse({"error": 'send {"uri": "<resource URI>"}'}, status=400)

@@ -10,20 +10,24 @@ declared" and "a domain it did not".
 from __future__ import annotations
 
 import json
-import os
 import re
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 
 import pytest
 
-from llm_mcp_tests.support.processes import free_port
 from llm_mcp.testing.scripted_model import ScriptedModel, reply, tool_call
-from llm_mcp_tests.support.apps import APPS_URL_ENV, ECHO_URL_ENV, VANILLA_ARGV_ENV, apps_server, find_vanilla
+from llm_mcp_tests.support.apps import (
+    APPS_URL_ENV,
+    ECHO_URL_ENV,
+    VANILLA_ARGV_ENV,
+    apps_server,
+    find_vanilla,
+)
 from llm_mcp_tests.support.chat_ui import PASSWORD, create_user
-from llm_mcp_tests.support.processes import REPO_ROOT
+from llm_mcp_tests.support.processes import free_port
+from llm_mcp_tests.support.site import shot
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(240)]
 
@@ -31,7 +35,7 @@ SETTINGS = "llm_mcp_tests.support.apps_site_settings"
 
 
 class Open(BaseHTTPRequestHandler):
-    def do_GET(self):  # noqa: N802 - the http.server name
+    def do_GET(self):
         body = b'{"ok": true}'
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
@@ -48,13 +52,6 @@ def loopback_server():
     server = ThreadingHTTPServer(("127.0.0.1", 0), Open)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server, f"http://127.0.0.1:{server.server_address[1]}"
-
-
-def shot(page, tmp_path: Path, name: str) -> None:
-    folder = os.environ.get("LLM_MCP_SCREENSHOTS")
-    target = (REPO_ROOT / folder if folder else tmp_path) / f"{name}.png"
-    target.parent.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(target), full_page=True)
 
 
 def sign_in_and_ask(page, site, text: str) -> None:
@@ -231,7 +228,7 @@ def test_the_example_sites_dice_board(start_site, browser_page, tmp_path):
         card = page.locator('.llm-mcp-call[data-call-id="call_d"]')
         card.get_by_role("button", name="Approve").click()
         expect(card.locator("iframe.llm-mcp-app-frame")).to_be_visible(timeout=30_000)
-        proxy, app = app_frames(page, sandbox, "!!document.getElementById('again')")
+        _, app = app_frames(page, sandbox, "!!document.getElementById('again')")
         expect(app.locator("#total")).not_to_have_text("?")
         assert len(app.locator("#dice").inner_text().split()) == 3
         shot(page, tmp_path, "mcp-app")

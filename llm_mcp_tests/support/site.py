@@ -20,7 +20,6 @@ import pytest
 
 from llm_mcp_tests.support.processes import REPO_ROOT, ServerProcess, free_port
 
-
 CHROMIUM = "/usr/bin/chromium"
 
 
@@ -104,3 +103,12 @@ def browser_page() -> Iterator:
             yield page
         finally:
             browser.close()
+
+
+def shot(page, tmp_path: Path, name: str) -> None:
+    """A full-page screenshot ``name.png``: into ``$LLM_MCP_SCREENSHOTS`` (relative to the repository,
+    e.g. ``docs/img``) when set, else into ``tmp_path``."""
+    folder = os.environ.get("LLM_MCP_SCREENSHOTS")
+    target = (REPO_ROOT / folder if folder else tmp_path) / f"{name}.png"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(target), full_page=True)
