@@ -225,6 +225,19 @@ def test_sandbox_only_on_its_origin_with_the_built_policy(site):
         "img-src 'self' data:; media-src 'self' data:; connect-src 'none'; object-src 'none'")
 
 
+def test_the_sandbox_origin_serves_nothing_else(site, model):
+    """AppsSandboxMiddleware (in the example settings): on the sandbox origin every other URL is 404,
+    even for a signed-in user; the host's origin is unchanged."""
+    ada = user("ada")
+    record, row = forecast_chat(model, ada)
+    client = signed_in(ada)
+    for url in (reverse("llm_mcp:chat_detail", args=[record.pk]), reverse("llm_mcp:app", args=[row.pk]),
+                "/admin/", "/"):
+        assert client.get(url, HTTP_HOST="localhost:8123").status_code == 404, url
+    assert client.get(reverse("llm_mcp:app_sandbox"), HTTP_HOST="localhost:8123").status_code == 200
+    assert client.get(reverse("llm_mcp:chat_detail", args=[record.pk])).status_code == 200
+
+
 def test_chat_page_places_the_app(site, model):
     """chat_detail renders an App placeholder for the result, with its URLs and the sandbox origin."""
     ada = user("ada")
