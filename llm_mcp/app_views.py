@@ -72,8 +72,17 @@ class AppMessageView(ChatView):
         call = row.parent_tool_call
         if call is None or not call.ui_uri:
             raise Http404("That message has no App")
-        self.row, self.call = row, call
+        self.row, self.call, self.record = row, call, row.chat
         return row.chat
+
+    def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        """The view, then the servers rebuilt for it closed (a stdio server's process ends)."""
+        try:
+            return super().dispatch(request, *args, **kwargs)
+        finally:
+            record = getattr(self, "record", None)
+            if record is not None and "_live_chat" in record.__dict__:
+                record.close()
 
     def get_server(self, record: Any) -> MCP:
         """The server that answered the call, rebuilt as a resumed chat builds it; ``Http404``
