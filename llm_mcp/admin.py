@@ -17,6 +17,7 @@ Tool calls can be approved and declined from their list (actions), through the s
 from __future__ import annotations
 
 import json
+import logging
 from datetime import UTC, datetime
 from typing import Any
 
@@ -33,6 +34,8 @@ from .models import Credential, ToolCall
 __all__ = ["ChatAdmin", "CredentialAdmin", "MessageInline", "ToolCallAdmin", "ToolCallInline"]
 
 DEFAULT_CHAT_MODEL = "llm_mcp.Chat"
+
+log = logging.getLogger("llm_mcp.admin")
 
 
 def _has_user(model: Any) -> bool:
@@ -307,14 +310,17 @@ class CredentialAdmin(_ViewOnly, admin.ModelAdmin):
                 if not isinstance(target, type):
                     continue
                 server = server_for_owner(name, target, owner)
-            except Exception:  # misconfigured, or a URL that cannot be evaluated for this owner
+            except Exception as exc:  # misconfigured, or a URL that cannot be evaluated for this owner
+                log.debug("OAUTH_SERVERS[%r] cannot be built for credential %s: %s", name, credential.pk,
+                          type(exc).__name__)
                 continue
             try:
                 flow = server.oauth_flow
                 if flow is not None and flow.key == credential.key:
                     return server
-            except Exception:
-                pass
+            except Exception as exc:
+                log.debug("OAUTH_SERVERS[%r]: no credential key for credential %s: %s", name, credential.pk,
+                          type(exc).__name__)
             server.close()
         return None
 

@@ -26,7 +26,6 @@ from llm_mcp.chat import Message as ChatMessage
 from llm_mcp.chat import ToolCall as ChatToolCall
 from llm_mcp.models import Chat, Message, ToolCall
 from llm_mcp.testing.scripted_model import api_error, reply
-
 from llm_mcp_tests.support.chat_ui import enqueued  # noqa: F401 (fixture)
 from llm_mcp_tests.support.servers.asking_kit import _form
 from llm_mcp_tests.support.servers.questions import ENVIRONMENT

@@ -249,7 +249,8 @@ def approve_through_view(chat_id: Any, call_id: str) -> dict[str, Any]:
     call = ToolCall.objects.get(tool_call_id=call_id, message__chat_id=chat_id)
     owner = Chat.objects.get(pk=chat_id).user
     if owner is None:
-        owner, _ = get_user_model().objects.get_or_create(username="steps-admin", is_staff=True, is_superuser=True)
+        owner, _ = get_user_model().objects.get_or_create(username="steps-admin",
+                                                           defaults={"is_staff": True, "is_superuser": True})
     client = Client(enforce_csrf_checks=True, HTTP_HOST="127.0.0.1")
     client.force_login(owner)
     page = client.get(reverse("llm_mcp:chat_detail", args=[chat_id]))
