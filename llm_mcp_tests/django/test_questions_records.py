@@ -70,9 +70,10 @@ def enqueued(monkeypatch: pytest.MonkeyPatch) -> list[tuple]:
 
 
 def test_quest_22_example_site_answers_and_declines_questions(enqueued):
-    """MCP-QUEST-22, MCP-QUEST-09, MCP-QUEST-17: the example site's chat page shows a paused call's questions
-    (message, server, choices, the URL in full); its form saves an answer on the row (an answer the question
-    cannot take is refused and changes nothing); once none is open, resume_chat is enqueued."""
+    """MCP-QUEST-22, MCP-QUEST-09, MCP-QUEST-17: the example site's chat page (the app's) shows a paused call's
+    questions (message, server, choices, the URL in full); its form saves an answer on the row (an answer the
+    question cannot take is refused and changes nothing); once none is open, resume_chat is enqueued."""
+    from django.contrib.auth import get_user_model
     from django.test import Client
     from django.urls import reverse
 
@@ -81,7 +82,8 @@ def test_quest_22_example_site_answers_and_declines_questions(enqueued):
 
     from llm_mcp_tests.support.servers.questions import ENVIRONMENT
 
-    record = agents.new_chat("offline", "offline")
+    owner = get_user_model().objects.create_user("quest22")
+    record = agents.new_chat("offline", "offline", user=owner)
     assistant = MessageRow.objects.create(chat=record, role="assistant", content="")
     request = {"method": "tools/call", "params": {"name": "deploy", "arguments": {}}}
     form = llm_mcp.Question("env", {"message": "Which environment?", "requestedSchema": ENVIRONMENT},
@@ -91,21 +93,23 @@ def test_quest_22_example_site_answers_and_declines_questions(enqueued):
     call = ToolCallRow.objects.create(message=assistant, tool_call_id="call_1", name="deploy", arguments={},
                                       pending_questions=[form.to_dict(), link.to_dict()], request_state="s")
     client = Client()
-    html = client.get(reverse("chat", args=[record.pk])).content.decode()
+    client.force_login(owner)
+    html = client.get(reverse("llm_mcp:chat_detail", args=[record.pk])).content.decode()
     assert "Which environment?" in html and "<strong>deploys</strong>" in html
     assert '<option value="production">' in html and 'href="https://example.com/c?x=1&amp;y=2"' in html
-    assert 'name="text"' in html and "answer the questions" in html  # new messages wait
+    refused = client.post(reverse("llm_mcp:chat_send", args=[record.pk]), {"text": "more"}, follow=True)
+    assert "settle them first" in refused.content.decode() and enqueued == []  # new messages wait
 
-    answer = reverse("answer_question", args=[record.pk, call.pk, "env"])
-    client.post(answer, {"action": "answer", "field-environment": "moon"})
+    answer = reverse("llm_mcp:chat_answer", args=[record.pk, "call_1", "env"])
+    client.post(answer, {"reply": "answer", "q-environment": "moon"})
     call.refresh_from_db()
     assert call.pending_questions[0]["response"] is None and enqueued == []
-    client.post(answer, {"action": "answer", "field-environment": "production"})
+    client.post(answer, {"reply": "answer", "q-environment": "production"})
     call.refresh_from_db()
     assert call.pending_questions[0]["response"] == {"action": "accept", "content": {"environment": "production"}}
     assert enqueued == []  # the URL question is still open
-    client.post(reverse("answer_question", args=[record.pk, call.pk, "login"]), {"action": "decline"})
+    client.post(reverse("llm_mcp:chat_answer", args=[record.pk, "call_1", "login"]), {"reply": "decline"})
     call.refresh_from_db()
     assert call.pending_questions[1]["response"] == {"action": "decline"} and not call.waiting
     assert enqueued == [(record.pk,)]
-    assert client.post(answer, {"action": "maybe"}).status_code == 400
+    assert client.post(answer, {"reply": "maybe"}).status_code == 400

@@ -238,18 +238,24 @@ def main(argv: list[str]) -> int:
 
 
 def approve_through_view(chat_id: Any, call_id: str) -> dict[str, Any]:
-    """POST the example site's approve form, as a browser would (CSRF checks on)."""
+    """POST the chat page's approve form (the app's ``llm_mcp:chat_approve``), as a browser of the
+    chat's owner would (CSRF checks on; a staff user with the app's permissions when it has none)."""
+    from django.contrib.auth import get_user_model
     from django.test import Client
     from django.urls import reverse
 
-    from llm_mcp.models import ToolCall
+    from llm_mcp.models import Chat, ToolCall
 
     call = ToolCall.objects.get(tool_call_id=call_id, message__chat_id=chat_id)
+    owner = Chat.objects.get(pk=chat_id).user
+    if owner is None:
+        owner, _ = get_user_model().objects.get_or_create(username="steps-admin",
+                                                           defaults={"is_staff": True, "is_superuser": True})
     client = Client(enforce_csrf_checks=True, HTTP_HOST="127.0.0.1")
-    page = client.get(reverse("chat", args=[chat_id]))
+    client.force_login(owner)
+    page = client.get(reverse("llm_mcp:chat_detail", args=[chat_id]))
     token = page.cookies["csrftoken"].value
-    response = client.post(reverse("decide", args=[chat_id, call.pk]), {"decision": "approve",
-                                                                         "csrfmiddlewaretoken": token})
+    response = client.post(reverse("llm_mcp:chat_approve", args=[chat_id, call.pk]), {"csrfmiddlewaretoken": token})
     return {"status": response.status_code, "approval": ToolCall.objects.get(pk=call.pk).approval}
 
 
