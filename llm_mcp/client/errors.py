@@ -116,7 +116,8 @@ class ConnectionError(MCPError, builtins.ConnectionError):  # noqa: A001 - the p
         retry_after: seconds the server asked us to wait (``Retry-After``), else ``None``.
         timed_out: ``True`` for a `ServerTimeoutError` (read-only: it is the class).
         request_sent: whether the request had left when the failure came (``True``/``False``),
-            or ``None`` when unknown. `from_httpx` knows it; nothing reads it yet.
+            or ``None`` when unknown. `from_httpx` knows it; `may_have_run` reads it: a failure
+            after the request left (other than a 429) means the server may have started the work.
 
     ``ConnectionError(message, timed_out=True)`` or ``exit_status=<int>`` builds the subclass
     the flag stands for (a timeout first), as callers wrote before the subclasses existed.
@@ -316,9 +317,16 @@ def is_refusal(exc: BaseException) -> bool:
 
 def may_have_run(exc: BaseException) -> bool:
     """Whether a call that failed this way may have partly run on the server: it timed out,
-    its process exited, the server answered 5xx, or its response stream broke."""
-    return isinstance(exc, (StreamBrokenError, ServerTimeoutError, ProcessExitedError)) or (
-        isinstance(exc, ConnectionError) and exc.status is not None and exc.status >= 500)
+    its process exited, the server answered 5xx, its response stream broke, or the connection
+    failed after the request had left (``request_sent``; over HTTP, both eras). A refused
+    connect and an HTTP 429 ("not now", said before any work) are the failures that did not."""
+    if isinstance(exc, (StreamBrokenError, ServerTimeoutError, ProcessExitedError)):
+        return True
+    if not isinstance(exc, ConnectionError):
+        return False
+    if exc.status is not None:
+        return exc.status >= 500
+    return exc.request_sent is True
 
 
 def is_outage(exc: BaseException, *, tool_call: bool = False) -> bool:
@@ -358,7 +366,7 @@ def retry_after_seconds(value: str | None) -> float | None:
 
 
 def from_httpx(failure: httpx.HTTPError | httpx.Response, *, server: str | None, message: str,
-               timeout_message: str | None = None) -> ConnectionError:
+               timeout_message: str | None = None, broke_message: str | None = None) -> ConnectionError:
     """The error for a failed ``httpx`` request, to raise ``from None``.
 
         except httpx.HTTPError as exc:
@@ -371,6 +379,8 @@ def from_httpx(failure: httpx.HTTPError | httpx.Response, *, server: str | None,
         message: the message for a failure to reach the server (or for a response).
         timeout_message: the message for a timeout; ``None`` treats a timeout as any other
             failure to reach the server.
+        broke_message: the message for a failure after the request had left (the connection
+            reset or closed before the answer); ``None`` uses ``message``.
 
     Returns:
         `ConnectionError` with ``.status`` and ``.retry_after`` for a response or an
@@ -390,4 +400,6 @@ def from_httpx(failure: httpx.HTTPError | httpx.Response, *, server: str | None,
                                     httpx.UnsupportedProtocol, httpx.ProxyError))
     if timeout_message is not None and isinstance(failure, httpx.TimeoutException):
         return ServerTimeoutError(timeout_message, server=server, request_sent=sent)
+    if sent and broke_message is not None:
+        message = broke_message
     return ConnectionError(message, server=server, request_sent=sent)

@@ -91,6 +91,14 @@ def describe(exc: httpx.HTTPError, url: str) -> str:
     return f"{origin(url)} ({reason})"
 
 
+def broke_off(name: str, message: dict[str, Any] | None, exc: httpx.HTTPError) -> str:
+    """The message of a failure after the request had left: the server received it and may
+    have started the work, then the connection broke before its answer."""
+    what = f" {message.get('method')}" if message else ""
+    return (f"MCP server {name!r} received the request{what} but broke off before its answer "
+            f"({type(exc).__name__})")
+
+
 def parse_challenge(value: str) -> dict[str, str]:
     """The auth-params of a ``WWW-Authenticate: Bearer`` challenge (RFC 6750 §3), lower-cased keys."""
     params: dict[str, str] = {}
@@ -300,7 +308,8 @@ class HTTPTransport(OverHTTP):
             response = self.client.send(request, stream=True, auth=self._auth)
         except httpx.HTTPError as exc:
             raise from_httpx(exc, server=self.name, message=f"MCP server {self.name!r} could not be reached at "
-                             f"{describe(exc, self.url)}", timeout_message=self._no_answer(message, timeout)) from None
+                             f"{describe(exc, self.url)}", timeout_message=self._no_answer(message, timeout),
+                             broke_message=broke_off(self.name, message, exc)) from None
         if response.is_success:
             session = response.headers.get("mcp-session-id")
             if session and version != protocol.LATEST:
@@ -353,8 +362,7 @@ class HTTPTransport(OverHTTP):
         try:
             raw = response.read()
         except httpx.HTTPError as exc:
-            raise from_httpx(exc, server=self.name, message=f"MCP server {self.name!r} broke off its answer: "
-                             f"{type(exc).__name__}", timeout_message=f"MCP server {self.name!r} did not finish its "
+            raise from_httpx(exc, server=self.name, message=broke_off(self.name, None, exc), timeout_message=f"MCP server {self.name!r} did not finish its "
                              f"answer within {self.timeout if timeout is None else timeout:g} s") from None
         if not raw.strip():
             return None

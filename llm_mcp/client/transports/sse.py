@@ -35,6 +35,7 @@ from ..errors import (
 from .base import MessageHandler
 from .http import (
     OverHTTP,
+    broke_off,
     describe,
     hide_in_logs,
     insufficient_scope,
@@ -145,7 +146,8 @@ class SSETransport(OverHTTP):
             with self._lock:
                 self._pending.pop(message["id"], None)
         if pending.response is None:
-            raise ConnectionError(f"MCP server {self.name!r} closed its event stream", server=self.name)
+            raise ConnectionError(f"MCP server {self.name!r} closed its event stream before answering "
+                                  f"{message.get('method')}", server=self.name, request_sent=True)
         return pending.response
 
     @staticmethod
@@ -170,7 +172,8 @@ class SSETransport(OverHTTP):
     def _unreachable(self, exc: httpx.HTTPError) -> ConnectionError:
         """The error for a stream or POST that failed (a timeout included)."""
         return from_httpx(exc, server=self.name,
-                          message=f"MCP server {self.name!r} could not be reached at {describe(exc, self.url)}")
+                          message=f"MCP server {self.name!r} could not be reached at {describe(exc, self.url)}",
+                          broke_message=broke_off(self.name, None, exc))
 
     def notify(self, message: dict[str, Any], *, version: str | None) -> None:
         self.connect()
