@@ -17,6 +17,7 @@ from .errors import (
     MCPError,
     ProcessExitedError,
     ServerTimeoutError,
+    StartupFailedError,
     TurnLimitError,
     UnauthorizedError,
 )
@@ -55,6 +56,7 @@ __all__ = [
     "Result",
     "ServerTimeoutError",
     "Servers",
+    "StartupFailedError",
     "Tool",
     "Transport",
     "TurnLimitError",

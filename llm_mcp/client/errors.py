@@ -7,7 +7,8 @@ request bodies: they name the server, the method and what went wrong.
     MCPError                        a protocol error, or no revision we know (.code, .data, .server)
     ├── ConnectionError             unreachable, or HTTP 429/5xx (.status, .retry_after; also the builtin)
     │   ├── ServerTimeoutError      no answer within the request's timeout (.timed_out is True)
-    │   └── ProcessExitedError      a stdio server's process ended (.exit_status)
+    │   └── ProcessExitedError      a stdio server's process ended (.exit_status, .stderr)
+    │       └── StartupFailedError  it ended before reading its first request: starting again won't help
     ├── StreamBrokenError           a response stream ended before the response and could not be resumed
     ├── LegacyProtocolError         HTTP 400/404/405 without a JSON-RPC body: a server older than 2026-07-28
     ├── SessionExpiredError         a handshake-era server ended our Mcp-Session-Id (HTTP 404)
@@ -69,6 +70,7 @@ __all__ = [
     "ProcessExitedError",
     "ServerTimeoutError",
     "SessionExpiredError",
+    "StartupFailedError",
     "StreamBrokenError",
     "TokenRequestError",
     "TurnLimitError",
@@ -115,6 +117,8 @@ class ConnectionError(MCPError, builtins.ConnectionError):  # noqa: A001 - the p
         exit_status: a stdio server's exit status when its process ended (`ProcessExitedError`), else ``None``.
         retry_after: seconds the server asked us to wait (``Retry-After``), else ``None``.
         timed_out: ``True`` for a `ServerTimeoutError` (read-only: it is the class).
+        stderr: the last lines a stdio server wrote to its stderr (bounded, control characters
+            escaped, environment values redacted; ``""`` when none or not stdio).
         request_sent: whether the request had left when the failure came (``True``/``False``),
             or ``None`` when unknown. `from_httpx` knows it; `may_have_run` reads it: a failure
             after the request left (other than a 429) means the server may have started the work.
@@ -134,8 +138,9 @@ class ConnectionError(MCPError, builtins.ConnectionError):  # noqa: A001 - the p
 
     def __init__(self, message: str = "", *, server: str | None = None, status: int | None = None,
                  exit_status: int | None = None, retry_after: float | None = None, timed_out: bool = False,
-                 request_sent: bool | None = None):
+                 request_sent: bool | None = None, stderr: str = ""):
         super().__init__(message, server=server)
+        self.stderr = stderr
         self.status = status
         self.exit_status = exit_status
         self.retry_after = retry_after
@@ -161,6 +166,12 @@ class ProcessExitedError(ConnectionError):
         exit_status: the process's exit status (``int``; negative for a signal), or ``None``
             when unknown.
     """
+
+
+class StartupFailedError(ProcessExitedError):
+    """A stdio server's process ended before it read its first request: it failed while
+    starting (a package that does not exist, a bad command, a missing variable). The client
+    does not start it again within the same call; ``.stderr`` usually says why."""
 
 
 # -- spoke, but not as expected ------------------------------------------------------------------

@@ -26,6 +26,7 @@ from .errors import (
     MCPError,
     ServerTimeoutError,
     SessionExpiredError,
+    StartupFailedError,
     StreamBrokenError,
 )
 from .logs import LOG_LEVEL_META, check_log_level, wanted
@@ -170,6 +171,8 @@ class Client:
             response = self._exchange(message, version, probe)
         except LegacyProtocolError:
             return False
+        except StartupFailedError:
+            raise  # it never read the probe: the handshake would start it again for nothing
         except ConnectionError as exc:
             if self.era_key or exc.status is not None:
                 raise
