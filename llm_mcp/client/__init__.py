@@ -5,8 +5,10 @@
     docs.call("microsoft_docs_search", query="Azure Blob Storage").text
 """
 
+from .addresses import PublicAddressesOnly
 from .cancel import CancelScope
 from .errors import (
+    AddressRefusedError,
     CancelledError,
     ConfigurationError,
     ConnectionError,
@@ -21,6 +23,7 @@ from .errors import (
     TurnLimitError,
     UnauthorizedError,
 )
+from .httpcontext import HTTPContext
 from .progress import Progress
 from .prompt import Prompt, PromptArgument, PromptMessage
 from .question import Field, Question
@@ -33,6 +36,7 @@ from .transports import Transport
 
 __all__ = [
     "MCP",
+    "AddressRefusedError",
     "Attachment",
     "CancelScope",
     "CancelledError",
@@ -40,6 +44,7 @@ __all__ = [
     "ConfigurationError",
     "ConnectionError",
     "Field",
+    "HTTPContext",
     "ForbiddenError",
     "InputRequiredError",
     "InsufficientScopeError",
@@ -48,6 +53,7 @@ __all__ = [
     "ProcessExitedError",
     "Progress",
     "Prompt",
+    "PublicAddressesOnly",
     "PromptArgument",
     "PromptMessage",
     "Question",

@@ -7,8 +7,9 @@ request bodies: they name the server, the method and what went wrong.
     MCPError                        a protocol error, or no revision we know (.code, .data, .server)
     ├── ConnectionError             unreachable, or HTTP 429/5xx (.status, .retry_after; also the builtin)
     │   ├── ServerTimeoutError      no answer within the request's timeout (.timed_out is True)
-    │   └── ProcessExitedError      a stdio server's process ended (.exit_status, .stderr)
-    │       └── StartupFailedError  it ended before reading its first request: starting again won't help
+    │   ├── ProcessExitedError      a stdio server's process ended (.exit_status, .stderr)
+    │   │   └── StartupFailedError  it ended before reading its first request: starting again won't help
+    │   └── AddressRefusedError     an address policy refused the address a name resolves to
     ├── StreamBrokenError           a response stream ended before the response and could not be resumed
     ├── LegacyProtocolError         HTTP 400/404/405 without a JSON-RPC body: a server older than 2026-07-28
     ├── SessionExpiredError         a handshake-era server ended our Mcp-Session-Id (HTTP 404)
@@ -24,7 +25,7 @@ request bodies: they name the server, the method and what went wrong.
 
 Three questions about a failure are answered here and nowhere else:
 
-* may it be retried? `is_refusal` says when retrying will not help (401, 403, HTTP 404);
+* may it be retried? `is_refusal` says when retrying will not help (401, 403, HTTP 404, a refused address);
 * has the call partly run? `may_have_run`;
 * is the server down? `is_outage` (the chat's backoff in `llm_mcp.client.outages` acts on it).
 
@@ -58,6 +59,7 @@ if TYPE_CHECKING:
     import httpx
 
 __all__ = [
+    "AddressRefusedError",
     "CancelledError",
     "ConfigurationError",
     "ConnectionError",
@@ -172,6 +174,12 @@ class StartupFailedError(ProcessExitedError):
     """A stdio server's process ended before it read its first request: it failed while
     starting (a package that does not exist, a bad command, a missing variable). The client
     does not start it again within the same call; ``.stderr`` usually says why."""
+
+
+class AddressRefusedError(ConnectionError):
+    """The connection was not made: the address the server's name resolves to is one the
+    connection's address policy refuses (`llm_mcp.client.addresses.PublicAddressesOnly`:
+    loopback, private, link-local, ...). Nothing was sent; `is_refusal` is true for it."""
 
 
 # -- spoke, but not as expected ------------------------------------------------------------------
@@ -321,8 +329,9 @@ class TurnLimitError(MCPError, RuntimeError):
 
 
 def is_refusal(exc: BaseException) -> bool:
-    """Whether retrying will not fix the failure: 401, 403 (scopes included) and HTTP 404."""
-    return isinstance(exc, (UnauthorizedError, ForbiddenError)) or (
+    """Whether retrying will not fix the failure: 401, 403 (scopes included), HTTP 404, and an
+    address the connection's policy refuses."""
+    return isinstance(exc, (UnauthorizedError, ForbiddenError, AddressRefusedError)) or (
         isinstance(exc, ConnectionError) and exc.status == 404)
 
 

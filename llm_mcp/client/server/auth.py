@@ -21,6 +21,7 @@ from ..oauth.grants import extensions_for
 from ..oauth.settings import OAuthSettings, check_oauth, evaluate_settings
 
 if TYPE_CHECKING:
+    from ..httpcontext import HTTPContext
     from .settings import ServerSettings
 
 __all__ = ["Authorization"]
@@ -38,8 +39,10 @@ class Authorization:
     """
 
     def __init__(self, settings: ServerSettings, *, name: Callable[[], str],
-                 address: Callable[[], tuple[str, float]], capabilities: Callable[[], dict[str, Any]]):
+                 address: Callable[[], tuple[str, float]], capabilities: Callable[[], dict[str, Any]],
+                 http_context: HTTPContext | None = None):
         self.settings, self._name, self._address, self._capabilities = settings, name, address, capabilities
+        self.http_context = http_context
         self._lock = threading.Lock()
         self._flow: OAuth | None = None
 
@@ -98,7 +101,8 @@ class Authorization:
             if self._flow is None:
                 url, timeout = self._address()
                 self._flow = OAuth(server_name=self._name(), url=url, settings=self.oauth_settings,
-                                   owner=self.owner, timeout=min(timeout, 30.0), capabilities=self._capabilities)
+                                   owner=self.owner, timeout=min(timeout, 30.0), capabilities=self._capabilities,
+                                   http_context=self.http_context)
             return self._flow
 
     def required_flow(self) -> OAuth:

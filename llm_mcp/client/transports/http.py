@@ -18,7 +18,7 @@ import socket
 import ssl
 import threading
 import time
-from typing import Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 from urllib.parse import urlsplit
 
 import httpx
@@ -39,6 +39,9 @@ from ..errors import (
 from ..param_headers import method_headers
 from ..protocol import origin
 from .base import MessageHandler, Transport
+
+if TYPE_CHECKING:
+    from ..httpcontext import HTTPContext
 
 __all__ = ["HTTPTransport", "OverHTTP", "shared_ssl_context"]
 
@@ -149,8 +152,9 @@ class OverHTTP(Transport):
     the ``httpx.Auth`` they send with, and how they open their ``httpx.Client``."""
 
     def __init__(self, url: str, *, name: str, headers: Callable[[], dict[str, str]] | None,
-                 timeout: float, auth: httpx.Auth | None):
+                 timeout: float, auth: httpx.Auth | None, http_context: HTTPContext | None = None):
         hide_in_logs(url)
+        self.http_context = http_context
         self.url = url
         self.auth = auth
         self.name = name
@@ -158,7 +162,10 @@ class OverHTTP(Transport):
         self.timeout = timeout
 
     def _new_client(self) -> httpx.Client:
-        """An ``httpx.Client`` with the shared TLS context, never following redirects."""
+        """An ``httpx.Client`` with the shared TLS context (or the HTTP context's settings), never
+        following redirects."""
+        if self.http_context is not None:
+            return self.http_context.client(timeout=self.timeout)
         return httpx.Client(verify=shared_ssl_context(), follow_redirects=False, timeout=self.timeout)
 
     @property
@@ -191,8 +198,9 @@ class HTTPTransport(OverHTTP):
     # (2025-11-25 "Streamable HTTP / Listening for Messages from the Server").
 
     def __init__(self, url: str, *, name: str, headers: Callable[[], dict[str, str]] | None = None,
-                 timeout: float = 60.0, client: httpx.Client | None = None, auth: httpx.Auth | None = None):
-        super().__init__(url, name=name, headers=headers, timeout=timeout, auth=auth)
+                 timeout: float = 60.0, client: httpx.Client | None = None, auth: httpx.Auth | None = None,
+                 http_context: HTTPContext | None = None):
+        super().__init__(url, name=name, headers=headers, timeout=timeout, auth=auth, http_context=http_context)
         self.session_id: str | None = None
         self._version: str | None = None
         self._client = client

@@ -92,8 +92,8 @@ class SSETransport(OverHTTP):
     """
 
     def __init__(self, url: str, *, name: str, headers: Callable[[], dict[str, str]] | None = None,
-                 timeout: float = 60.0, auth: httpx.Auth | None = None):
-        super().__init__(url, name=name, headers=headers, timeout=timeout, auth=auth)
+                 timeout: float = 60.0, auth: httpx.Auth | None = None, http_context: Any = None):
+        super().__init__(url, name=name, headers=headers, timeout=timeout, auth=auth, http_context=http_context)
         self.endpoint: str | None = None
         self.handler: MessageHandler | None = None
         self._client: httpx.Client | None = None
