@@ -39,6 +39,7 @@ from ..errors import (
 from ..param_headers import method_headers
 from ..protocol import origin
 from .base import MessageHandler, Transport
+from .child_output import decode_line
 
 if TYPE_CHECKING:
     from ..httpcontext import HTTPContext
@@ -377,6 +378,16 @@ class HTTPTransport(OverHTTP):
         try:
             return protocol.decode(raw)
         except ValueError:
+            text, lenient = decode_line(raw)  # JSON in another encoding (a Windows code page)?
+            if lenient:
+                try:
+                    parsed = protocol.decode(text)
+                except ValueError:
+                    pass
+                else:
+                    log.warning("MCP server %s answered with JSON that is not valid UTF-8 (another encoding?); "
+                                "read it with replacement characters", self.name)
+                    return parsed
             if strict:
                 raise MCPError(f"MCP server {self.name!r} answered with a body that is not JSON",
                                server=self.name) from None
