@@ -339,7 +339,10 @@ def may_have_run(exc: BaseException) -> bool:
     """Whether a call that failed this way may have partly run on the server: it timed out,
     its process exited, the server answered 5xx, its response stream broke, or the connection
     failed after the request had left (``request_sent``; over HTTP, both eras). A refused
-    connect and an HTTP 429 ("not now", said before any work) are the failures that did not."""
+    connect, an HTTP 429 ("not now", said before any work) and a process that never read the
+    request (`StartupFailedError`) are the failures that did not."""
+    if isinstance(exc, StartupFailedError):
+        return False  # it never read the request
     if isinstance(exc, (StreamBrokenError, ServerTimeoutError, ProcessExitedError)):
         return True
     if not isinstance(exc, ConnectionError):
