@@ -13,7 +13,7 @@ import logging
 import re
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -123,15 +123,21 @@ def _elapsed_within(elapsed: float, fault: str) -> None:
         assert elapsed < TIMEOUT, elapsed  # failed fast: no timeout sat out
 
 
-@pytest.mark.parametrize(("fault", "transport"), CELLS)
-def test_through_the_client(fault, transport, fault_urls, caplog):
+def _run_cell(fault: str, transport: str, fault_urls: dict[str, Any], cell: Callable[[llm_mcp.MCP], None]) -> None:
+    """Run ``cell`` with a fresh server for the fault, close the server, and check that no process
+    or thread is left behind."""
     before = set(threading.enumerate())
     server = _server(transport, fault, fault_urls)
     try:
-        _call_cell(server, fault, transport, caplog)
+        cell(server)
     finally:
         server.close()
     assert left_behind(before, exclude_pids=fault_urls["pids"]) == (set(), [])
+
+
+@pytest.mark.parametrize(("fault", "transport"), CELLS)
+def test_through_the_client(fault, transport, fault_urls, caplog):
+    _run_cell(fault, transport, fault_urls, lambda server: _call_cell(server, fault, transport, caplog))
 
 
 def _call_cell(server: llm_mcp.MCP, fault: str, transport: str, caplog: pytest.LogCaptureFixture) -> None:
@@ -156,13 +162,7 @@ def _call_cell(server: llm_mcp.MCP, fault: str, transport: str, caplog: pytest.L
 
 @pytest.mark.parametrize(("fault", "transport"), CELLS)
 def test_through_a_chat(fault, transport, fault_urls, model):
-    before = set(threading.enumerate())
-    server = _server(transport, fault, fault_urls)
-    try:
-        _chat_cell(server, fault, transport, model)
-    finally:
-        server.close()
-    assert left_behind(before, exclude_pids=fault_urls["pids"]) == (set(), [])
+    _run_cell(fault, transport, fault_urls, lambda server: _chat_cell(server, fault, transport, model))
 
 
 def _chat_cell(server: llm_mcp.MCP, fault: str, transport: str, model: Any) -> None:
