@@ -46,6 +46,10 @@ def system_resolver(host: str, port: int) -> list[str]:
     return found
 
 
+NAT64 = ipaddress.ip_network("64:ff9b::/96")
+"""The well-known NAT64 prefix (RFC 6052): its addresses stand for the IPv4 address in their last 32 bits."""
+
+
 class AddressPolicy:
     """Decides whether an IP address may be connected to: public (globally routable) unicast
     addresses only, plus the networks in ``allow``.
@@ -58,7 +62,7 @@ class AddressPolicy:
     Refused: loopback, private (RFC 1918, fc00::/7), link-local (169.254/16, fe80::/10, the
     cloud metadata services), shared address space (100.64/10), unspecified, multicast,
     reserved and documentation ranges, and IPv6 addresses that embed a refused IPv4 address
-    (``::ffff:127.0.0.1``, 6to4, Teredo).
+    (``::ffff:127.0.0.1``, 6to4, Teredo, NAT64 ``64:ff9b::/96``).
 
     Attributes:
         allow: networks allowed even though they are not public (``ipaddress`` networks).
@@ -77,6 +81,8 @@ class AddressPolicy:
             return None
         if isinstance(address, ipaddress.IPv6Address):
             embedded = address.ipv4_mapped or address.sixtofour or (address.teredo[1] if address.teredo else None)
+            if embedded is None and address in NAT64:  # a NAT64 gateway would connect to the IPv4 inside
+                embedded = ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
             if embedded is not None:
                 inner = self.reason(str(embedded))
                 return f"{inner} (inside an IPv6 address)" if inner else None

@@ -65,6 +65,18 @@ def test_the_tail_is_bounded_and_keeps_the_last_lines():
     assert tail.text().splitlines()[-1] == "\ufffd\ufffd bad bytes"
 
 
+def test_a_line_without_an_end_is_read_in_bounded_pieces(tmp_path):
+    """A server that writes megabytes to stderr with no newline: the error's tail stays bounded."""
+    script = tmp_path / "noisy.py"
+    script.write_text("import sys\nsys.stderr.write('z' * 5_000_000)\nsys.stderr.flush()\nsys.exit(2)\n")
+    server = llm_mcp.mcp(command=[PYTHON, str(script)], name="noisy")
+    with pytest.raises(llm_mcp.ProcessExitedError) as failed:
+        server.tools
+    server.close()
+    lines = failed.value.stderr.splitlines()
+    assert 0 < len(lines) <= TAIL_LINES and all(len(line) <= TAIL_LINE_CHARS + 3 for line in lines)
+
+
 def test_short_environment_values_are_not_redacted_and_long_ones_are():
     tail = StderrTail(secrets=["1", "s3cr3t-value"])
     assert tail.add(b"debug=1 key=s3cr3t-value") == "debug=1 key=[redacted]"

@@ -33,6 +33,9 @@ TAIL_LINES = 20
 TAIL_LINE_CHARS = 500
 """Characters kept of each stderr line (after escaping); longer lines end with ``...``."""
 
+READ_LIMIT = 1 << 16
+"""Bytes read from stderr at most per line: a longer line is read (and kept, cut) in pieces."""
+
 REDACT_MIN_CHARS = 4
 """Environment values shorter than this are not redacted from the tail (``"1"`` would garble it)."""
 
@@ -95,7 +98,7 @@ class StderrTail:
         each kept line to ``on_line``."""
         assert process.stderr is not None
         try:
-            for raw in iter(process.stderr.readline, b""):
+            for raw in iter(lambda: process.stderr.readline(READ_LIMIT), b""):  # a line without end: in pieces
                 line = self.add(raw)
                 if on_line is not None:
                     on_line(line)

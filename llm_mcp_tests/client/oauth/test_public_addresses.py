@@ -38,6 +38,7 @@ REFUSED = [
     ("0.0.0.0", "unspecified"), ("224.0.0.251", "multicast"), ("240.0.0.1", "reserved"),
     ("::ffff:127.0.0.1", "loopback (inside an IPv6 address)"), ("::ffff:10.0.0.1", "private (inside an IPv6 address)"),
     ("2002:a00:1::1", "private (inside an IPv6 address)"),  # 6to4 around 10.0.0.1
+    ("64:ff9b::a9fe:a9fe", "link-local (inside an IPv6 address)"),  # NAT64 of 169.254.169.254
 ]
 
 
@@ -47,7 +48,7 @@ def test_non_public_addresses_are_refused_by_the_policy(ip, reason):
     assert not AddressPolicy().allows(ip)
 
 
-@pytest.mark.parametrize("ip", ["93.184.216.34", "8.8.8.8", "2606:4700:4700::1111", "1.1.1.1"])
+@pytest.mark.parametrize("ip", ["93.184.216.34", "8.8.8.8", "2606:4700:4700::1111", "1.1.1.1", "64:ff9b::808:808"])
 def test_public_addresses_are_allowed_on_the_decision_alone(ip):
     """The decision only: nothing is connected to."""
     assert AddressPolicy().allows(ip)
