@@ -46,7 +46,7 @@ class SecretsReporterFilter(SafeExceptionReporterFilter):
     """
 
     hidden_settings = re.compile(
-        "API|TOKEN|KEY|SECRET|PASS|SIGNATURE|HTTP_COOKIE|AUTH|BEARER|DPOP|CREDENTIAL|ASSERTION|VERIFIER",
+        "API|TOKEN|KEY|SECRET|PASS|SIGNATURE|HTTP_COOKIE|AUTHORIZATION|BEARER|DPOP|CREDENTIAL|ASSERTION|VERIFIER",
         flags=re.IGNORECASE)
 
     def get_traceback_frame_variables(self, request: Any, tb_frame: FrameType) -> Any:
