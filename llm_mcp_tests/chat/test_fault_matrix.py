@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import logging
 import re
-import threading
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -24,7 +23,7 @@ from llm_mcp.client.errors import StreamBrokenError
 from llm_mcp.testing.scripted_model import reply, tool_call
 
 from llm_mcp_tests.support.chats import make_chat, tool_result_text
-from llm_mcp_tests.support.leftovers import left_behind
+from llm_mcp_tests.support.leftovers import Snapshot, left_behind
 from llm_mcp_tests.support.processes import PYTHON, SERVERS_DIR, start_http_server
 from llm_mcp_tests.support.servers.faults import BIG_CHARS, ENCODED_TEXT, STALL_SECONDS
 
@@ -91,8 +90,7 @@ def fault_urls() -> Iterator[dict[str, Any]]:
                                                               "--era", era])
                for era in ("modern", "handshake")}
     try:
-        yield {"urls": {era: f"http://127.0.0.1:{s.port}/mcp" for era, s in servers.items()},
-               "pids": [s.proc.pid for s in servers.values()]}
+        yield {"urls": {era: f"http://127.0.0.1:{s.port}/mcp" for era, s in servers.items()}}
     finally:
         for server in servers.values():
             server.stop()
@@ -126,13 +124,13 @@ def _elapsed_within(elapsed: float, fault: str) -> None:
 def _run_cell(fault: str, transport: str, fault_urls: dict[str, Any], cell: Callable[[llm_mcp.MCP], None]) -> None:
     """Run ``cell`` with a fresh server for the fault, close the server, and check that no process
     or thread is left behind."""
-    before = set(threading.enumerate())
+    before = Snapshot()
     server = _server(transport, fault, fault_urls)
     try:
         cell(server)
     finally:
         server.close()
-    assert left_behind(before, exclude_pids=fault_urls["pids"]) == (set(), [])
+    assert left_behind(before) == (set(), [])
 
 
 @pytest.mark.parametrize(("fault", "transport"), CELLS)

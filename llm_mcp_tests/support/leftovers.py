@@ -29,15 +29,23 @@ IN_PROCESS_SERVER_THREAD = "process_request_thread"
 ``ThreadingHTTPServer`` keeps one per kept-alive SDK connection): not the client's."""
 
 
-def left_behind(threads_before: set[threading.Thread], *, exclude_pids: Iterable[int] = (),
-                wait: float = 3.0) -> tuple[set[int], list[str]]:
-    """``(child pids, names of new live threads)`` still there after waiting up to ``wait`` seconds
-    for them to end: both empty when the test left nothing behind. Handler threads of in-process
-    test servers (`IN_PROCESS_SERVER_THREAD`) are not counted."""
+class Snapshot:
+    """The child processes and threads alive when a test cell starts (session servers included)."""
+
+    def __init__(self) -> None:
+        self.threads = set(threading.enumerate())
+        self.pids = child_processes()
+
+
+def left_behind(before: Snapshot, *, wait: float = 3.0) -> tuple[set[int], list[str]]:
+    """``(child pids, names of live threads)`` that were not there at ``before`` and are still
+    there after waiting up to ``wait`` seconds for them to end: both empty when the cell left
+    nothing behind. Handler threads of in-process test servers (`IN_PROCESS_SERVER_THREAD`) are
+    not counted."""
     deadline = time.monotonic() + wait
     while True:
-        pids = child_processes(exclude_pids)
-        threads = [t.name for t in threading.enumerate() if t not in threads_before and t.is_alive()
+        pids = child_processes(before.pids)
+        threads = [t.name for t in threading.enumerate() if t not in before.threads and t.is_alive()
                    and IN_PROCESS_SERVER_THREAD not in t.name]
         if (not pids and not threads) or time.monotonic() > deadline:
             return pids, threads
