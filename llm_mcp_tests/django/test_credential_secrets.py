@@ -15,7 +15,7 @@ from llm_mcp.apps import check_settings
 from llm_mcp.models import Credential
 from llm_mcp_tests.support import failing_views
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.db]
 
 SECRETS = {"access_token": "at-3c1f-plaintext-must-not-leak", "refresh_token": "rt-99e0-plaintext-must-not-leak",
            "client_secret": "cs-51ab-plaintext-must-not-leak"}

@@ -17,6 +17,7 @@ from llm_mcp_tests.support.oauth_servers import oauth_servers
 REDIRECT = "http://127.0.0.1:8000/callback"
 
 
+@pytest.mark.db
 @pytest.mark.django_db(transaction=True)
 def test_inline_04_credentials_are_kept_under_the_owner_object():
     """MCP-INLINE-04: ``llm_mcp.mcp(url=..., oauth={"owner": row})``: the tokens are stored under that
