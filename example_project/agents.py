@@ -47,8 +47,10 @@ class DemoAgent(llm_mcp.Agent):
     """Chats of the example site, saved as ``llm_mcp.models.Chat`` rows (MCP-PERSIST-02)."""
 
     chat_class = "llm_mcp.models.Chat"
-    model = "offline"  # replaced per chat by new_chat() with the chosen (or default) configured model
-    provider = "offline"
+    # the first configured model; new_chat() may choose another per chat
+    model = model_choices()[0]["model"]
+    provider = model_choices()[0]["provider"]
+    inputs = ["user"]  # the chat pages pass the signed-in user: the chat is theirs
     instructions = INSTRUCTIONS
     mcp = [SiteDemoServer]
 

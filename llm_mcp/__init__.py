@@ -15,3 +15,10 @@ from .chat import Agent, Chat, ChatTool
 from .client.httpcontext import context  # llm_mcp.context(transport=...): HTTP settings for a group of servers
 
 __all__ = [*client.__all__, "Agent", "Chat", "ChatTool", "__version__", "chat", "context"]
+
+
+def __getattr__(name: str) -> object:
+    """``llm_mcp.PublicAddressesOnly``, imported (with httpx) on first use."""
+    if name == "PublicAddressesOnly":
+        return client.PublicAddressesOnly
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

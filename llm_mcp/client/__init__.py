@@ -5,7 +5,6 @@
     docs.call("microsoft_docs_search", query="Azure Blob Storage").text
 """
 
-from .addresses import PublicAddressesOnly
 from .cancel import CancelScope
 from .errors import (
     AddressRefusedError,
@@ -53,7 +52,6 @@ __all__ = [
     "ProcessExitedError",
     "Progress",
     "Prompt",
-    "PublicAddressesOnly",
     "PromptArgument",
     "PromptMessage",
     "Question",
@@ -69,3 +67,14 @@ __all__ = [
     "UnauthorizedError",
     "mcp",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """``PublicAddressesOnly`` (an httpx transport) is imported on first use, so that
+    ``import llm_mcp.client`` loads no httpx; it stays out of ``__all__`` for the same reason."""
+    if name == "PublicAddressesOnly":
+        from .addresses import PublicAddressesOnly
+
+        globals()[name] = PublicAddressesOnly
+        return PublicAddressesOnly
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

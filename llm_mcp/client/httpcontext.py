@@ -13,13 +13,15 @@ Servers built without a context, and chats' model providers, keep the global set
 
 from __future__ import annotations
 
-import ssl
+import functools
 import threading
 from typing import TYPE_CHECKING, Any, Callable
 
-import httpx
-
 if TYPE_CHECKING:
+    import ssl
+
+    import httpx
+
     from .server.base import MCP
 
 __all__ = ["HTTPContext", "context"]
@@ -47,7 +49,7 @@ class HTTPContext:
         if transport is not None and proxy is not None:
             raise ValueError("context(): give a transport or a proxy, not both (httpx ignores the proxy when a "
                              "transport is given)")
-        if transport is not None and not (isinstance(transport, httpx.BaseTransport) or callable(transport)):
+        if transport is not None and not (_is_transport(transport) or callable(transport)):
             raise TypeError(f"context(transport=...) takes an httpx transport or a callable returning one, not "
                             f"{type(transport).__name__}")
         self.transport = transport
@@ -62,6 +64,8 @@ class HTTPContext:
     def client(self, *, timeout: float | httpx.Timeout) -> httpx.Client:
         """A new ``httpx.Client`` with this context's settings, never following redirects.
         Closing it leaves a shared ``transport`` open (the context owns that one)."""
+        import httpx
+
         from .transports.http import shared_ssl_context
 
         options: dict[str, Any] = {"follow_redirects": False, "timeout": timeout, "trust_env": self.trust_env,
@@ -74,8 +78,8 @@ class HTTPContext:
             options["proxy"] = self.proxy
         if self.mounts is not None:
             options["mounts"] = self.mounts
-        if isinstance(self.transport, httpx.BaseTransport):
-            options["transport"] = _Shared(self.transport)
+        if _is_transport(self.transport):
+            options["transport"] = _shared_class()(self.transport)
         elif self.transport is not None:
             built = self.transport()
             if not isinstance(built, httpx.BaseTransport):
@@ -91,7 +95,7 @@ class HTTPContext:
 
     def close(self) -> None:
         """Close a shared ``transport`` (clients built since close it no more)."""
-        if isinstance(self.transport, httpx.BaseTransport):
+        if _is_transport(self.transport):
             self.transport.close()
 
     def __repr__(self) -> str:
@@ -100,17 +104,32 @@ class HTTPContext:
         return f"<HTTPContext {shown}>"
 
 
-class _Shared(httpx.BaseTransport):
-    """A context's shared transport as one client sees it: closing the client leaves it open."""
+def _is_transport(value: Any) -> bool:
+    """Whether ``value`` is an httpx transport (httpx is imported only to check one)."""
+    if value is None or isinstance(value, type):
+        return False
+    import httpx
 
-    def __init__(self, inner: httpx.BaseTransport):
-        self.inner = inner
+    return isinstance(value, httpx.BaseTransport)
 
-    def handle_request(self, request: httpx.Request) -> httpx.Response:
-        return self.inner.handle_request(request)
 
-    def close(self) -> None:
-        pass
+@functools.cache
+def _shared_class() -> type:
+    """A context's shared transport as one client sees it: closing the client leaves it open.
+    Built on first use, so that importing this module loads no httpx."""
+    import httpx
+
+    class Shared(httpx.BaseTransport):
+        def __init__(self, inner: httpx.BaseTransport):
+            self.inner = inner
+
+        def handle_request(self, request: httpx.Request) -> httpx.Response:
+            return self.inner.handle_request(request)
+
+        def close(self) -> None:
+            pass
+
+    return Shared
 
 
 def context(**settings: Any) -> HTTPContext:

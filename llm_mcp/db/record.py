@@ -218,10 +218,15 @@ class ChatRecord:
     # -- agents -----------------------------------------------------------------------------
 
     @classmethod
-    def for_agent(cls, agent: Agent) -> ChatRecord:
+    def for_agent(cls, agent: Agent, *, owner: Any = None) -> ChatRecord:
         """A new row for ``agent`` (what ``Agent.chat()`` returns when ``chat_class`` names
         this model). The chat is set up at once, so a bad declaration raises here and saves
-        nothing; no server is contacted."""
+        nothing; no server is contacted.
+
+        The row's ``user`` (when the model has that field) is ``owner``, else the agent's
+        ``user`` input when it is an instance of ``AUTH_USER_MODEL``. Raises ``TypeError`` for
+        an ``owner`` that is not a saved user, or given to a model without a ``user`` field."""
+        owner = _owner_for(cls, agent, owner)
         path = agent_path(type(agent))
         if "<locals>" in path or path.startswith("__main__."):
             log.warning("%s is defined where no other process can import it (%s): its chats cannot be resumed "
@@ -230,7 +235,7 @@ class ChatRecord:
         with transaction.atomic(using=router.db_for_write(cls)):
             record = cls._default_manager.create(  # type: ignore[attr-defined]
                 model=agent.model, provider=provider or "openai", agent_class=path,
-                agent_inputs=encode_inputs(agent))
+                agent_inputs=encode_inputs(agent), **({"user": owner} if owner is not None else {}))
             record.__dict__["_agent"] = agent
             record.chat  # noqa: B018 - builds the chat: declarations are checked now
         return record
@@ -245,3 +250,25 @@ class ChatRecord:
             raise ValueError(f"chat {pk} was set up by {record.agent_class}, not {agent_path(agent_class)}")
         record.__dict__["_agent"] = agent_class(**decode_inputs(record.agent_inputs or {}))
         return record
+
+
+def _owner_for(model: Any, agent: Agent, owner: Any) -> Any:
+    """The user a new row of ``model`` for ``agent`` belongs to (see `ChatRecord.for_agent`)."""
+    from django.contrib.auth import get_user_model
+
+    has_field = any(field.name == "user" for field in model._meta.get_fields())
+    user_model = get_user_model()
+    if owner is not None:
+        if not has_field:
+            raise TypeError(f"{model.__name__} has no user field: a chat of it cannot have an owner")
+        if not isinstance(owner, user_model) or owner.pk is None:
+            raise TypeError(f"a chat's owner must be a saved {user_model.__name__}, not {type(owner).__name__}")
+        return owner
+    candidate = getattr(agent, "user", None) if "user" in _input_names(agent) else None
+    if has_field and isinstance(candidate, user_model) and candidate.pk is not None:
+        return candidate
+    return None
+
+
+def _input_names(agent: Agent) -> list[str]:
+    return [agent.inputs] if isinstance(agent.inputs, str) else list(agent.inputs or ())

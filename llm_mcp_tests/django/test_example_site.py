@@ -18,6 +18,7 @@ from llm_mcp import tasks
 from llm_mcp.models import Chat, Message, ToolCall
 from llm_mcp.testing.scripted_model import api_error, reply
 
+from llm_mcp_tests.support.chat_ui import enqueued  # noqa: F401 (fixture)
 from llm_mcp_tests.support.servers.asking_kit import _form
 
 
@@ -25,15 +26,6 @@ APPROVE, DECLINE = {"decision": "approve"}, {"decision": "decline"}
 
 
 # --------------------------------------------------------------------------- views (test client)
-
-
-@pytest.fixture
-def enqueued(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, tuple]]:
-    """The jobs the views enqueue (``ask_chat``/``resume_chat``), recorded instead of run."""
-    jobs: list[tuple[str, tuple]] = []
-    monkeypatch.setattr(tasks.ask_chat, "delay", lambda *args: jobs.append(("ask_chat", args)))
-    monkeypatch.setattr(tasks.resume_chat, "delay", lambda *args: jobs.append(("resume_chat", args)))
-    return jobs
 
 
 def offline_chat() -> Chat:

@@ -7,7 +7,7 @@ from django.db import migrations
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('llm_mcp', '0001_initial'),
+        ('llm_mcp', '0002_chat_user'),
     ]
 
     operations = [
