@@ -30,7 +30,7 @@ from ..client.prompt import Prompt
 from ..client.question import Question
 from ..client.result import Attachment, Result, sniff_mime_type
 from ..client.server import MCP, Servers
-from .messages import Message, ToolCall, attachment_text
+from .messages import Message, ToolCall, attachment_text, binary_described, capped
 from .providers import ModelRequest, Provider, get_provider
 from .store import MemoryStore, Store, is_waiting, pending_approvals, pending_questions, unanswered
 from .toolbox import Toolbox, Unavailable
@@ -96,6 +96,7 @@ class Chat:
         self.concurrency = concurrency
         self.max_steps = max_steps
         self.max_result_chars = max_result_chars
+        self._describe_binary = False  # the API refused an attachment: describe them from now on
         self.params = dict(params or {})
         self._turn_lock = self.store.lock
         self._instructions: list[str] = []
@@ -233,7 +234,7 @@ class Chat:
         provider's errors as its SDK raises them.
         """
         if isinstance(text, Prompt):
-            turns = prompt_turns(text, _attachments(with_))
+            turns = prompt_turns(text, self._capped(_attachments(with_)))
         elif not isinstance(text, str):
             raise TypeError(f"ask() takes the user's text as a string (or an MCP Prompt), not {type(text).__name__}")
         else:
@@ -249,7 +250,7 @@ class Chat:
                 self.store.add(Message("tool", DECLINED if declined else NOT_RUN, tool_call_id=call.id,
                                        is_error=not declined))
             if turns is None:
-                self.store.add(Message("user", text, attachments=_attachments(with_)))
+                self.store.add(Message("user", text, attachments=self._capped(_attachments(with_))))
                 return self.complete(stream=stream)
             for turn in turns:
                 self.store.add(turn)
@@ -379,11 +380,34 @@ class Chat:
             def relay(text: str) -> None:
                 self._check_cancelled()  # a cancel stops a streamed answer at the next piece
                 stream(text)
-        reply = self.provider.complete(request, on_text=relay)
+        reply = self._complete_once_more_if_refused(request, relay)
         reply.model = reply.model or self.model
         settle_call_ids(reply, messages)
         self._check_cancelled()
         return self.store.add(reply)
+
+    def _capped(self, attachments: list[Attachment]) -> list[Attachment]:
+        """Attachments a user sends, within the chat's limits (as tool results' are)."""
+        return [capped(a, max_chars=self.max_result_chars) for a in attachments]
+
+    def _complete_once_more_if_refused(self, request: ModelRequest, relay: Callable[[str], None] | None) -> Message:
+        """``provider.complete(request)``; when the API refuses a request that carries binary
+        attachments (an image it rejects), once more with them described as text, and so from
+        then on in this chat: a part in the history the API refuses does not break the chat."""
+        if self._describe_binary:
+            request.messages = binary_described(request.messages)
+        try:
+            return self.provider.complete(request, on_text=relay)
+        except Exception as exc:
+            described = binary_described(request.messages)
+            if described == request.messages or not self.provider.refused_request(exc):
+                raise
+            log.warning("the model API refused a request with attachments (%s); sending it again with them "
+                        "described as text", type(exc).__name__)
+            request.messages = described
+            reply = self.provider.complete(request, on_text=relay)
+            self._describe_binary = True
+            return reply
 
     def _toolbox(self, messages: list[Message] | None = None) -> Toolbox:
         return Toolbox(self._servers, self._tools, listed=self._listed, deferred_servers=self._deferred_servers,
@@ -482,8 +506,10 @@ class Chat:
 
 
 def _tool_message(call: ToolCall, output: Any, limit: int | None = None) -> Message:
-    """The tool message that gives the model a call's output (text cut at ``limit`` characters)."""
+    """The tool message that gives the model a call's output (text cut at ``limit`` characters,
+    attachments within the same limit, see `llm_mcp.chat.messages.capped`)."""
     message = _output_message(call, output)
+    message.attachments = [capped(a, max_chars=limit) for a in message.attachments]
     if limit is not None and len(message.content) > limit:
         cut = len(message.content) - limit
         message.content = message.content[:limit] + f"\n[... {cut} more characters cut: the result was too long]"

@@ -26,10 +26,12 @@ from .errors import (
     MCPError,
     ServerTimeoutError,
     SessionExpiredError,
+    StartupFailedError,
     StreamBrokenError,
 )
 from .logs import LOG_LEVEL_META, check_log_level, wanted
 from .logs import write as write_log
+from .offered import missing_capability, not_offered
 from .transports.base import Transport, adopt
 
 if TYPE_CHECKING:
@@ -169,6 +171,8 @@ class Client:
             response = self._exchange(message, version, probe)
         except LegacyProtocolError:
             return False
+        except StartupFailedError:
+            raise  # it never read the probe: the handshake would start it again for nothing
         except ConnectionError as exc:
             if self.era_key or exc.status is not None:
                 raise
@@ -312,6 +316,9 @@ class Client:
                 ``MCP.run`` turns them into questions).
         """
         self.connect()
+        missing = missing_capability(method, self.capabilities)
+        if missing is not None:
+            raise not_offered(self.name, method, missing)
         token = None
         params = dict(params or {})
         if on_progress is not None:
@@ -425,7 +432,13 @@ class Client:
             log.debug("MCP server %s: cancellation not sent (%s)", self.name, type(exc).__name__)
 
     def list(self, method: str, key: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
-        """Every item of a paginated list (``tools/list`` -> ``"tools"``), following ``nextCursor``."""
+        """Every item of a paginated list (``tools/list`` -> ``"tools"``), following ``nextCursor``;
+        empty, with no request, when the server's capabilities do not offer it (`llm_mcp.client.offered`)."""
+        self.connect()
+        missing = missing_capability(method, self.capabilities)
+        if missing is not None:
+            log.debug("MCP server %s offers no %s: %s not sent, the list is empty", self.name, missing, method)
+            return []
         items: list[dict[str, Any]] = []
         seen: set[str] = set()
         cursor = None

@@ -114,7 +114,8 @@ def _instantiate(target: str, *, timeout: float | None = None) -> llm_mcp.MCP:
 
 @contextmanager
 def reporting_errors() -> Iterator[None]:
-    """Turn client errors into CommandError so manage.py prints one line and exits 1."""
+    """Turn client errors into CommandError so manage.py prints the error (with a stdio server's stderr tail,
+    when it has one) and exits 1."""
     try:
         yield
     except CommandError:

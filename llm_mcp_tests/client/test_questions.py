@@ -168,6 +168,17 @@ def test_quest_09_url_question_answer_means_agreed(model, q_modern):
     assert tool_text(model.requests[1]) == "connected"
 
 
+def test_tool_11_tool_call_raises_when_the_callbacks_leave_a_question_open(q_modern):
+    """MCP-TOOL-11: ``tool.call()`` raises llm_mcp.InputRequiredError when the server still needs input
+    after the ``before_input_request`` callbacks ran (this one sees the question and answers nothing)."""
+    seen: list[llm_mcp.Question] = []
+    server = q_modern.mcp(before_input_request=seen.append)
+    with pytest.raises(llm_mcp.InputRequiredError) as caught:
+        server.tool("deploy").call(branch="x")
+    assert [q.key for q in seen] == ["env"]  # the callback ran first
+    assert [q.key for q in caught.value.requests] == ["env"] and caught.value.request_state == DEPLOY_STATE
+
+
 @pytest.mark.parametrize("url", ["javascript:alert(1)", "data:text/html,<script>x</script>", "file:///etc/passwd"])
 def test_quest_10_non_web_url_declined_before_callback_and_chat(model, q_modern, url):
     """MCP-QUEST-10: a URL question whose scheme is not http(s) is declined automatically: the callback never

@@ -29,6 +29,7 @@ from urllib.parse import urlsplit
 
 from .. import context as call_context
 from ..declared import input_names, snake_case
+from ..httpcontext import HTTPContext
 from ..prompt import Prompt, check_arguments
 from ..question import Question
 from ..resource import Resource, ResourceTemplate, expand_template
@@ -54,7 +55,7 @@ from .settings import (
 
 __all__ = ["MCP", "mcp"]
 
-COLLABORATORS = ("settings", "connection", "catalog", "changes")
+COLLABORATORS = ("settings", "connection", "catalog", "changes", "http_context")
 """The public collaborators of a server object (never tools)."""
 
 
@@ -93,7 +94,11 @@ class MCP:
         super().__init_subclass__(**kwargs)
         check_class(cls, MCP, reserved=COLLABORATORS)
 
-    def __init__(self, **inputs: Any):
+    def __init__(self, *, context: HTTPContext | None = None, **inputs: Any):
+        if context is not None and not isinstance(context, HTTPContext):
+            raise TypeError(f"{type(self).__name__}(context=...) takes an llm_mcp.context(), not "
+                            f"{type(context).__name__}")
+        self.http_context = context
         declared = input_names(self.inputs)
         for key in inputs:
             if key not in declared:
@@ -106,10 +111,10 @@ class MCP:
         self._questions = Questions(settings, name)
         self._auth = Authorization(settings, name=name,
                                    address=lambda: (self.connection.endpoint(), self.connection.timeout()),
-                                   capabilities=lambda: self.declared_capabilities("modern"))
+                                   capabilities=lambda: self.declared_capabilities("modern"), http_context=context)
         self.connection = Connection(settings, self._auth, name=name, declared=self.declared_capabilities,
                                      on_client=self._wire, headers=self.http_headers,
-                                     process_spec=self.process_spec)
+                                     process_spec=self.process_spec, http_context=context)
         self.catalog = Catalog(self, lambda: self.client)
         self.changes = Changes(settings, self.catalog)
         self._listener = Listener(lambda: self.client, self.changes, name, forked=self.connection.forget)
@@ -512,12 +517,12 @@ MCP.__doc__ = (MCP.__doc__ or "") + "\n    Settings:\n\n" + "".join(
 class _Inline(MCP):
     """A server built by [`mcp`][llm_mcp.mcp] from keyword arguments."""
 
-    def __init__(self, options: dict[str, Any]):
+    def __init__(self, options: dict[str, Any], context: HTTPContext | None = None):
         self._inline_options = options
-        super().__init__()
+        super().__init__(context=context)
 
 
-def mcp(**options: Any) -> MCP:
+def mcp(*, context: HTTPContext | None = None, **options: Any) -> MCP:
     """Build a server without writing a class: ``llm_mcp.mcp(url="https://...")``.
 
     Takes the class settings as keywords (every setting of
@@ -528,4 +533,4 @@ def mcp(**options: Any) -> MCP:
     ``transport`` without ``name``.
     """
     check_keywords(options)
-    return _Inline(options)
+    return _Inline(options, context)
