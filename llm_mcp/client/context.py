@@ -50,6 +50,11 @@ class CallContext:
             only then are values remembered. The contexts the ``with`` forms open may hold many
             calls, and ``MCP.run`` opens a call context of its own inside them.
         memo: values evaluated once for this call, by key (see `remember`).
+        hold: who holds a handshake-era server's question open for a person (a chat sets it):
+            ``hold(question, seconds)`` saves the screened `llm_mcp.Question` where the chat
+            shows it, waits up to ``seconds`` for an answer recorded anywhere, and returns the
+            ``ElicitResult`` dict to send; ``None``: such questions follow the server's callback,
+            else are declined at once.
         went_down: names of the servers whose outage this call recorded
             (`llm_mcp.client.outages.record`): a chat leaves them out of its next requests.
     """
@@ -58,6 +63,7 @@ class CallContext:
     resume: Resume | None = None
     on_progress: Callable[[Progress], Any] | None = None
     call: bool = True
+    hold: Callable[[Any, float], dict[str, Any]] | None = None
     memo: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
     went_down: set[str] = field(default_factory=set, repr=False, compare=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
@@ -77,7 +83,7 @@ class CallContext:
             return self.memo.setdefault(key, value)
 
     def but(self, **changes: Any) -> CallContext:
-        """A copy with ``changes`` (``cancel``, ``resume``, ``on_progress``, ``call``), nothing
+        """A copy with ``changes`` (``cancel``, ``resume``, ``on_progress``, ``call``, ``hold``), nothing
         remembered and no outage recorded."""
         return replace(self, memo={}, went_down=set(), _lock=threading.Lock(), **changes)
 

@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from . import protocol, state
 from .cancel import current_scope
+from .context import CallContext as _CallContext
+from .context import current as current_context
 from .errors import (
     CancelledError,
     ConnectionError,
@@ -56,6 +58,8 @@ PROBE_TIMEOUT = 10.0
 _eras = state.eras
 """What each endpoint spoke last time, per process (``state.eras``): endpoint URL (or command) -> era."""
 
+_NO_CONTEXT = _CallContext(call=False)
+
 _BASE_META = {
     protocol.META_CLIENT_CAPABILITIES: {},
     protocol.META_CLIENT_INFO: protocol.CLIENT_INFO,
@@ -84,7 +88,9 @@ class Client:
         on_input_request: answers a handshake-era server's ``elicitation/create`` request in
             line: takes its params, returns the ``ElicitResult`` dict; ``None`` refuses such
             requests (``-32601``). An exception it raises declines the request, then comes out
-            of the call that was running.
+            of the call that was running; a ``CancelledError`` stops the call at once.
+        question_wait: seconds a handshake-era request made in a call context with a ``hold``
+            (a chat's call) may run past its timeout, since a question may be held open that long.
         protocol_version: the revision in use once connected, e.g. ``"2026-07-28"``.
         server_info: the server's ``{"name", "version", ...}``, once connected.
         capabilities: the server's capabilities dict, once connected.
@@ -109,6 +115,7 @@ class Client:
         self._identity({})  # server_info {}, capabilities {}, instructions None: nothing said yet
         self.on_notification: list[Callable[[dict[str, Any]], None]] = []
         self.on_input_request: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+        self.question_wait = 0.0
         self._inline_errors: list[BaseException] = []
         self._on_legacy = False
         self._progress: dict[Any, Callable[[dict[str, Any]], None]] = {}
@@ -312,6 +319,9 @@ class Client:
                 ``MCP.run`` turns them into questions).
         """
         self.connect()
+        if self.question_wait and self.era != MODERN and (context or current_context() or _NO_CONTEXT).hold:
+            base = timeout or self.timeout
+            timeout = base + self.question_wait if base is not None else None  # a held question's wait is not counted
         token = None
         params = dict(params or {})
         if on_progress is not None:
@@ -498,6 +508,8 @@ class Client:
         assert self.on_input_request is not None
         try:
             return self.on_input_request(protocol.as_object(message.get("params")))
+        except CancelledError:
+            raise  # the chat was cancelled while a question was held: the call stops now
         except Exception as exc:  # noqa: BLE001 - raised from the call (request()), not from the reader
             self._inline_errors.append(exc)
             return {"action": "decline"}

@@ -176,8 +176,8 @@ class MCP:
         a capability (questions, extensions) add theirs here.
 
         Questions: ``elicitation`` with the modes ``input_requests`` accepts (``{"form": {},
-        "url": {}}`` by default), on 2026-07-28; to a handshake-era server only when the
-        class has ``before_input_request``, which answers its requests in line."""
+        "url": {}}`` by default), on 2026-07-28; to a handshake-era server when a chat uses it
+        (`hold_questions`) or the class has ``before_input_request``."""
         capabilities: dict[str, Any] = {}
         capabilities.update(self.question_capabilities(era))
         extensions = self._auth.extensions()
@@ -293,6 +293,27 @@ class MCP:
         """``{"elicitation": {mode: {} ...}}`` for the accepted kinds (``{}`` for none; to a
         handshake-era server only with ``before_input_request``)."""
         return self._questions.capabilities(era)
+
+    def hold_questions(self) -> None:
+        """Let chats hold this server's questions open for a person (what ``Chat.with_mcp`` runs).
+
+        A handshake-era session declares elicitation from then on (capabilities are fixed per
+        session, so one already open without it is ended here and the next request starts a
+        new one: a stdio process restarts). During a chat's call, a question nobody's
+        ``before_input_request`` answers is saved where the chat's ``pending_questions`` shows
+        it, and the call waits up to ``question_timeout`` seconds for an answer given in any
+        thread or process; outside a chat such questions are still declined at once.
+        Spec: MCP 2025-11-25 "Client Features / Elicitation"."""
+        questions = self._questions
+        if questions.held:
+            return
+        questions.hold_in_chats()
+        if self.connection.built and questions.answers_inline:
+            client = self.client
+            had = client.connected and client.era != "modern" and client.on_input_request is None
+            questions.wire(client)
+            if had:
+                self.connection.close()  # its initialize declared no elicitation: the next request re-handshakes
 
     def screen_question(self, question: Question) -> None:
         """Decline what must be declined, then run ``before_input_request`` on what is left

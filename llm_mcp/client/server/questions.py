@@ -12,8 +12,12 @@ callback; when none is left open the original request is sent again with a new J
 ``inputResponses`` keyed like ``inputRequests`` and the ``requestState`` exactly as the server
 sent it (none when it sent none). Open questions raise [`InputRequiredError`][llm_mcp.client.errors.InputRequiredError],
 which a chat turns into a pause. Handshake-era servers ask with ``elicitation/create``
-requests on an open stream: they are told about elicitation only when the class has
-``before_input_request``, which answers them in line (what it leaves open is declined).
+requests on the open stream of the call: they are told about elicitation when the class has
+``before_input_request`` (which answers them in line) or when a chat uses the server
+(`Questions.hold_in_chats`). A question the callback leaves open during a chat's call is held
+open: the chat saves it where ``pending_questions`` shows it and waits, up to
+``question_timeout`` seconds, for an answer recorded by any process (the call context's
+``hold``); outside a chat it is declined at once.
 Spec: MCP 2026-07-28 "Multi Round-Trip Requests" and "Client Features / Elicitation".
 """
 
@@ -24,6 +28,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
+from .. import context as call_context
 from ..declared import call_with
 from ..errors import MCPError
 from ..question import Question, from_input_request
@@ -111,6 +116,24 @@ class Questions:
     def __init__(self, settings: ServerSettings, name: Callable[[], str]):
         self.settings = settings
         self._name = name
+        self.held = False
+
+    def hold_in_chats(self) -> None:
+        """A chat uses the server: handshake-era sessions declare elicitation (the kinds
+        ``input_requests`` accepts) so that questions asked during a chat's call can be held
+        open for a person. Capabilities are fixed per session: see ``MCP.hold_questions``."""
+        self.held = True
+
+    @property
+    def question_timeout(self) -> float:
+        """Seconds a chat waits for the answer to a held question (``question_timeout``)."""
+        return float(self.settings.option("question_timeout"))
+
+    @property
+    def answers_inline(self) -> bool:
+        """Whether a handshake-era server is told about elicitation: a chat uses it, or the class
+        has ``before_input_request``."""
+        return bool(self.input_kinds) and (self.held or self.settings.option("before_input_request") is not None)
 
     @property
     def name(self) -> str:
@@ -123,17 +146,19 @@ class Questions:
 
     def capabilities(self, era: str) -> dict[str, Any]:
         """``{"elicitation": {mode: {} ...}}`` for the accepted kinds (``{}`` for none; to a
-        handshake-era server only with ``before_input_request``)."""
+        handshake-era server only when a chat uses it or with ``before_input_request``)."""
         kinds = self.input_kinds
-        if not kinds or (era != "modern" and self.settings.option("before_input_request") is None):
+        if not kinds or (era != "modern" and not self.answers_inline):
             return {}
         return {"elicitation": {kind: {} for kind in kinds}}
 
     def wire(self, client: Client) -> None:
-        """Let ``client`` answer a handshake-era server's ``elicitation/create`` in line, when
-        the class has ``before_input_request``."""
-        if self.input_kinds and self.settings.option("before_input_request") is not None:
+        """Let ``client`` answer a handshake-era server's ``elicitation/create`` in line (the
+        callback, or a chat holding it open), when it is declared (`answers_inline`); a request
+        may wait ``question_timeout`` seconds longer than ``timeout`` while a chat holds one."""
+        if self.answers_inline:
             client.on_input_request = self.answer_inline
+            client.question_wait = self.question_timeout if self.held else 0.0
             client.channel.listen_during_calls = True  # Streamable HTTP: requests may come on GET
 
     # -- screening one question ----------------------------------------------------------------
@@ -163,10 +188,19 @@ class Questions:
             call_with(callback, self.settings.owner, question)
 
     def answer_inline(self, params: dict[str, Any]) -> dict[str, Any]:
-        """A handshake-era ``elicitation/create``, answered through the callback (declined when left open)."""
+        """A handshake-era ``elicitation/create``, answered through the callback; one it leaves
+        open is held for a person when a chat makes the call (the call context's ``hold``, for
+        up to ``question_timeout`` seconds), else declined at once."""
         question = Question("elicitation", params, server=str(self.name))
         self.screen_question(question)
-        return question.response or {"action": "decline"}
+        if question.response is not None:
+            return question.response
+        current = call_context.current()
+        if current is not None and current.hold is not None and self.held:
+            return current.hold(question, self.question_timeout)
+        log.info("MCP server %s asked a question outside a chat and no before_input_request answered it: "
+                 "declined", self.name)
+        return {"action": "decline"}
 
     # -- requests that ask ---------------------------------------------------------------------
 

@@ -88,6 +88,11 @@ def _timeout(settings: ServerSettings, timeout: Any, where: str) -> None:
         raise ValueError(f"{where}: timeout must be a positive number of seconds, not {timeout!r}")
 
 
+def _question_timeout(settings: ServerSettings, value: Any, where: str) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+        raise ValueError(f"{where}: question_timeout must be a positive number of seconds, not {value!r}")
+
+
 def _log_level(settings: ServerSettings, value: Any, where: str) -> None:
     check_log_level(value, f"{where}.log_level" if where != "llm_mcp.mcp()" else "llm_mcp.mcp() log_level")
 
@@ -173,6 +178,8 @@ TABLE: tuple[Setting, ...] = (
             "decline it.", "per call", _named(_callback, "before_input_request"), group="questions"),
     Setting("input_requests", True, "Kinds of question accepted: `True` (form and URL), `\"form\"`, `\"url\"`, "
             "`False`.", check=_input_requests, group="questions"),
+    Setting("question_timeout", 300, "Seconds a chat holds a handshake-era server's question open for an answer "
+            "before declining it (not counted against `timeout`).", check=_question_timeout, group="questions"),
 )
 """Every server setting, in the order of the reference."""
 
