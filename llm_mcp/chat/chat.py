@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Any, Protocol, runtime_checkable
 
+from ..client import offload
 from ..client.asking import Resume
 from ..client.cancel import CancelScope
 from ..client.context import CallContext
@@ -308,6 +309,18 @@ class Chat:
                 reply = self._ask_model(stream, messages, box, first=last.role == "user" or prompted)
                 if not reply.tool_calls:
                     return reply
+
+    async def aask(self, text: str | Prompt, *, with_: Any = None, stream: Callable[[str], None] | None = None) -> Message:
+        """The async twin of `ask`, for async views: the turn runs in a thread of its own
+        (``llm_mcp.client.offload``: model and MCP requests block a thread, never the event
+        loop, and concurrent turns run side by side). Cancelling the awaiting task cancels the
+        turn (as `cancel` does; its calls get their results) and raises ``asyncio.CancelledError``.
+        ``stream`` is called in that thread."""
+        return await offload.in_thread(self.ask, text, with_=with_, stream=stream, on_cancel=self.cancel)
+
+    async def acomplete(self, *, stream: Callable[[str], None] | None = None) -> Message:
+        """The async twin of `complete` (see `aask`)."""
+        return await offload.in_thread(self.complete, stream=stream, on_cancel=self.cancel)
 
     @property
     def waiting(self) -> bool:

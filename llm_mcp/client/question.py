@@ -25,6 +25,7 @@ from urllib.parse import urlsplit
 
 import jsonschema
 
+from . import offload
 from .protocol import as_object, as_text
 
 __all__ = ["WEB_SCHEMES", "Field", "Question"]
@@ -292,6 +293,15 @@ class Question:
         """Refuse it (sent as ``{"action": "decline"}``). Raises ``ValueError`` when it is answered already."""
         self._check_open()
         self._settle({"action": "decline"})
+
+    async def aanswer(self, value: Any = _MISSING, /, **values: Any) -> None:
+        """The async twin of [`answer`][llm_mcp.Question.answer]: saving the answer is database work
+        for a chat record, so it runs where Django wants it (``llm_mcp.client.offload.on_orm``)."""
+        await offload.on_orm(self.answer, value, **values)
+
+    async def adecline(self) -> None:
+        """The async twin of [`decline`][llm_mcp.Question.decline] (see [`aanswer`][llm_mcp.Question.aanswer])."""
+        await offload.on_orm(self.decline)
 
     def _check_open(self) -> None:
         if self.response is not None:

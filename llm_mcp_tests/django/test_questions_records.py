@@ -147,6 +147,8 @@ def test_held_question_on_the_row_answered_through_another_record(model, tmp_pat
                     question.answer("staging")
                     return
                 time.sleep(0.05)
+        except Exception as exc:  # noqa: BLE001 - reported by the test below
+            seen.append({"error": repr(exc)})
         finally:
             connection.close()
 
@@ -195,3 +197,26 @@ def test_held_question_wait_queries_counted_and_bounded(model, tmp_path):
     assert reads == list(range(reads[0], reads[-1] + 1))  # nothing else meanwhile: no transaction, no write
     assert model.requests[1].tool_results[0]["content"].startswith(
         "[questions asked: 'Which environment?'; nobody answered within 3 s, so the question was declined.]")
+
+
+def test_question_aanswer_and_adecline_save_on_the_row(model, tmp_path):
+    """``Question.aanswer``/``adecline`` from a coroutine record the answer on the ToolCall row as
+    ``answer``/``decline`` do (Django's sync_to_async); the record then resumes with it."""
+    import asyncio
+
+    log = tmp_path / "received.jsonl"
+    model.add(tool_call("deploy", {"branch": "b"}, id="call_a"), reply("done"))
+    record = held_record(model).with_mcp(questions_server(log))
+    record.ask("deploy")
+    [question] = ChatRecord.objects.get(pk=record.pk).pending_questions
+    [stale] = ChatRecord.objects.get(pk=record.pk).pending_questions
+
+    async def run() -> None:
+        await question.aanswer("staging")
+        with pytest.raises(ValueError, match="answered elsewhere"):
+            await stale.adecline()
+
+    asyncio.run(run())
+    row = ToolCallRow.objects.get(tool_call_id="call_a")
+    assert row.pending_questions[0]["response"] == {"action": "accept", "content": {"environment": "staging"}}
+    assert record.complete().content == "done"

@@ -26,6 +26,7 @@ from typing import Any, Callable
 from urllib.parse import urlsplit
 
 from .. import context as call_context
+from .. import offload
 from ..declared import input_names, snake_case
 from ..prompt import Prompt, check_arguments
 from ..question import Question
@@ -264,6 +265,13 @@ class MCP:
             tool = Tool(self, {"name": name})
         return self.run(tool, arguments)
 
+    async def acall(self, name: str, /, **arguments: Any) -> Result:
+        """The async twin of [`call`][llm_mcp.MCP.call], for async views: the call runs in a thread
+        of its own (``llm_mcp.client.offload``), so concurrent awaits run side by side.
+        Cancelling the awaiting task cancels the call (the server is told) and raises
+        ``asyncio.CancelledError``."""
+        return await offload.cancellable(self.call, name, **arguments)
+
     def run(self, tool: Tool, arguments: dict[str, Any], context: Any = None) -> Result:
         """Send ``tools/call`` for ``tool`` with ``arguments`` (as the model or caller gave them).
 
@@ -427,6 +435,14 @@ class MCP:
     def refresh_prompts(self) -> list[Prompt]:
         """List the prompts again."""
         return self.catalog.refresh_prompts()
+
+    async def aresource(self, uri: str, /, **variables: Any) -> Resource:
+        """The async twin of [`resource`][llm_mcp.MCP.resource] (see [`acall`][llm_mcp.MCP.acall])."""
+        return await offload.cancellable(self.resource, uri, **variables)
+
+    async def aprompt(self, name: str, /, **arguments: str) -> Prompt:
+        """The async twin of [`prompt`][llm_mcp.MCP.prompt] (see [`acall`][llm_mcp.MCP.acall])."""
+        return await offload.cancellable(self.prompt, name, **arguments)
 
     def prompt(self, name: str, /, **arguments: str) -> Prompt:
         """Fill in a prompt: sends ``prompts/get`` with ``arguments`` and returns the prompt
