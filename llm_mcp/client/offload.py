@@ -63,7 +63,7 @@ async def in_thread(func: Callable[..., T], /, *args: Any, on_cancel: Callable[[
             on_cancel()
         try:
             await work
-        except BaseException:  # noqa: BLE001 - the task was cancelled: that is what it raises
+        except BaseException:
             pass
         raise
 

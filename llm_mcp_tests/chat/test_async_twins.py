@@ -13,7 +13,6 @@ import pytest
 import llm_mcp
 from llm_mcp.chat.chat import CANCELLED
 from llm_mcp.testing.scripted_model import reply, tool_call
-
 from llm_mcp_tests.support.chats import make_chat
 
 

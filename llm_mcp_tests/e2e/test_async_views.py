@@ -11,7 +11,6 @@ executor on two cores) would take.
 from __future__ import annotations
 
 import asyncio
-import os
 import time
 from collections.abc import Iterator
 
@@ -19,7 +18,6 @@ import httpx
 import pytest
 
 from llm_mcp.testing.scripted_model import reply, tool_call
-
 from llm_mcp_tests.support.processes import PYTHON, start_http_server
 
 pytestmark = [pytest.mark.slow]

@@ -18,7 +18,6 @@ from typing import Any
 import pytest
 
 from llm_mcp.testing.scripted_model import reply, tool_call
-
 from llm_mcp_tests.support.workers import step, wait_for_answer
 
 pytestmark = [pytest.mark.db, pytest.mark.slow]

@@ -4,6 +4,6 @@ import os
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "llm_mcp_tests.support.async_site")
 
-from django.core.asgi import get_asgi_application  # noqa: E402 - after the settings module is named
+from django.core.asgi import get_asgi_application
 
 application = get_asgi_application()

@@ -17,7 +17,7 @@ import threading
 from django.http import HttpRequest, JsonResponse
 from django.urls import path
 
-from example_project.settings import *  # noqa: F403 - the example project's settings, with this site's URLs
+from example_project.settings import *
 
 ROOT_URLCONF = __name__
 

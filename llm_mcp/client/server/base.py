@@ -40,6 +40,7 @@ from .calls import Calls
 from .catalog import Catalog
 from .connection import Connection
 from .questions import Questions, Resume
+from .roots import Roots
 from .settings import (
     SETTINGS,
     ServerSettings,
@@ -98,17 +99,24 @@ class MCP:
         options = self.__dict__.pop("_inline_options", None)
         settings = self.settings = ServerSettings(self, options or {}, base=MCP, inline=options is not None)
         name = self._name
-        self._questions = Questions(settings, name)
+        self._roots = Roots(settings, name)
+        self._questions = Questions(settings, name, automatic={"roots/list": self._roots.listing})
         self._auth = Authorization(settings, name=name,
                                    address=lambda: (self.connection.endpoint(), self.connection.timeout()),
                                    capabilities=lambda: self.declared_capabilities("modern"))
         self.connection = Connection(settings, self._auth, name=name, declared=self.declared_capabilities,
-                                     on_client=self._questions.wire, headers=self.http_headers,
+                                     on_client=self._wire, headers=self.http_headers,
                                      process_spec=self.process_spec)
         self.catalog = Catalog(self, lambda: self.client)
         self._calls = Calls(settings, self.catalog, self._questions, connection=self.connection, name=name)
         settings.check([lambda s: check_shaping(self, s.where), self._auth.check])
         self.name = self._default_name()
+
+    def _wire(self, client: Client) -> None:
+        """What runs once with a new protocol client: the collaborators that answer the server's
+        requests (questions, roots) hook themselves in."""
+        self._questions.wire(client)
+        self._roots.wire(client)
 
     def _name(self) -> str:
         return str(self.__dict__.get("name"))
@@ -181,6 +189,7 @@ class MCP:
         (`hold_questions`) or the class has ``before_input_request``."""
         capabilities: dict[str, Any] = {}
         capabilities.update(self.question_capabilities(era))
+        capabilities.update(self._roots.capabilities())
         extensions = self._auth.extensions()
         if extensions:
             capabilities["extensions"] = extensions
@@ -301,6 +310,14 @@ class MCP:
         """``{"elicitation": {mode: {} ...}}`` for the accepted kinds (``{}`` for none; to a
         handshake-era server only with ``before_input_request``)."""
         return self._questions.capabilities(era)
+
+    def roots_changed(self) -> bool:
+        """Tell the server the ``roots`` setting's value changed (``notifications/roots/list_changed``
+        on a handshake-era session; it then asks ``roots/list`` again). Returns whether it was
+        sent: ``False`` without ``roots``, before the first request, and on 2026-07-28 (where the
+        server asks for the roots with each request that needs them). Spec: MCP 2025-11-25
+        "Client Features / Roots"."""
+        return self.connection.built and self._roots.changed(self.client)
 
     def hold_questions(self) -> None:
         """Let chats hold this server's questions open for a person (what ``Chat.with_mcp`` runs).

@@ -113,10 +113,12 @@ class Questions:
         name: the server's name, for logs and errors.
     """
 
-    def __init__(self, settings: ServerSettings, name: Callable[[], str]):
+    def __init__(self, settings: ServerSettings, name: Callable[[], str], *,
+                 automatic: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] | None = None):
         self.settings = settings
         self._name = name
         self.held = False
+        self.automatic = dict(automatic or {})
 
     def hold_in_chats(self) -> None:
         """A chat uses the server: handshake-era sessions declare elicitation (the kinds
@@ -229,9 +231,15 @@ class Questions:
             question = from_input_request(key, request, server=str(self.name), original=original)
             if question is None:
                 asked = request.get("method") if isinstance(request, dict) else None
-                raise MCPError(f"MCP server {self.name!r} asked for {asked!r} to finish {method}, which this client "
-                               "did not declare", server=str(self.name))
+                answer = self.automatic.get(asked) if isinstance(asked, str) else None
+                if answer is None:
+                    raise MCPError(f"MCP server {self.name!r} asked for {asked!r} to finish {method}, which this "
+                                   "client did not declare", server=str(self.name))
+                params = request.get("params") if isinstance(request.get("params"), dict) else {}
+                question = Question(key, params, server=str(self.name), request=original,
+                                    response=answer(params))  # answered by the client: nobody sees it
             questions.append(question)
         for question in questions:
-            self.screen_question(question)
+            if question.response is None:
+                self.screen_question(question)
         return questions

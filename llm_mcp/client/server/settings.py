@@ -93,6 +93,12 @@ def _question_timeout(settings: ServerSettings, value: Any, where: str) -> None:
         raise ValueError(f"{where}: question_timeout must be a positive number of seconds, not {value!r}")
 
 
+def _roots_check(settings: ServerSettings, value: Any, where: str) -> None:
+    from .roots import check_roots
+
+    check_roots(settings, value, where)
+
+
 def _log_level(settings: ServerSettings, value: Any, where: str) -> None:
     check_log_level(value, f"{where}.log_level" if where != "llm_mcp.mcp()" else "llm_mcp.mcp() log_level")
 
@@ -178,6 +184,9 @@ TABLE: tuple[Setting, ...] = (
             "decline it.", "per call", _named(_callback, "before_input_request"), group="questions"),
     Setting("input_requests", True, "Kinds of question accepted: `True` (form and URL), `\"form\"`, `\"url\"`, "
             "`False`.", check=_input_requests, group="questions"),
+    Setting("roots", None, "Directories the server may work in: `file://` URIs or `{\"uri\", \"name\"}` dicts (or a "
+            "callable or method name returning them); declared as the roots capability.", "per request",
+            check=lambda settings, value, where: _roots_check(settings, value, where), group="roots"),
     Setting("question_timeout", 300, "Seconds a chat holds a handshake-era server's question open for an answer "
             "before declining it (not counted against `timeout`).", check=_question_timeout, group="questions"),
 )
