@@ -481,7 +481,7 @@ class Chat:
         notes: list[str] = []  # what the model is told besides the result (questions nobody answered in time)
         hold = functools.partial(self._hold_question, assistant, call, notes) if assistant is not None else None
         context = CallContext(cancel=self._scope, resume=resume, on_progress=self._progress_listener(call),
-                              hold=hold)
+                              hold=hold, sample=self._sample)
         try:
             with context.active():  # the call's state; its headers and its outage check are evaluated once
                 output = tool.call(**call.arguments)  # call(self, /, **arguments): any key is fine
@@ -499,6 +499,43 @@ class Chat:
         if notes:
             message.content = "\n".join([*notes, message.content])
         return message
+
+    def _sample(self, params: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
+        """Answer a server's ``sampling/createMessage`` with a model (the call context's ``sample``).
+
+        The chat's provider and model unless ``options`` (the ``sampling`` setting's dict) names
+        others (``provider``, ``model``, ``options`` for the provider); ``modelPreferences.hints``
+        pick the first of ``options["models"]`` whose id contains a hint. The server's messages
+        (text; other content as ``[type]``) and ``systemPrompt`` make the request, with the
+        chat's user and assistant text first only when the server asked for context and
+        ``options["history"]`` allows it; never the chat's tools. ``maxTokens`` becomes
+        ``max_tokens``, a number ``temperature`` is passed on. Returns the ``CreateMessageResult``."""
+        from ..client.server.sampling import content_text
+
+        provider = get_provider(options["provider"], **(options.get("options") or {})) \
+            if options.get("provider") else self.provider
+        model = options.get("model") or (self.model if not options.get("provider") else "")
+        hints = [h.get("name") for h in (params.get("modelPreferences") or {}).get("hints") or []
+                 if isinstance(h, dict) and isinstance(h.get("name"), str)]
+        chosen = next((m for hint in hints for m in options.get("models") or [] if hint in m), None)
+        model = chosen or model or (options.get("models") or [""])[0]
+        if not model:
+            raise ValueError("sampling names a provider but no model: add 'model' (or 'models') to the setting")
+        history: list[Message] = []
+        if params.get("includeContext") in ("thisServer", "allServers") and options.get("history"):
+            history = [Message(m.role, m.content) for m in self.messages if m.role in ("user", "assistant") and
+                       m.content]
+        asked = [Message("assistant" if m.get("role") == "assistant" else "user", content_text(m.get("content")))
+                 for m in params["messages"] if isinstance(m, dict)]
+        extra: dict[str, Any] = {"max_tokens": params["maxTokens"]}
+        if isinstance(params.get("temperature"), (int, float)) and not isinstance(params["temperature"], bool):
+            extra["temperature"] = params["temperature"]
+        system = params.get("systemPrompt")
+        request = ModelRequest(model=model, messages=history + asked, params=extra,
+                               instructions=[system] if isinstance(system, str) and system else [])
+        reply = provider.complete(request, on_text=None)
+        return {"role": "assistant", "content": {"type": "text", "text": reply.content or ""},
+                "model": reply.model or model, "stopReason": "endTurn"}
 
     def _hold_question(self, assistant: Message, call: ToolCall, notes: list[str], question: Question,
                        seconds: float) -> dict[str, Any]:

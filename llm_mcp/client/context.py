@@ -55,6 +55,9 @@ class CallContext:
             shows it, waits up to ``seconds`` for an answer recorded anywhere, and returns the
             ``ElicitResult`` dict to send; ``None``: such questions follow the server's callback,
             else are declined at once.
+        sample: who answers a server's sampling request with a model (a chat sets it):
+            ``sample(params, options)`` takes the ``sampling/createMessage`` params and the
+            ``sampling`` setting's dict (``{}`` for ``True``) and returns the ``CreateMessageResult``.
         went_down: names of the servers whose outage this call recorded
             (`llm_mcp.client.outages.record`): a chat leaves them out of its next requests.
     """
@@ -64,6 +67,7 @@ class CallContext:
     on_progress: Callable[[Progress], Any] | None = None
     call: bool = True
     hold: Callable[[Any, float], dict[str, Any]] | None = None
+    sample: Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]] | None = None
     memo: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
     went_down: set[str] = field(default_factory=set, repr=False, compare=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)

@@ -41,6 +41,7 @@ from .catalog import Catalog
 from .connection import Connection
 from .questions import Questions, Resume
 from .roots import Roots
+from .sampling import Sampling
 from .settings import (
     SETTINGS,
     ServerSettings,
@@ -100,6 +101,7 @@ class MCP:
         settings = self.settings = ServerSettings(self, options or {}, base=MCP, inline=options is not None)
         name = self._name
         self._roots = Roots(settings, name)
+        self._sampling = Sampling(settings, name)
         self._questions = Questions(settings, name, automatic={"roots/list": self._roots.listing})
         self._auth = Authorization(settings, name=name,
                                    address=lambda: (self.connection.endpoint(), self.connection.timeout()),
@@ -117,6 +119,7 @@ class MCP:
         requests (questions, roots) hook themselves in."""
         self._questions.wire(client)
         self._roots.wire(client)
+        self._sampling.wire(client)
 
     def _name(self) -> str:
         return str(self.__dict__.get("name"))
@@ -186,10 +189,13 @@ class MCP:
 
         Questions: ``elicitation`` with the modes ``input_requests`` accepts (``{"form": {},
         "url": {}}`` by default), on 2026-07-28; to a handshake-era server when a chat uses it
-        (`hold_questions`) or the class has ``before_input_request``."""
+        (`hold_questions`) or the class has ``before_input_request``. Roots: ``roots`` with
+        ``listChanged`` when the ``roots`` setting is given. Sampling: ``sampling`` when the
+        ``sampling`` setting turns it on."""
         capabilities: dict[str, Any] = {}
         capabilities.update(self.question_capabilities(era))
         capabilities.update(self._roots.capabilities())
+        capabilities.update(self._sampling.capabilities())
         extensions = self._auth.extensions()
         if extensions:
             capabilities["extensions"] = extensions

@@ -99,6 +99,12 @@ def _roots_check(settings: ServerSettings, value: Any, where: str) -> None:
     check_roots(settings, value, where)
 
 
+def _sampling_check(settings: ServerSettings, value: Any, where: str) -> None:
+    from .sampling import check_sampling
+
+    check_sampling(settings, value, where)
+
+
 def _log_level(settings: ServerSettings, value: Any, where: str) -> None:
     check_log_level(value, f"{where}.log_level" if where != "llm_mcp.mcp()" else "llm_mcp.mcp() log_level")
 
@@ -187,6 +193,11 @@ TABLE: tuple[Setting, ...] = (
     Setting("roots", None, "Directories the server may work in: `file://` URIs or `{\"uri\", \"name\"}` dicts (or a "
             "callable or method name returning them); declared as the roots capability.", "per request",
             check=lambda settings, value, where: _roots_check(settings, value, where), group="roots"),
+    Setting("sampling", False, "Answer the server's sampling requests: `True` (the chat's model), a dict "
+            "`{\"provider\", \"model\", \"models\", \"history\", \"options\"}`, or a callable or method name given the "
+            "request's params.", "per request", check=lambda settings, value, where: _sampling_check(settings, value,
+                                                                                                  where),
+            group="sampling"),
     Setting("question_timeout", 300, "Seconds a chat holds a handshake-era server's question open for an answer "
             "before declining it (not counted against `timeout`).", check=_question_timeout, group="questions"),
 )
