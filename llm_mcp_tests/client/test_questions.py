@@ -757,3 +757,15 @@ def test_answers_do_not_reach_logs_at_info(model, transport, era, caplog):
         assert SECRET in answering.call("asks", schema="secret").text
     loud = [r.getMessage() for r in caplog.records if r.levelno >= logging.INFO and SECRET in r.getMessage()]
     assert loud == []
+
+
+def test_modern_roots_input_request_answered_by_the_client(q_modern, tmp_path):
+    """2026-07-28: a roots/list input request is answered from the roots setting, without anyone seeing it:
+    the request is sent again with the roots in inputResponses and the requestState unchanged. Without
+    roots, the same request is an MCPError naming it."""
+    root = {"uri": tmp_path.as_uri(), "name": "Work"}
+    server = q_modern.mcp(roots=[root])
+    assert json.loads(server.call("list_roots").text) == {"roots": {"roots": [root]}, "state": "roots-1"}
+    assert json.loads(server.call("capabilities").text)["roots"] == {"listChanged": True}
+    with pytest.raises(llm_mcp.MCPError, match="'roots/list'"):
+        q_modern.mcp().call("list_roots")
