@@ -157,11 +157,15 @@ class Questions:
     def wire(self, client: Client) -> None:
         """Let ``client`` answer a handshake-era server's ``elicitation/create`` in line (the
         callback, or a chat holding it open), when it is declared (`answers_inline`); a request
-        may wait ``question_timeout`` seconds longer than ``timeout`` while a chat holds one."""
+        may wait ``question_timeout`` seconds longer than ``timeout`` while a chat holds one. Over
+        Streamable HTTP a GET stream is held open during calls for questions sent there (not
+        tied to the call) only with ``before_input_request``: questions held for a chat come
+        on the call's own stream, as servers send them."""
         if self.answers_inline:
             client.on_input_request = self.answer_inline
             client.question_wait = self.question_timeout if self.held else 0.0
-            client.channel.listen_during_calls = True  # Streamable HTTP: requests may come on GET
+            if self.settings.option("before_input_request") is not None:
+                client.channel.listen_during_calls = True  # Streamable HTTP: requests may come on GET
 
     # -- screening one question ----------------------------------------------------------------
 
