@@ -253,8 +253,8 @@ def answer_question(request: HttpRequest, pk: int, call_pk: int, key: str) -> Ht
         messages.error(request, f"That answer does not fit the question: {exc}")
         return _to_chat(record)
     messages.success(request, f"{'Declined' if action == 'decline' else 'Answered'}: {question.message[:80]}")
-    if not record.pending_questions and not _undecided(record):
-        _enqueue(request, "Resuming the chat", tasks.resume_chat, record.pk)
+    if not question.held and not record.pending_questions and not _undecided(record):
+        _enqueue(request, "Resuming the chat", tasks.resume_chat, record.pk)  # a held question's call goes on by itself
     return _to_chat(record)
 
 

@@ -407,3 +407,26 @@ def test_site_question_keys_chosen_by_the_server(monkeypatch, key):
                 {"action": "answer", "field-environment": "production"})
     call.refresh_from_db()
     assert call.pending_questions[0]["response"] == {"action": "accept", "content": {"environment": "production"}}
+
+
+@pytest.mark.django_db
+def test_site_held_question_answered_without_a_resume_job(enqueued):
+    """MCP-QUEST-16: a held question (a handshake-era server's, its call still open in the worker) shows on the
+    chat page like any other; answering it saves the answer and enqueues no resume_chat, since the waiting call
+    sends it itself."""
+    from llm_mcp_tests.support.servers.questions import ENVIRONMENT
+
+    record = offline_chat()
+    assistant = Message.objects.create(chat=record, role="assistant", content="")
+    question = llm_mcp.Question("held-1", {"message": "Which environment?", "requestedSchema": ENVIRONMENT},
+                                server="deploys", held=True)
+    call = ToolCall.objects.create(message=assistant, tool_call_id="call_h", name="deploy", arguments={},
+                                   pending_questions=[question.to_dict()])
+    client = Client()
+    html = page_text(client.get(reverse("chat", args=[record.pk])))
+    assert "Which environment?" in html and 'name="field-environment"' in html
+    client.post(reverse("answer_question", args=[record.pk, call.pk, "held-1"]),
+                {"action": "answer", "field-environment": "staging"})
+    call.refresh_from_db()
+    assert call.pending_questions[0]["response"] == {"action": "accept", "content": {"environment": "staging"}}
+    assert call.pending_questions[0]["held"] is True and enqueued == []
