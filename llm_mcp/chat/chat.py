@@ -24,7 +24,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Any, Protocol, runtime_checkable
 
 from ..client import offload
-from ..client.asking import Resume
+from ..client.asking import MAX_INPUT_REQUESTS, Resume
 from ..client.cancel import CancelScope
 from ..client.context import CallContext
 from ..client.errors import CancelledError, InputRequiredError, TurnLimitError
@@ -514,11 +514,12 @@ class Chat:
 
         provider = get_provider(options["provider"], **(options.get("options") or {})) \
             if options.get("provider") else self.provider
-        model = options.get("model") or (self.model if not options.get("provider") else "")
         hints = [h.get("name") for h in (params.get("modelPreferences") or {}).get("hints") or []
                  if isinstance(h, dict) and isinstance(h.get("name"), str)]
-        chosen = next((m for hint in hints for m in options.get("models") or [] if hint in m), None)
-        model = chosen or model or (options.get("models") or [""])[0]
+        listed = options.get("models") or []
+        chosen = next((m for hint in hints for m in listed if hint in m), None)
+        model = chosen or options.get("model") or (listed[0] if listed else "") or \
+            (self.model if not options.get("provider") else "")
         if not model:
             raise ValueError("sampling names a provider but no model: add 'model' (or 'models') to the setting")
         history: list[Message] = []
@@ -547,6 +548,10 @@ class Chat:
         answers, the chat is cancelled (`llm_mcp.CancelledError` at once: the call stops),
         or ``seconds`` pass: then the question is declined, and the model is told why next to
         the tool's result. Returns the ``ElicitResult`` dict to send the server."""
+        if len(call.pending_questions) >= MAX_INPUT_REQUESTS:
+            log.warning("tool call %s (%s): %s asked more than %d questions in one call; declined", call.id, call.name,
+                        question.server, MAX_INPUT_REQUESTS)
+            return {"action": "decline"}
         question.key = f"held-{uuid.uuid4().hex[:12]}"
         question.held = True
         call.pending_questions = [*call.pending_questions, question.to_dict()]

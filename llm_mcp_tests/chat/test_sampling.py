@@ -109,3 +109,17 @@ def test_sampling_settings_are_checked():
             llm_mcp.mcp(command=["x"], sampling=bad)
     server = llm_mcp.mcp(command=["x"], sampling={"model": "m", "history": True}, requires_approval=["sampling"])
     assert server.declared_capabilities("handshake")["sampling"] == {"context": {}}
+
+
+def test_model_preferences_pick_among_the_listed_models(model):
+    """modelPreferences.hints pick the first listed model whose id contains a hint; without a match, the first
+    listed model; without a list, the chat's model. Each request carries only the server's message."""
+    chat = make_chat(model, [reply("one"), reply("two"), reply("three")])
+    params = {"messages": [{"role": "user", "content": {"type": "text", "text": "Hi"}}], "maxTokens": 9,
+              "modelPreferences": {"hints": [{"name": "mini"}]}}
+    assert chat._sample(params, {"models": ["gpt-large", "gpt-mini"]})["model"] == "gpt-mini"
+    assert chat._sample({**params, "modelPreferences": {"hints": [{"name": "claude"}]}},
+                        {"models": ["gpt-large", "gpt-mini"]})["content"]["text"] == "two"
+    assert chat._sample(params, {})["content"]["text"] == "three"
+    assert [r.model for r in model.requests] == ["gpt-mini", "gpt-large", "gpt-test"]
+    assert all(r.last_user_text == "Hi" and r.body["max_tokens"] == 9 for r in model.requests)

@@ -769,3 +769,11 @@ def test_modern_roots_input_request_answered_by_the_client(q_modern, tmp_path):
     assert json.loads(server.call("capabilities").text)["roots"] == {"listChanged": True}
     with pytest.raises(llm_mcp.MCPError, match="'roots/list'"):
         q_modern.mcp().call("list_roots")
+
+
+def test_question_timeout_is_checked():
+    """question_timeout must be a positive, finite number of seconds: anything else is refused naming it."""
+    for bad in (0, -1, True, "60", float("inf"), float("nan")):
+        with pytest.raises(ValueError, match="question_timeout"):
+            llm_mcp.mcp(url="http://127.0.0.1:1/mcp", question_timeout=bad)
+    assert llm_mcp.mcp(url="http://127.0.0.1:1/mcp", question_timeout=0.5).settings.option("question_timeout") == 0.5

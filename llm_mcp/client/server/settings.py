@@ -20,6 +20,7 @@ A server reads its settings through `ServerSettings` (``server.settings``):
 from __future__ import annotations
 
 import inspect
+import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 from urllib.parse import urlsplit
@@ -89,8 +90,8 @@ def _timeout(settings: ServerSettings, timeout: Any, where: str) -> None:
 
 
 def _question_timeout(settings: ServerSettings, value: Any, where: str) -> None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-        raise ValueError(f"{where}: question_timeout must be a positive number of seconds, not {value!r}")
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < math.inf:
+        raise ValueError(f"{where}: question_timeout must be a positive, finite number of seconds, not {value!r}")
 
 
 def _roots_check(settings: ServerSettings, value: Any, where: str) -> None:
