@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from . import protocol, state
 from .cancel import current_scope
-from .context import CallContext as _CallContext
 from .context import current as current_context
 from .errors import (
     CancelledError,
@@ -58,8 +57,6 @@ PROBE_TIMEOUT = 10.0
 _eras = state.eras
 """What each endpoint spoke last time, per process (``state.eras``): endpoint URL (or command) -> era."""
 
-_NO_CONTEXT = _CallContext(call=False)
-
 _BASE_META = {
     protocol.META_CLIENT_CAPABILITIES: {},
     protocol.META_CLIENT_INFO: protocol.CLIENT_INFO,
@@ -94,8 +91,6 @@ class Client:
             result dict; ``ValueError`` becomes a ``-32602`` error, another exception ``-32603``
             (its type only: no message, which could carry a secret), an `MCPError` with a
             ``code`` that error.
-        question_wait: seconds a handshake-era request made in a call context with a ``hold``
-            (a chat's call) may run past its timeout, since a question may be held open that long.
         protocol_version: the revision in use once connected, e.g. ``"2026-07-28"``.
         server_info: the server's ``{"name", "version", ...}``, once connected.
         capabilities: the server's capabilities dict, once connected.
@@ -120,7 +115,6 @@ class Client:
         self._identity({})  # server_info {}, capabilities {}, instructions None: nothing said yet
         self.on_notification: list[Callable[[dict[str, Any]], None]] = []
         self.on_input_request: Callable[[dict[str, Any]], dict[str, Any]] | None = None
-        self.question_wait = 0.0
         self.request_handlers: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {}
         self._inline_errors: list[BaseException] = []
         self._on_legacy = False
@@ -334,9 +328,6 @@ class Client:
                 ``MCP.run`` turns them into questions).
         """
         self.connect()
-        if self.question_wait and self.era != MODERN and (context or current_context() or _NO_CONTEXT).hold:
-            base = timeout or self.timeout
-            timeout = base + self.question_wait if base is not None else None  # a held question's wait is not counted
         token = None
         params = dict(params or {})
         if on_progress is not None:

@@ -152,9 +152,7 @@ def test_a_plain_json_answer_cannot_be_interrupted_and_ends_at_the_timeout(chat_
     store = _FlagStore()
     timeout = 4.0
     flagged: dict[str, int] = {}
-    # input_requests=False: a chat's handshake-era call that may hold a question open runs up to
-    # question_timeout past the timeout; this server asks nothing, so the timeout is the timeout.
-    with kit(tmp_path, "http", era, json_response=True, timeout=timeout, input_requests=False) as (server, record):
+    with kit(tmp_path, "http", era, json_response=True, timeout=timeout) as (server, record):
         chat = chat_on([tool_call("steps", {"count": 150, "interval": 0.05, "path": str(work)}), reply("never")],
                        store=store)
         chat.with_mcp(server).tools

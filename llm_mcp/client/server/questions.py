@@ -157,13 +157,12 @@ class Questions:
     def wire(self, client: Client) -> None:
         """Let ``client`` answer a handshake-era server's ``elicitation/create`` in line (the
         callback, or a chat holding it open), when it is declared (`answers_inline`); a request
-        may wait ``question_timeout`` seconds longer than ``timeout`` while a chat holds one. Over
+        waits longer than ``timeout`` by the time a chat holds a question (`CallContext.holding`). Over
         Streamable HTTP a GET stream is held open during calls for questions sent there (not
         tied to the call) only with ``before_input_request``: questions held for a chat come
         on the call's own stream, as servers send them."""
         if self.answers_inline:
             client.on_input_request = self.answer_inline
-            client.question_wait = self.question_timeout if self.held else 0.0
             if self.settings.option("before_input_request") is not None:
                 client.channel.listen_during_calls = True  # Streamable HTTP: requests may come on GET
 
@@ -203,7 +202,8 @@ class Questions:
             return question.response
         current = call_context.current()
         if current is not None and current.hold is not None and self.held:
-            return current.hold(question, self.question_timeout)
+            with current.holding():  # the wait does not count against the request's timeout
+                return current.hold(question, self.question_timeout)
         log.info("MCP server %s asked a question outside a chat and no before_input_request answered it: "
                  "declined", self.name)
         return {"action": "decline"}

@@ -160,7 +160,8 @@ class Sampling:
             log.info("MCP server %s asked for sampling, which needs approval, outside a chat; refused", name)
             raise MCPError(f"{name}: sampling needs approval, and nobody can give it outside a chat", code=REFUSED,
                            server=name)
-        response = current.hold(question, float(self.settings.option("question_timeout")))
+        with current.holding():
+            response = current.hold(question, float(self.settings.option("question_timeout")))
         if response.get("action") != "accept":
             log.info("MCP server %s: the sampling request was not approved (%s)", name, response.get("action"))
             raise MCPError(f"{name}: the user did not approve the sampling request", code=REFUSED, server=name)
