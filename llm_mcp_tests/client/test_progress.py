@@ -234,9 +234,7 @@ def test_legacy_sse_progress_logs_and_cancel(chat_on, legacy_sse, tmp_path, capl
     written = [r.getMessage() for r in caplog.records if r.name == "llm_mcp.server.legacy"
                and r.getMessage().endswith(" message")]
     assert written == ["error message", "critical message", "alert message", "emergency message"]
-    # Two sessions: joining the chat ends the first (its initialize declared no elicitation), and each
-    # session asks for the level once.
-    assert [e["level"] for e in received(record, "logging/setLevel")] == ["error", "error"]
+    assert [e["level"] for e in received(record, "logging/setLevel")] == ["error"]
     steps_call = [e for e in received(record, "tools/call") if e["tool"] == "steps"][0]
     assert [c["requestId"] for c in received(record, "notifications/cancelled")] == [steps_call["id"]]
 

@@ -329,9 +329,10 @@ class MCP:
     def hold_questions(self) -> None:
         """Let chats hold this server's questions open for a person (what ``Chat.with_mcp`` runs).
 
-        A handshake-era session declares elicitation from then on (capabilities are fixed per
-        session, so one already open without it is ended here and the next request starts a
-        new one: a stdio process restarts). During a chat's call, a question nobody's
+        A handshake-era session opened from then on declares elicitation. Capabilities are
+        fixed per session: a session opened before (a call made before the server joined the
+        chat) keeps its own until it is closed (`close`; the next request opens a new one).
+        During a chat's call, a question nobody's
         ``before_input_request`` answers is saved where the chat's ``pending_questions`` shows
         it, and the call waits up to ``question_timeout`` seconds for an answer given in any
         thread or process; outside a chat such questions are still declined at once.
@@ -341,11 +342,7 @@ class MCP:
             return
         questions.hold_in_chats()
         if self.connection.built and questions.answers_inline:
-            client = self.client
-            had = client.connected and client.era != "modern" and client.on_input_request is None
-            questions.wire(client)
-            if had:
-                self.connection.close()  # its initialize declared no elicitation: the next request re-handshakes
+            questions.wire(self.client)
 
     def screen_question(self, question: Question) -> None:
         """Decline what must be declined, then run ``before_input_request`` on what is left
