@@ -13,6 +13,15 @@ echo server's ``echo`` tool, the tool runs (Streamable HTTP, 2026-07-28), the mo
   appended by hand. Everything a chat must do, and nothing else.
 * ``chat``: ``chat.ask(...)`` on a fresh ``llm_mcp.chat`` each turn, with the server connected
   by ``with_mcp`` (tools listed once per server object, as in an app that keeps it).
+* ``pydantic-ai``: the framework a Python user would otherwise pick (``pydantic-ai-slim``, the
+  ``bench`` extra): an ``Agent`` with an ``OpenAIChatModel`` on the same scripted model and an
+  ``MCPToolset`` on the same server, both kept across turns (its toolset connected once, in a
+  private event loop), ``agent.run(...)`` per turn. Left out when pydantic-ai is not installed.
+
+Then *parallel tool calls*: a turn in which the model asks for 10 calls of the echo server's
+``sleep`` tool at once (``--sleep`` seconds each; ``chat(concurrency=10)``), against a turn with
+one such call. ``x one call`` is the 10-call turn's wall time over the 1-call turn's: about 1
+when the calls overlap, about 10 when they run one after the other.
 
 Client CPU is ``time.process_time()`` of this process (the scripted model runs in a thread of
 it, so both contenders carry its cost alike); wall is ``time.perf_counter()``. Reported: the
@@ -37,7 +46,7 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 import llm_mcp
-from llm_mcp.testing.scripted_model import ScriptedModel, reply, tool_call
+from llm_mcp.testing.scripted_model import ScriptedModel, reply, tool_call, turn
 from llm_mcp_tests.support.processes import ECHO_SERVER, PYTHON, ServerProcess, free_port
 
 
@@ -63,6 +72,66 @@ def chat_turn(model: ScriptedModel, server: llm_mcp.MCP) -> None:
     assert chat.ask("echo hi").content == "done" and chat.messages[2].content == "hi"
 
 
+class PydanticAI:
+    """pydantic-ai's ``Agent`` with an ``MCPToolset``, driven from a private event loop."""
+
+    def __init__(self, model: ScriptedModel, url: str):
+        import asyncio
+
+        from pydantic_ai import Agent
+        from pydantic_ai.mcp import MCPToolset
+        from pydantic_ai.models.openai import OpenAIChatModel
+        from pydantic_ai.providers.openai import OpenAIProvider
+
+        self.loop = asyncio.new_event_loop()
+        provider = OpenAIProvider(base_url=model.openai_base_url, api_key="bench")
+        self.agent = Agent(OpenAIChatModel("m", provider=provider), toolsets=[MCPToolset(url)])
+        self.loop.run_until_complete(self.agent.__aenter__())
+
+    def turn(self) -> None:
+        result = self.loop.run_until_complete(self.agent.run("echo hi"))
+        returned = [part.content for message in result.all_messages() for part in message.parts
+                    if type(part).__name__ == "ToolReturnPart"]
+        assert result.output == "done" and returned == ["hi"], (result.output, returned)
+
+    def close(self) -> None:
+        try:
+            self.loop.run_until_complete(self.agent.__aexit__(None, None, None))
+        finally:
+            self.loop.close()
+
+
+def have_pydantic_ai() -> bool:
+    try:
+        import pydantic_ai  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def parallel_turns(url: str, seconds: float, rounds: int) -> list[dict[str, Any]]:
+    """Wall time of a turn with 1 and with 10 ``sleep`` calls the model asks for at once."""
+    server = llm_mcp.mcp(url=url, name="slow", only=["sleep"])
+    samples: dict[int, list[float]] = {1: [], 10: []}
+    with ScriptedModel() as model:
+        for _ in range(rounds + 1):  # the first round warms up (tool list, connections)
+            for calls in (1, 10):
+                model.add(turn(tool_calls=[tool_call("sleep", {"seconds": seconds}) for _ in range(calls)]),
+                          reply("slept"))
+                chat = llm_mcp.chat("m", "openai", base_url=model.openai_base_url, api_key="bench",
+                                    concurrency=10).with_mcp(server)
+                started = time.perf_counter()
+                answer = chat.ask("sleep")
+                samples[calls].append(time.perf_counter() - started)
+                results = [m.content for m in chat.messages if m.role == "tool"]
+                assert answer.content == "slept" and results == [f"slept {seconds:g}"] * calls, results
+    server.close()
+    one = statistics.median(samples[1][1:])
+    return [{"name": f"{calls} parallel call{'s' if calls > 1 else ''}", "calls": calls,
+             "wall_ms": statistics.median(values[1:]) * 1000, "ratio_to_one_call": statistics.median(values[1:]) / one}
+            for calls, values in samples.items()]
+
+
 def measure(run: Callable[[], None], n: int) -> tuple[float, float]:
     cpu, wall = time.process_time(), time.perf_counter()
     for _ in range(n):
@@ -75,6 +144,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--turns", type=int, default=100)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--quick", action="store_true", help="10 turns x 2 rounds")
+    parser.add_argument("--sleep", type=float, default=0.5, help="seconds each parallel call sleeps (default 0.5)")
     parser.add_argument("--json", help="write the results to this file")
     args = parser.parse_args(argv)
     if args.quick:
@@ -85,23 +155,33 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     port = free_port()
     echo = ServerProcess([PYTHON, ECHO_SERVER, "--era", "modern", "--http", str(port), "--json-response"], port)
     echo.wait_ready()
-    total = (args.turns * args.rounds + 5) * 2
+    total = (args.turns * args.rounds + 5) * 3
+    server_url = f"http://127.0.0.1:{port}/mcp"
     try:
         with ScriptedModel(turns(total)) as model:
-            server = llm_mcp.mcp(url=f"http://127.0.0.1:{port}/mcp", name="echo", only=["echo"])
+            server = llm_mcp.mcp(url=server_url, name="echo", only=["echo"])
             tool = server.tool("echo")
             spec = {"type": "function", "function": {"name": tool.name, "description": tool.description,
                                                      "parameters": tool.input_schema}}
             client = openai.OpenAI(base_url=model.openai_base_url, api_key="bench")
-            contenders = {"floor": lambda: floor_turn(client, server, spec), "chat": lambda: chat_turn(model, server)}
-            for run in contenders.values():  # warm up: connections, imports, caches
-                measure(run, 2)
-            samples: dict[str, list[tuple[float, float]]] = {name: [] for name in contenders}
-            for round_number in range(args.rounds):
-                order = list(contenders)[round_number % 2:] + list(contenders)[:round_number % 2]
-                for name in order:
-                    samples[name].append(measure(contenders[name], args.turns))
-            server.close()
+            contenders: dict[str, Callable[[], None]] = {
+                "floor": lambda: floor_turn(client, server, spec), "chat": lambda: chat_turn(model, server)}
+            peer = PydanticAI(model, server_url) if have_pydantic_ai() else None
+            if peer is not None:
+                contenders["pydantic-ai"] = peer.turn
+            try:
+                for run in contenders.values():  # warm up: connections, imports, caches
+                    measure(run, 2)
+                samples: dict[str, list[tuple[float, float]]] = {name: [] for name in contenders}
+                for round_number in range(args.rounds):
+                    shift = round_number % len(contenders)
+                    for name in list(contenders)[shift:] + list(contenders)[:shift]:
+                        samples[name].append(measure(contenders[name], args.turns))
+            finally:
+                if peer is not None:
+                    peer.close()
+                server.close()
+            parallel = parallel_turns(server_url, args.sleep, args.rounds)
     finally:
         echo.stop()
     floor_cpu = statistics.median(s[0] for s in samples["floor"])
@@ -112,11 +192,17 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         rows.append({"name": name, "cpu_ms": cpu * 1000, "wall_ms": wall * 1000,
                      "cpu_ratio": cpu / floor_cpu, "wall_ratio": wall / floor_wall})
     print(f"chat turn with one MCP tool call: {args.turns} turns x {args.rounds} rounds")
-    print(f"{'contender':<10} {'CPU ms':>8} {'wall ms':>8} {'CPU x':>6} {'wall x':>6}")
+    print(f"{'contender':<12} {'CPU ms':>8} {'wall ms':>8} {'CPU x':>6} {'wall x':>6}")
     for row in rows:
-        print(f"{row['name']:<10} {row['cpu_ms']:>8.2f} {row['wall_ms']:>8.2f} {row['cpu_ratio']:>6.2f} "
+        print(f"{row['name']:<12} {row['cpu_ms']:>8.2f} {row['wall_ms']:>8.2f} {row['cpu_ratio']:>6.2f} "
               f"{row['wall_ratio']:>6.2f}")
-    results = {"turns": args.turns, "rounds": args.rounds, "rows": rows}
+    print()
+    print(f"chat turn with parallel tool calls ({args.sleep:g} s each, concurrency=10); median of {args.rounds} rounds")
+    print(f"{'turn':<18} {'wall ms':>8} {'x one call':>10}")
+    for row in parallel:
+        print(f"{row['name']:<18} {row['wall_ms']:>8.1f} {row['ratio_to_one_call']:>10.2f}")
+    results = {"turns": args.turns, "rounds": args.rounds, "rows": rows, "parallel": parallel,
+               "sleep_seconds": args.sleep}
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2))
     return results

@@ -60,6 +60,7 @@ from llm_mcp_tests.support.processes import (  # noqa: E402  (needs the repo on 
     PYTHON,
     ServerProcess,
     echo_command,
+    end_stdio_server,
     free_port,
     start_http_server,
 )
@@ -253,13 +254,7 @@ class StdioFloor(SyncContender):
         self.call = call
 
     def stop(self) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.close()
-        try:
-            self.proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
+        end_stdio_server(self.proc)
 
 
 class Ours(SyncContender):
@@ -288,11 +283,22 @@ class Ours(SyncContender):
 
 class SDK(Contender):
     """The official client (async only): a driver task in a private event loop, which times
-    the calls itself, so no loop start-up is counted per call."""
+    the calls itself, so no loop start-up is counted per call. ``kind="fastmcp"`` drives
+    FastMCP's ``Client`` (built on the official SDK) the same way."""
 
-    def __init__(self, group: str, name: str, era: str, note: str, target: Callable[[], Any], mode: str):
-        super().__init__(group, name, "sdk", era, note)
+    def __init__(self, group: str, name: str, era: str, note: str, target: Callable[[], Any], mode: str,
+                 kind: str = "sdk"):
+        super().__init__(group, name, kind, era, note)
         self.target, self.mode = target, mode
+
+    def _client(self) -> Any:
+        if self.kind == "fastmcp":
+            from fastmcp import Client as FastMCPClient
+
+            return FastMCPClient(self.target(), mode=self.mode)
+        from mcp.client import Client
+
+        return Client(self.target(), mode=self.mode)
 
     def start(self) -> None:
         self.loop = asyncio.new_event_loop()
@@ -309,9 +315,7 @@ class SDK(Contender):
         raise RuntimeError(f"{self.label}: the SDK driver ended early")
 
     async def _driver(self) -> None:
-        from mcp.client import Client
-
-        async with Client(self.target(), mode=self.mode) as client:
+        async with self._client() as client:
             async def call() -> None:
                 result = await client.call_tool("echo", {"message": MESSAGE})
                 check(result.content[0].text)
@@ -354,22 +358,47 @@ def sdk_stdio_target() -> Any:
     return StdioServerParameters(command=argv[0], args=argv[1:], cwd=str(REPO))
 
 
+def fastmcp_stdio_target() -> Any:
+    from fastmcp.client.transports import StdioTransport
+
+    argv = echo_command("auto")
+    return StdioTransport(command=argv[0], args=argv[1:], cwd=str(REPO))
+
+
+def have_fastmcp() -> bool:
+    try:
+        import fastmcp  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
 def contenders(urls: dict[str, str]) -> list[Contender]:
     json_url, hs_url, sse_url = urls["json"], urls["json-handshake"], urls["sse-handshake"]
     stdio = echo_command("auto")
-    return [
+    fast = have_fastmcp()  # the `bench` extra; without it the FastMCP rows are left out
+    rows: list[Contender | None] = [
         HTTPFloor(json_url, sse=False, group="http"),
         Ours("http", "llm_mcp", LATEST, "", url=json_url),
         SDK("http", "sdk", LATEST, "mcp 2.3 Client, mode=auto", lambda: json_url, "auto"),
+        SDK("http", "fastmcp", LATEST, "FastMCP 4.1 Client, mode=auto", lambda: json_url, "auto",
+            kind="fastmcp") if fast else None,
         Ours("http", "llm_mcp-handshake", "handshake", "handshake-only server", url=hs_url),
         SDK("http", "sdk-handshake", "handshake", "mode=legacy, handshake-only server", lambda: hs_url, "legacy"),
+        SDK("http", "fastmcp-handshake", "handshake", "FastMCP, mode=legacy, handshake-only server",
+            lambda: hs_url, "legacy", kind="fastmcp") if fast else None,
         HTTPFloor(sse_url, sse=True, group="http-sse"),
         Ours("http-sse", "llm_mcp", "handshake", "handshake-only server, SSE answers", url=sse_url),
         SDK("http-sse", "sdk", "handshake", "mode=legacy, SSE answers", lambda: sse_url, "legacy"),
+        SDK("http-sse", "fastmcp", "handshake", "FastMCP, mode=legacy, SSE answers", lambda: sse_url, "legacy",
+            kind="fastmcp") if fast else None,
         StdioFloor(),
         Ours("stdio", "llm_mcp", LATEST, "", command=stdio, directory=str(REPO)),
         SDK("stdio", "sdk", LATEST, "mcp 2.3 Client, mode=auto", sdk_stdio_target, "auto"),
+        SDK("stdio", "fastmcp", LATEST, "FastMCP 4.1 Client, mode=auto", fastmcp_stdio_target, "auto",
+            kind="fastmcp") if fast else None,
     ]
+    return [row for row in rows if row is not None]
 
 
 def measure_calls(all_contenders: list[Contender], calls: int, rounds: int, warmup: int) -> None:
@@ -434,12 +463,15 @@ IMPORTS = [
     ("llm_mcp.client", "import llm_mcp.client"),
     ("llm_mcp.client+http", "import llm_mcp.client, llm_mcp.client.transports.http"),
     ("mcp.client", "import mcp.client"),
+    ("fastmcp", "import fastmcp"),
 ]
 
 
 def measure_imports(repeats: int) -> list[dict[str, Any]]:
     rows = []
     for name, statement in IMPORTS:
+        if name == "fastmcp" and not have_fastmcp():
+            continue
         samples = []
         for i in range(repeats + 1):  # the first run may write .pyc files: discarded
             out = subprocess.run([PYTHON, "-c", IMPORT_PROBE.format(statement=statement)], cwd=str(REPO),
@@ -694,7 +726,7 @@ def versions() -> dict[str, str]:
     from importlib.metadata import PackageNotFoundError, version
 
     found = {}
-    for dist in ("mcp", "httpx", "httpx2", "anyio", "pydantic"):
+    for dist in ("mcp", "fastmcp", "httpx", "httpx2", "anyio", "pydantic"):
         try:
             found[dist] = version(dist)
         except PackageNotFoundError:

@@ -14,7 +14,10 @@ tests can check exact values:
 * ``echo(message)``            returns the message unchanged as text;
 * ``add(a, b)``                returns ``{"sum": a + b}`` as structured content;
 * ``now()``                    returns the current UTC time in ISO 8601;
-* ``roll_dice(sides, count)``  rolls dice and returns the rolls and their total.
+* ``roll_dice(sides, count)``  rolls dice and returns the rolls and their total;
+* ``learn_shout()``            adds the tool ``shout`` while the server runs, and tells
+  listening clients that the tool list changed (``manage.py mcp_listen``, the Procfile's
+  ``listener``, shows it; the site's "Live tools" page lists what the listener heard).
 """
 
 from __future__ import annotations
@@ -97,8 +100,32 @@ class RollDice(Tool):
         return self.respond_with(structured_content={"rolls": rolls, "total": sum(rolls)})
 
 
+class Shout(Tool):
+    name = "shout"
+    title = "Shout"
+    description = "Send back the given message in capitals (learnt at run time with learn_shout)."
+    input_schema = {"type": "object", "properties": {"message": {"type": "string"}}, "required": ["message"]}
+    annotations = {**_SAFE, "idempotent_hint": True}
+
+    def call(self) -> dict[str, Any]:
+        return self.respond_with(content=self.text_content(text=self.arguments["message"].upper()))
+
+
+class LearnShout(Tool):
+    name = "learn_shout"
+    title = "Learn to shout"
+    description = "Add the tool `shout` to this server; listening clients hear that the tool list changed."
+    annotations = {"read_only_hint": False, "destructive_hint": False, "open_world_hint": False,
+                   "idempotent_hint": True}
+
+    def call(self) -> dict[str, Any]:
+        if "shout" not in [tool.name for tool in self.channel.server.tools]:
+            self.channel.server.add(Shout)
+        return self.respond_with(content=self.text_content(text="The server can shout now."))
+
+
 server = Server(SERVER_NAME, title="llm_mcp demo server", version=SERVER_VERSION, instructions=INSTRUCTIONS,
-                tools=[Echo, Add, Now, RollDice])
+                tools=[Echo, Add, Now, RollDice, LearnShout])
 
 
 def main(argv: list[str] | None = None) -> None:

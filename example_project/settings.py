@@ -116,6 +116,12 @@ if EXAMPLE_OAUTH_MCP_URL:
     LLM_MCP["OAUTH_SERVERS"] = {"protected": "example_project.demo.ProtectedServer"}
 LLM_MCP["CLIENT_NAME"] = "llm_mcp example site"
 
+# The demo server shared over HTTP (the Procfile's "demo" process), listened to by the
+# Procfile's "listener" (manage.py mcp_listen example_project.demo.LiveDemoServer), which keeps
+# the tools it heard of in EXAMPLE_LIVE_TOOLS_FILE for the "Live tools" page.
+EXAMPLE_DEMO_MCP_URL = os.environ.get("EXAMPLE_DEMO_MCP_URL", "http://127.0.0.1:8765/mcp")
+EXAMPLE_LIVE_TOOLS_FILE = os.environ.get("EXAMPLE_LIVE_TOOLS_FILE", str(BASE_DIR / "live_tools.json"))
+
 # Connecting a server is done by a signed-in user (their credentials): Django's login view.
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "chat_list"

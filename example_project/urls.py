@@ -18,6 +18,7 @@ urlpatterns = [
     path("chats/<int:pk>/cancel/", views.cancel, name="cancel"),
     path("chats/<int:pk>/resume/", views.resume, name="resume"),
     path("connections/", views.connections, name="connections"),
+    path("live-tools/", views.live_tools, name="live_tools"),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("mcp/", include("llm_mcp.urls")),

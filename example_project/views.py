@@ -11,6 +11,8 @@
     /chats/<pk>/resume/                 POST: run a turn that did not finish again -> resume_chat
     /connections/                       servers that need the user's authorization: Connect/Disconnect
                                         (llm_mcp's views under /mcp/oauth/), and their tools once connected
+    /live-tools/                        the demo server's tools as the Procfile's listener last heard them;
+                                        POST: ask the shared demo server to learn a tool (``learn_shout``)
 
 Turns run as Celery jobs: in this process when ``CELERY_BROKER_URL`` is unset (the settings
 make jobs eager), else in a worker, while the chat page refreshes itself until the turn ends.
@@ -21,6 +23,7 @@ from __future__ import annotations
 import json
 import logging
 import uuid
+from datetime import UTC, datetime
 from typing import Any
 
 from django.conf import settings
@@ -39,10 +42,11 @@ from llm_mcp.chat.messages import loads_object
 from llm_mcp.models import Chat, ToolCall
 from llm_mcp.views import build_server
 
+from . import demo
 from .agents import demo_tools, model_choices, new_chat
 
 __all__ = ["answer_question", "ask", "call_tool", "cancel", "chat_list", "chat_page", "connections", "create_chat",
-           "decide", "resume"]
+           "decide", "live_tools", "resume"]
 
 log = logging.getLogger("example_project")
 
@@ -349,3 +353,23 @@ def connections(request: HttpRequest) -> HttpResponse:
                 server.close()
         rows.append(row)
     return render(request, "example_project/connections.html", {"rows": rows})
+
+
+def live_tools(request: HttpRequest) -> HttpResponse:
+    """The shared demo server's tools as the listener (``manage.py mcp_listen
+    example_project.demo.LiveDemoServer``) last heard them; POST asks the server to learn
+    ``shout``, which it announces, so the list here grows once the listener heard it."""
+    if request.method == "POST":
+        server = demo.LiveDemoServer()
+        try:
+            server.call("learn_shout")
+            messages.success(request, "The demo server learnt to shout; the listener hears it and this page shows it.")
+        except Exception as exc:  # the demo process is not running
+            messages.error(request, f"The demo server could not be reached: {_describe(exc)}")
+        finally:
+            server.close()
+        return redirect("live_tools")
+    heard = demo.live_tools()
+    return render(request, "example_project/live_tools.html", {
+        "heard": heard, "url": settings.EXAMPLE_DEMO_MCP_URL,
+        "at": datetime.fromtimestamp(heard["at"], UTC) if heard else None})

@@ -28,6 +28,13 @@ class LlmMcpConfig(AppConfig):
 
         if send_unreachable not in outages.listeners:
             outages.listeners.append(send_unreachable)
+        from .client import state
+        from .signals import guard_database, send_changed
+
+        if send_changed not in state.change_listeners:
+            state.change_listeners.append(send_changed)
+        if guard_database not in state.change_guards:
+            state.change_guards.append(guard_database)
         checks.register(check_settings)
         configure_client()
         setting_changed.connect(_reconfigure, dispatch_uid="llm_mcp.apps.reconfigure")

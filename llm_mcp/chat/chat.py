@@ -285,8 +285,14 @@ class Chat:
                 self._scope = self._new_scope()
             requests = 0
             box: Toolbox | None = None  # the last model request's tools: its calls run with them
+            flag_read = True  # the persisted flag was just read above: the first step need not read it again
             while True:
-                self._check_cancelled()
+                if flag_read:
+                    flag_read = False
+                    if self._scope.cancelled:
+                        raise CancelledError("the chat was cancelled")
+                else:
+                    self._check_cancelled()
                 messages = self.messages  # one read per step (a database store reads fresh)
                 if not messages:
                     raise ValueError("the chat has no messages yet: ask() something first")

@@ -18,13 +18,10 @@ chat's turn stores its calls' results), and ``asyncio.CancelledError`` is raised
 
 from __future__ import annotations
 
-import asyncio
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
-
-from asgiref.sync import sync_to_async
 
 from .cancel import CancelScope
 
@@ -55,6 +52,10 @@ async def in_thread(func: Callable[..., T], /, *args: Any, on_cancel: Callable[[
     When the awaiting task is cancelled, ``on_cancel()`` runs, the thread's work is waited for
     (its own exception, a ``CancelledError`` of ours most likely, is dropped) and
     ``asyncio.CancelledError`` is raised. Any other exception of ``func`` comes out as it is."""
+    import asyncio  # imported when first used (asyncio loads ssl): `import llm_mcp.client` stays light
+
+    from asgiref.sync import sync_to_async
+
     work = asyncio.ensure_future(sync_to_async(func, thread_sensitive=False, executor=executor())(*args, **kwargs))
     try:
         return await asyncio.shield(work)
@@ -83,4 +84,6 @@ async def cancellable(func: Callable[..., T], /, *args: Any, **kwargs: Any) -> T
 async def on_orm(func: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
     """``func(*args, **kwargs)`` where Django wants database work from async code:
     ``sync_to_async(thread_sensitive=True)`` (the request's own thread)."""
+    from asgiref.sync import sync_to_async
+
     return await sync_to_async(func, thread_sensitive=True)(*args, **kwargs)

@@ -37,6 +37,18 @@ CLIENT_INFO = {"name": "llm_mcp", "version": __version__}
 META_PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
 META_CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
 META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
+META_SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
+
+LIST_CHANGED = {
+    "notifications/tools/list_changed": "tools",
+    "notifications/prompts/list_changed": "prompts",
+    "notifications/resources/list_changed": "resources",
+}
+"""The list-changed notifications, and the list each one names."""
+RESOURCE_UPDATED = "notifications/resources/updated"
+"""The notification naming one resource whose content changed (``params.uri``)."""
+CHANGE_NOTIFICATIONS = (*LIST_CHANGED, RESOURCE_UPDATED)
+"""Every notification that says something changed (MCP "Subscriptions")."""
 
 # JSON-RPC and MCP error codes (JSON-RPC 2.0 §5.1; MCP 2026-07-28 "Error codes").
 PARSE_ERROR = -32700
@@ -81,6 +93,10 @@ def error_response(id: Any, code: int, message: str) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}
 
 
+_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+"""Built once: ``json.dumps`` with options other than its defaults builds an encoder per message."""
+
+
 def encode(message: dict[str, Any]) -> bytes:
     """Serialize a message as compact UTF-8 JSON.
 
@@ -88,7 +104,7 @@ def encode(message: dict[str, Any]) -> bytes:
     JSON types), naming the method, before anything is sent.
     """
     try:
-        return json.dumps(message, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode()
+        return _ENCODER.encode(message).encode()
     except (TypeError, ValueError) as exc:
         raise ValueError(f"{message.get('method', 'a reply')}: the arguments cannot be sent as JSON ({exc})") from None
 

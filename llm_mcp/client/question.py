@@ -20,10 +20,9 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
+from functools import cache
 from typing import Any
 from urllib.parse import urlsplit
-
-import jsonschema
 
 from . import offload
 from .protocol import as_object, as_text
@@ -127,7 +126,15 @@ class Field:
                    default=schema.get("default"), required=required, schema=schema)
 
 
-_FORMATS = jsonschema.FormatChecker(["email", "date"])
+@cache
+def _format_checker() -> Any:
+    """jsonschema's checker for ``email`` and ``date``, built on the first form that names one
+    (importing jsonschema costs tens of milliseconds a call without questions never needs)."""
+    import jsonschema
+
+    return jsonschema.FormatChecker(["email", "date"])
+
+
 _DATE_TIME = re.compile(r"\d{4}-\d\d-\d\d[Tt]\d\d:\d\d:\d\d(\.\d+)?([Zz]|[+-]\d\d:\d\d)")
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*")
 
@@ -145,7 +152,7 @@ def _conforms(value: str, form: str) -> bool:
         return True
     if form == "uri":
         return bool(_SCHEME.fullmatch(value.split(":", 1)[0])) and ":" in value and not any(c.isspace() for c in value)
-    return _FORMATS.conforms(value, form)
+    return _format_checker().conforms(value, form)
 
 
 def _number(value: Any) -> bool:

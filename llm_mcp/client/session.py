@@ -533,6 +533,20 @@ class Client:
                                            f"the client could not answer {message.get('method')}")
         return {"jsonrpc": "2.0", "id": message["id"], "result": result}
 
+    def on_message(self, message: dict[str, Any]) -> dict[str, Any] | None:
+        """Handle one message the server sent that answers no request of ours (a notification,
+        or a request whose reply is returned): what transports are given as ``on_message``."""
+        return self._on_message(message)
+
+    def cancel_request(self, request_id: Any, reason: str) -> None:
+        """Tell the server to stop work on the request ``request_id`` (``notifications/cancelled``,
+        unless closing its stream already did); never raises."""
+        self._cancel(request_id, reason)
+
+    def error_for(self, error: Any, method: str) -> MCPError:
+        """The ``MCPError`` for a JSON-RPC error object the server answered ``method`` with."""
+        return self._error(error, method)
+
     def _answer_inline(self, message: dict[str, Any]) -> dict[str, Any]:
         """A handshake-era ``elicitation/create`` answered now; a failure declines it and is
         raised from the request that was running."""

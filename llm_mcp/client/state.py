@@ -28,7 +28,7 @@ import threading
 import weakref
 from typing import Any, Callable
 
-__all__ = ["endpoints", "eras", "idp_metadata", "outage_listeners", "outage_lock", "outage_until",
+__all__ = ["change_guards", "change_listeners", "endpoints", "eras", "idp_metadata", "outage_listeners", "outage_lock", "outage_until",
            "outage_until_per_object", "reset"]
 
 eras: dict[str, str] = {}
@@ -43,6 +43,14 @@ outage_until_per_object: weakref.WeakKeyDictionary[Any, float] = weakref.WeakKey
 
 outage_listeners: list[Callable[[str, str, int | None], None]] = []
 """``outages.listeners``: called for each outage (an app registration; kept by `reset`)."""
+
+change_listeners: list[Callable[[Any, Any], None]] = []
+"""Called ``(server, change)`` after ``after_change`` for every change a server announces (the
+Django app sends the ``mcp_changed`` signal from here)."""
+
+change_guards: list[Callable[[Callable[[], None]], None]] = []
+"""Each runs a change callback, ``guard(fn)`` calling ``fn()`` (the Django app closes stale
+database connections before and after, as a Celery job does); nested in order."""
 
 endpoints: set[str] = set()
 """Endpoint URLs in use (their paths are kept out of log records)."""

@@ -16,8 +16,8 @@ from django.db import models
 from .. import conf
 from ..chat.messages import Message, ToolCall, attachment_from_dict, attachment_to_dict, clean_text
 
-__all__ = ["CALL_FIELDS", "MESSAGE_FIELDS", "call_from_values", "call_values", "db_alias", "message_from_values",
-           "message_model", "row_values", "storable", "tool_call_model"]
+__all__ = ["CALL_FIELDS", "MESSAGE_FIELDS", "call_from_values", "call_values", "db_alias", "message_from_row",
+           "message_from_values", "message_model", "row_values", "storable", "tool_call_model"]
 
 
 def message_model() -> type[models.Model]:
@@ -85,9 +85,15 @@ def message_from_values(values: dict[str, Any], calls: list[ToolCall], tool_call
     """A chat ``Message`` from a message row read with ``.values(*MESSAGE_FIELDS)``: ``calls``
     are its tool calls (kept for an assistant message), ``tool_call_id`` the call it answers
     (kept for a tool message)."""
-    return Message(role=values["role"], content=values["content"],
-                   attachments=[attachment_from_dict(a) for a in values["attachments"] or ()],
-                   tool_calls=calls if values["role"] == "assistant" else [],
-                   tool_call_id=tool_call_id if values["role"] == "tool" else None, is_error=values["is_error"],
-                   model=values["model"] or None, input_tokens=values["input_tokens"],
-                   output_tokens=values["output_tokens"], raw=values["raw"], id=values["id"])
+    return message_from_row(tuple(values[field] for field in MESSAGE_FIELDS), calls, tool_call_id)
+
+
+def message_from_row(row: tuple[Any, ...], calls: list[ToolCall], tool_call_id: str | None) -> Message:
+    """`message_from_values` for a row read with ``.values_list(*MESSAGE_FIELDS)`` (a tuple in that
+    order): what a chat's history is read as, every turn, so no dict is built per row."""
+    pk, role, content, attachments, is_error, model, input_tokens, output_tokens, raw = row
+    return Message(role=role, content=content,
+                   attachments=[attachment_from_dict(a) for a in attachments] if attachments else [],
+                   tool_calls=calls if role == "assistant" else [],
+                   tool_call_id=tool_call_id if role == "tool" else None, is_error=is_error,
+                   model=model or None, input_tokens=input_tokens, output_tokens=output_tokens, raw=raw, id=pk)

@@ -20,6 +20,7 @@ from .rows import (
     call_from_values,
     call_values,
     db_alias,
+    message_from_row,
     message_from_values,
     message_model,
     row_values,
@@ -54,8 +55,8 @@ class DatabaseStore(Store):
 
     def messages(self) -> list[Message]:
         """Two queries whatever the length: the messages, then every tool call of the chat
-        (read as values, not model instances: a long chat is read several times a turn)."""
-        rows = message_model().objects.filter(chat_id=self.record.pk).order_by("id").values(*MESSAGE_FIELDS)
+        (read as tuples, not model instances nor dicts: the whole history is read every turn)."""
+        rows = message_model().objects.filter(chat_id=self.record.pk).order_by("id").values_list(*MESSAGE_FIELDS)
         calls: dict[Any, list[ToolCall]] = {}
         answers: dict[Any, str] = {}
         for call in (tool_call_model().objects.filter(message__chat_id=self.record.pk).order_by("id")
@@ -64,7 +65,9 @@ class DatabaseStore(Store):
             result = call.pop("result_id")
             if result is not None:
                 answers[result] = call["tool_call_id"]
-        return [message_from_values(row, calls.get(row["id"], []), answers.get(row["id"])) for row in rows]
+        if not calls:  # a chat without tool calls (yet): nothing to look up per row
+            return [message_from_row(row, [], None) for row in rows]
+        return [message_from_row(row, calls.get(row[0], []), answers.get(row[0])) for row in rows]
 
     @property
     def cancelled(self) -> bool:

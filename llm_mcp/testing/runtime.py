@@ -89,6 +89,7 @@ class CallChannel:
         request_state: the ``requestState`` the request carried, or ``None``.
         send_elicit: in the handshake era, sends one ``elicitation/create`` params dict and
             returns the client's ``ElicitResult`` dict; ``None`` on 2026-07-28.
+        server: the kit server serving the call, or ``None``.
     """
 
     def __init__(self, *, send_log: _Sender | None = None, send_progress: _Sender | None = None,
@@ -109,6 +110,9 @@ class CallChannel:
         self.cancel_event = threading.Event()
         self.logs: list[tuple[str, str]] = []
         self.progress_sent: list[tuple[float, float | None, str | None]] = []
+        self.server: Any = None
+        """The kit [`Server`][llm_mcp.testing.Server] serving the call (``None`` outside one): a
+        tool changes it at run time with ``self.channel.server.add(...)``/``remove(...)``/``announce(...)``."""
 
     @property
     def cancelled(self) -> bool:

@@ -159,6 +159,100 @@ class Server:
         self._index(self.resource_templates, lambda t: t.definition()["name"], "resource template name")
         self._index(self.resource_templates, lambda t: t.definition()["uriTemplate"], "uri_template")
         self._built: Any = None
+        self._bus: Any = None  # the SDK's subscription bus (2026-07-28 listeners), once built
+        self._token: Any = None  # the event loop serving requests, for changes made from other threads
+        self._clients: weakref.WeakSet[Any] = weakref.WeakSet()  # handshake-era connections
+        self._subscribers: dict[str, weakref.WeakSet[Any]] = {}  # resources/subscribe: URI -> connections
+
+    # -- changing at run time ------------------------------------------------------------------
+
+    def add(self, *items: type) -> None:
+        """Add tools, resources, resource templates or prompts (kit classes) while serving, and
+        announce each list that changed to every client listening (both eras, both transports).
+
+            class AddTool(Tool):
+                def call(self):
+                    self.channel.server.add(Weather)     # from a tool of this server
+                    return self.respond_with(content=self.text_content(text="added"))
+
+        Raises ``TypeError`` for an item that is not a kit class, ``ValueError`` for a name or
+        URI already served."""
+        kinds = set()
+        for item in items:
+            for kind, attribute in ((Tool, "tools"), (Resource, "resources"), (ResourceTemplate, "resource_templates"),
+                                    (Prompt, "prompts")):
+                if isinstance(item, type) and issubclass(item, kind):
+                    getattr(self, attribute).append(item)
+                    kinds.add("resources" if attribute == "resource_templates" else attribute)
+                    break
+            else:
+                raise TypeError(f"add() takes kit Tool, Resource, ResourceTemplate or Prompt classes; got {item!r}")
+        self._reindex()
+        for kind in sorted(kinds):
+            self.announce(kind)
+
+    def remove(self, *names: str) -> None:
+        """Remove tools or prompts (by name) and resources (by URI) while serving, and announce
+        each list that changed. Raises ``KeyError`` for a name nothing has."""
+        kinds = set()
+        for name in names:
+            if name in self._by_name:
+                self.tools.remove(self._by_name[name])
+                kinds.add("tools")
+            elif name in self._prompts:
+                self.prompts.remove(self._prompts[name])
+                kinds.add("prompts")
+            elif name in self._resources:
+                self.resources.remove(self._resources[name])
+                kinds.add("resources")
+            else:
+                raise KeyError(f"no tool, prompt or resource {name!r} to remove")
+            self._reindex()
+        for kind in sorted(kinds):
+            self.announce(kind)
+
+    def announce(self, kind: str, uri: str | None = None) -> None:
+        """Tell listening clients that a list changed (``"tools"``, ``"prompts"``,
+        ``"resources"``) or, with ``kind="resource"`` and ``uri``, that a resource's content
+        changed: on 2026-07-28 to ``subscriptions/listen`` streams, on older revisions on each
+        session's own stream (a resource update only to sessions that ``resources/subscribe``d
+        it). Call it from a tool (or any thread but the server's event loop); before the first
+        request nothing listens, and nothing is sent."""
+        if kind not in ("tools", "prompts", "resources", "resource"):
+            raise ValueError(f"announce() takes 'tools', 'prompts', 'resources' or 'resource'; got {kind!r}")
+        if kind == "resource" and not uri:
+            raise ValueError("announce('resource') needs the uri= of the resource that changed")
+        if self._token is None:
+            return
+        import anyio.from_thread
+
+        anyio.from_thread.run(self._publish, kind, uri, token=self._token)
+
+    async def _publish(self, kind: str, uri: str | None) -> None:
+        from mcp.shared.subscriptions import (
+            PromptsListChanged,
+            ResourcesListChanged,
+            ResourceUpdated,
+            ToolsListChanged,
+        )
+
+        events = {"tools": ToolsListChanged, "prompts": PromptsListChanged, "resources": ResourcesListChanged}
+        if self._bus is not None:
+            await self._bus.publish(ResourceUpdated(uri=uri) if kind == "resource" else events[kind]())
+        clients = list(self._subscribers.get(uri or "", ())) if kind == "resource" else list(self._clients)
+        for connection in clients:
+            try:
+                if kind == "resource":
+                    await connection.send_resource_updated(uri)
+                else:
+                    await getattr(connection, f"send_{kind.rstrip('s')}_list_changed")()
+            except Exception as exc:  # a client gone away misses the news
+                logging.getLogger("llm_mcp.testing").debug("could not announce %s: %s", kind, exc)
+
+    def _reindex(self) -> None:
+        self._by_name = self._index(self.tools, lambda t: t.definition()["name"], "tool name")
+        self._resources = self._index(self.resources, lambda r: r.definition()["uri"], "resource URI")
+        self._prompts = self._index(self.prompts, lambda p: p.definition()["name"], "prompt name")
 
     @staticmethod
     def _index(items: list[Any], key: Any, what: str) -> dict[str, Any]:
@@ -219,17 +313,22 @@ class Server:
 
     def _build(self) -> Any:
         require_mcp()
+        _define_sdk_classes()
         import anyio
         import anyio.lowlevel
         import anyio.to_thread
         import mcp_types as types
         from mcp.server.caching import CacheHint
-        from mcp.server.lowlevel.server import Server as LowlevelServer
         from mcp.shared.exceptions import MCPError
 
         kit = self
 
         def channel_for(ctx: Any, logger_name: str, params: Any = None) -> CallChannel:
+            channel = _channel_for(ctx, logger_name, params)
+            channel.server = kit
+            return channel
+
+        def _channel_for(ctx: Any, logger_name: str, params: Any = None) -> CallChannel:
             meta = _field(ctx, "meta") or {}
             progress_requested = _field(meta, "progressToken", _field(meta, "progress_token")) is not None
             version = _field(ctx, "protocol_version")
@@ -385,18 +484,32 @@ class Server:
                 self._remember_level(ctx, level)
             return {}
 
+        async def subscribe(ctx: Any, params: Any) -> dict[str, Any]:
+            uri = str(_field(params, "uri"))
+            self._subscribers.setdefault(uri, weakref.WeakSet()).add(self._connection(ctx))
+            return {}
+
+        async def unsubscribe(ctx: Any, params: Any) -> dict[str, Any]:
+            self._subscribers.get(str(_field(params, "uri")), weakref.WeakSet()).discard(self._connection(ctx))
+            return {}
+
+        from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
+
+        self._bus = InMemorySubscriptionBus()
         hint = CacheHint(ttl_ms=0, scope="public")
-        handlers: dict[str, Any] = {"on_list_tools": list_tools, "on_call_tool": call_tool}
-        if self.resources or self.resource_templates:
-            handlers.update(on_list_resources=list_resources, on_list_resource_templates=list_templates,
-                            on_read_resource=read_resource)
-        if self.prompts:
-            handlers.update(on_list_prompts=list_prompts, on_get_prompt=get_prompt)
+        handlers: dict[str, Any] = {"on_list_tools": list_tools, "on_call_tool": call_tool,
+                                    "on_subscriptions_listen": ListenHandler(self._bus)}
+        # Every list may change at run time (add/remove), so resources and prompts are served
+        # even when there are none yet.
+        handlers.update(on_list_resources=list_resources, on_list_resource_templates=list_templates,
+                        on_read_resource=read_resource, on_subscribe_resource=subscribe,
+                        on_unsubscribe_resource=unsubscribe)
+        handlers.update(on_list_prompts=list_prompts, on_get_prompt=get_prompt)
         if self.prompts or any(t.completions for t in self.resource_templates):
             handlers["on_completion"] = complete
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            server = LowlevelServer(
+            server = _Announcing(
                 self.name, version=self.version, title=self.title, instructions=self.instructions,
                 cache_hints={m: hint for m in ("tools/list", "resources/list", "resources/templates/list",
                                                "resources/read", "prompts/list")},
@@ -404,6 +517,7 @@ class Server:
             )
             # Advertises logging to handshake-era clients; 2026-07-28 opts in per request instead.
             server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, set_level)
+        server.middleware.append(_Recorder(self))
         return server
 
     # -- serving -------------------------------------------------------------------------------
@@ -439,3 +553,47 @@ class Server:
         if args.page_size is not None:
             self.page_size = args.page_size
         serve_from_args(self.build(), args)
+
+
+_Announcing: Any = None
+_Recorder: Any = None
+
+
+def _define_sdk_classes() -> None:
+    """Define the classes that subclass the SDK's (once ``mcp`` is known to be installed)."""
+    global _Announcing, _Recorder
+    if _Announcing is not None:
+        return
+    from mcp.server.lowlevel.server import NotificationOptions
+    from mcp.server.lowlevel.server import Server as LowlevelServer
+
+    class Announcing(LowlevelServer):  # type: ignore[misc,valid-type]
+        """The SDK's lowlevel server, announcing ``listChanged`` for every list to handshake-era
+        clients (a kit server's lists may change: ``Server.add``/``remove``)."""
+
+        def create_initialization_options(self, notification_options: Any = None, *args: Any, **kwargs: Any) -> Any:
+            options = notification_options or NotificationOptions(prompts_changed=True, resources_changed=True,
+                                                                  tools_changed=True)
+            return super().create_initialization_options(options, *args, **kwargs)
+
+    class Recorder:
+        """Middleware noting the event loop and each handshake-era connection, so changes made
+        from a tool's thread reach every client."""
+
+        def __init__(self, kit: Server):
+            self.kit = weakref.ref(kit)
+
+        async def __call__(self, ctx: Any, call_next: Any) -> Any:
+            import anyio.lowlevel
+
+            kit = self.kit()
+            if kit is not None:
+                kit._token = anyio.lowlevel.current_token()
+                if _field(ctx, "protocol_version") != "2026-07-28" and _field(ctx, "method") != "subscriptions/listen":
+                    try:
+                        kit._clients.add(kit._connection(ctx))
+                    except TypeError:
+                        pass
+            return await call_next(ctx)
+
+    _Announcing, _Recorder = Announcing, Recorder

@@ -29,7 +29,7 @@ from llm_mcp_tests.support.processes import start_http_server
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DEMO = "example_project.demo.DemoServer"
-DEMO_TOOLS = {"echo", "add", "now", "roll_dice"}
+DEMO_TOOLS = {"echo", "add", "now", "roll_dice", "learn_shout"}
 EVERYTHING_JS = REPO_ROOT / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
 KNOWN_REVISIONS = {"2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
 
@@ -84,7 +84,7 @@ def test_inspect_demo_prints_identity_revision_instructions_and_tools():
     assert "A friendly demo server for llm_mcp." in out
     for name in DEMO_TOOLS:
         assert name in out
-    assert "Tools (4):" in out
+    assert f"Tools ({len(DEMO_TOOLS)}):" in out
     # The echo row: title + description, then read-only, destructive, idempotent, open-world.
     echo_row = next(line for line in out.splitlines() if " echo " in line)
     assert "Echo: Send back the given message, unchanged." in echo_row

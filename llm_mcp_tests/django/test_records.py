@@ -217,6 +217,31 @@ def test_continuing_a_chat_costs_the_same_queries_whatever_its_length(model):
     assert len(short) <= 16, short  # a few reads of the flag and the messages, the lock, one insert
 
 
+def test_a_turn_with_a_tool_call_costs_the_same_queries_at_10_100_and_1000_messages(model):
+    """The queries of loading a chat and running a turn in which the model calls a tool (the call
+    and its result stored, the model asked again) do not grow with the history: a count, not a time."""
+    def double(n: int) -> int:
+        """Double a number."""
+        return n * 2
+
+    counts = {}
+    for size in (10, 100, 1000):
+        record = ChatRecord.objects.create(model=MODEL)
+        MessageRow.objects.bulk_create([MessageRow(chat=record, role="user" if i % 2 == 0 else "assistant",
+                                                   content=f"m{i}") for i in range(size - 1)]
+                                       + [MessageRow(chat=record, role="user", content="double 2")])
+        model.add(tool_call("double", {"n": 2}, id=f"call_{size}"), reply("4"))
+        with CaptureQueriesContext(connection) as queries:
+            loaded = ChatRecord.objects.get(pk=record.pk)
+            loaded.provider_options = {"base_url": model.openai_base_url, "api_key": "test-key"}
+            assert loaded.with_tools(double).complete().content == "4"
+        assert len(model.requests[-1].messages) == size + 2  # the whole history, the call and its result
+        stored = list(record.message_records.order_by("id").values_list("role", "content"))
+        assert stored[-2:] == [("tool", "4"), ("assistant", "4")]
+        counts[size] = len(queries)
+    assert counts[10] == counts[100] == counts[1000], counts
+
+
 def test_agents_with_a_chat_class_create_and_find_records(model):
     """MCP-PERSIST-02, MCP-DOWN-15: an agent with ``chat_class`` creates a row, connects its servers
     to it, stores its inputs (a model instance by reference), and ``find(pk)`` loads it with the

@@ -82,6 +82,17 @@ class ServerProcess:
         self._log.close()
 
 
+def end_stdio_server(proc: subprocess.Popen[bytes]) -> None:
+    """End a stdio server the way a client should: close its stdin, wait, kill it after 5 s."""
+    assert proc.stdin is not None
+    proc.stdin.close()
+    try:
+        proc.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
 def start_http_server(argv_for_port: Callable[[int], list[str]], env: dict[str, str] | None = None,
                       attempts: int = 3) -> ServerProcess:
     """Start a server on a free port, retrying if the port was grabbed in between."""

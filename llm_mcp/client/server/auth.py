@@ -16,11 +16,10 @@ import threading
 from typing import TYPE_CHECKING, Any, Callable
 
 from ..declared import input_names
-from ..oauth.flow import OAuth
-from ..oauth.grants import extensions_for
 from ..oauth.settings import OAuthSettings, check_oauth, evaluate_settings
 
 if TYPE_CHECKING:
+    from ..oauth.flow import OAuth
     from .settings import ServerSettings
 
 __all__ = ["Authorization"]
@@ -96,6 +95,8 @@ class Authorization:
             return None
         with self._lock:
             if self._flow is None:
+                from ..oauth.flow import OAuth  # httpx and JOSE: loaded by the first server that uses OAuth
+
                 url, timeout = self._address()
                 self._flow = OAuth(server_name=self._name(), url=url, settings=self.oauth_settings,
                                    owner=self.owner, timeout=min(timeout, 30.0), capabilities=self._capabilities)
@@ -115,6 +116,8 @@ class Authorization:
         oauth = self.settings.option("oauth")
         if not oauth:
             return {}
+        from ..oauth.grants import extensions_for
+
         return extensions_for(oauth, lambda key, value: self.settings.evaluate(f"oauth[{key!r}]", value))
 
     def close(self) -> None:

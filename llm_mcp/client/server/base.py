@@ -12,6 +12,8 @@ of a method defined on the subclass; they are evaluated when they are needed: pe
 - ``settings`` (`ServerSettings`): declared values, evaluation;
 - ``connection`` (`Connection`): headers, process, the client;
 - ``catalog`` (`Catalog`): tools, resources, prompts, kept;
+- ``changes`` (`Changes`): what the server says changed, and ``after_change``;
+- the listener (`Listener`), reached through [`listen`][llm_mcp.MCP.listen];
 - the questions (`Questions`), the calls
   (`Calls`) and authorization
   (`Authorization`), reached through ``MCP``'s methods.
@@ -38,7 +40,9 @@ from ..tool import Tool
 from .auth import Authorization
 from .calls import Calls
 from .catalog import Catalog
+from .changes import Changes
 from .connection import Connection
+from .listener import Listener, resource_uris
 from .questions import Questions, Resume
 from .roots import Roots
 from .sampling import Sampling
@@ -53,7 +57,7 @@ from .settings import (
 
 __all__ = ["MCP", "mcp"]
 
-COLLABORATORS = ("settings", "connection", "catalog")
+COLLABORATORS = ("settings", "connection", "catalog", "changes")
 """The public collaborators of a server object (never tools)."""
 
 
@@ -84,6 +88,8 @@ class MCP:
             (`ServerSettings`).
         connection: how it is reached (`Connection`).
         catalog: what it lists, kept (`Catalog`).
+        changes: what it says changed (`Changes`):
+            drops kept lists, runs ``after_change``.
     """
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -111,6 +117,8 @@ class MCP:
                                      on_client=self._wire, headers=self.http_headers,
                                      process_spec=self.process_spec)
         self.catalog = Catalog(self, lambda: self.client)
+        self.changes = Changes(settings, self.catalog)
+        self._listener = Listener(lambda: self.client, self.changes, name, forked=self.connection.forget)
         self._calls = Calls(settings, self.catalog, self._questions, connection=self.connection, name=name)
         settings.check([lambda s: check_shaping(self, s.where), self._auth.check])
         self.name = self._default_name()
@@ -124,6 +132,11 @@ class MCP:
 
     def _name(self) -> str:
         return str(self.__dict__.get("name"))
+
+    def _wire(self, client: Client) -> None:
+        """What a freshly built client is told: answer questions in line, report changes."""
+        self._questions.wire(client)
+        client.on_notification.append(self.changes.notified)
 
     def _default_name(self) -> str:
         settings = self.settings
@@ -208,9 +221,49 @@ class MCP:
         return self
 
     def close(self) -> None:
-        """Stop the stdio process or end the HTTP session; the next request reconnects."""
+        """Stop listening (if `listen` was called), then stop the stdio process or end the HTTP
+        session; the next request reconnects."""
+        self._listener.stop()
         self.connection.close()
         self._auth.close()
+
+    # -- listening for changes ------------------------------------------------------------------
+
+    def listen(self, resources: Any = (), tasks: Any = ()) -> MCP:
+        """Hear about changes as they happen, in a thread of its own, until [`close`][llm_mcp.MCP.close].
+
+            handbook = Handbook().listen(resources=["handbook://policies"])
+
+        Subscribes to every list the server announces changes to (its ``listChanged``
+        capabilities) and to updates of each resource in ``resources`` (URI strings or
+        [`Resource`][llm_mcp.Resource] objects); each change drops the kept list and runs
+        ``after_change``. Returns once the server confirmed; calling it again replaces what is
+        listened to. A server that announces no changes, with no ``resources``, gets no thread and
+        no connection. A stream that drops is subscribed again after 1 s, doubling to 60 s while
+        the server stays away; once back, everything listened to counts as changed. In a forked
+        child, call it again: the parent's thread is not inherited. See docs/how-to/listening.md;
+        MCP 2026-07-28 "Subscriptions" (``subscriptions/listen``), older revisions' GET stream
+        and ``resources/subscribe``.
+
+        ``tasks`` is for listening to task status, which comes with Tasks support: any task
+        given raises ``NotImplementedError`` today.
+
+        Raises:
+            ConnectionError: the server cannot be reached.
+            MCPError: the server will not send updates for a resource given (naming it).
+            ServerTimeoutError: the server did not confirm within ``timeout`` seconds.
+            TypeError, ValueError: a resource that is neither a URI string nor a ``Resource``.
+        """
+        uris = resource_uris(resources)
+        if tasks:
+            raise NotImplementedError("listen(tasks=...) needs Tasks support, which llm_mcp does not have yet")
+        self._listener.start(uris)
+        return self
+
+    @property
+    def listening(self) -> bool:
+        """Whether this object listens for changes in this process (see [`listen`][llm_mcp.MCP.listen])."""
+        return self._listener.running
 
     def __enter__(self) -> MCP:
         return self

@@ -21,6 +21,7 @@ from ..param_headers import param_headers
 from ..progress import Progress, ProgressFilter
 from ..protocol import HEADER_MISMATCH
 from ..result import Result
+from .changes import unknown_tool
 from .questions import MAX_INPUT_ROUNDS, answers_payload
 
 if TYPE_CHECKING:
@@ -70,6 +71,8 @@ class Calls:
                                              resend=tool.idempotent,
                                              on_progress=self.progress_listener(call))
             except MCPError as exc:
+                if exc.code is not None and unknown_tool(str(exc), tool.server_name):
+                    self.catalog.forget("tools")  # the tool is gone: the next listing shows what is left
                 if exc.code != HEADER_MISMATCH:  # our idea of the tool is stale
                     raise
                 fresh = next((t for t in self.catalog.refresh_tools() if t.server_name == tool.server_name), tool)
@@ -78,6 +81,8 @@ class Calls:
                                              resend=fresh.idempotent, on_progress=self.progress_listener(call))
                 tool = fresh
         result = Result(raw, tool_name=tool.server_name)
+        if result.is_error and unknown_tool(result.text, tool.server_name):
+            self.catalog.forget("tools")
         tool.check_output(result)
         return result
 

@@ -50,16 +50,33 @@ class Catalog:
         self.listed_tools: list[Tool] | None = None
         self._tool_index: dict[str, Tool] | None = None
         self._lists: dict[str, list[Any]] = {}  # resources, resource templates, prompts, once listed
+        self._forgotten = 0  # counts forget() calls: a listing that a change overtook is not kept
 
     # -- tools ----------------------------------------------------------------------------------
 
     def tools(self) -> list[Tool]:
         """Every tool the server lists (all pages), listed the first time."""
         with self._lock:
-            if self.listed_tools is None:
-                self.listed_tools = self._list_tools()
-                self._tool_index = {t.server_name: t for t in self.listed_tools}
-            return list(self.listed_tools)
+            tools = self.listed_tools  # read once: a listener thread may forget it meanwhile
+            if tools is None:
+                before = self._forgotten
+                tools = self._list_tools()
+                if before == self._forgotten:  # else the server said they changed while we listed them
+                    self.listed_tools = tools
+                    self._tool_index = {t.server_name: t for t in tools}
+            return list(tools)
+
+    def forget(self, kind: str) -> None:
+        """Drop a kept list so the next use lists it again: ``"tools"``, ``"prompts"`` or
+        ``"resources"`` (with the resource templates). No contact; safe from any thread."""
+        self._forgotten += 1
+        if kind == "tools":
+            self.listed_tools = self._tool_index = None
+        elif kind == "resources":
+            self._lists.pop("resource_templates", None)
+            self._lists.pop("resources", None)
+        else:
+            self._lists.pop(kind, None)
 
     def refresh_tools(self) -> list[Tool]:
         """Forget the tools and list them again."""
@@ -134,9 +151,13 @@ class Catalog:
     def _kept(self, kind: str) -> list[Any]:
         """The list of ``kind`` (see `LISTS`), listed the first time and kept."""
         with self._lock:
-            if kind not in self._lists:
-                self._lists[kind] = self._listed(*LISTS[kind])
-            return list(self._lists[kind])
+            items = self._lists.get(kind)  # read once: a listener thread may forget it meanwhile
+            if items is None:
+                before = self._forgotten
+                items = self._listed(*LISTS[kind])
+                if before == self._forgotten:  # else it changed while we listed it: not kept
+                    self._lists[kind] = items
+            return list(items)
 
     def _listed(self, method: str, key: str, kind: Any, field: str) -> list[Any]:
         """Every entry of a list, built as ``kind``; entries without ``field`` or seen twice are skipped."""

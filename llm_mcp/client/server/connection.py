@@ -90,6 +90,12 @@ class Connection:
                 self._on_client(self._client)
             return self._client
 
+    def forget(self) -> None:
+        """Drop the client without closing it: in a forked child, its connection (sockets, a
+        stdio process's pipes) is the parent's. The next use builds a new one."""
+        with self._lock:
+            self._client = None
+
     def close(self) -> None:
         """Close the client (the next request reconnects)."""
         with self._lock:

@@ -34,10 +34,11 @@ if TYPE_CHECKING:
 
 __all__ = ["EVALUATED", "SETTINGS", "TABLE", "ServerSettings", "Setting", "check_url", "settings_reference"]
 
-EVALUATED = ("once", "per request", "per process start", "per call")
+EVALUATED = ("once", "per request", "per process start", "per call", "per change")
 """When a setting's value is evaluated: ``once`` (when the server object first needs it),
 ``per request`` (each HTTP request of a call, once per call), ``per process start`` (each
-time a stdio process starts), ``per call`` (each tool call)."""
+time a stdio process starts), ``per call`` (each tool call), ``per change`` (each change the
+server announces)."""
 
 Check = Callable[["ServerSettings", Any, str], None]
 """A check of one setting: ``check(settings, declared value, where)``; raises ``ValueError``."""
@@ -201,6 +202,9 @@ TABLE: tuple[Setting, ...] = (
             group="sampling"),
     Setting("question_timeout", 300, "Seconds a chat holds a handshake-era server's question open for an answer "
             "before declining it (not counted against `timeout`).", check=_question_timeout, group="questions"),
+    Setting("after_change", None, "Run with what changed: `\"tools\"`, `\"prompts\"`, `\"resources\"` or the "
+            "`Resource` whose content changed (see `listen`).", "per change", _named(_callback, "after_change"),
+            group="changes"),
 )
 """Every server setting, in the order of the reference."""
 

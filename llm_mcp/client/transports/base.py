@@ -1,12 +1,14 @@
 """The transport contract: what carries JSON-RPC messages between the client and a server.
 
-A transport has four methods, and may declare three optional attributes::
+A transport has four methods, and may declare three optional attributes and one optional
+method, ``listen``::
 
     class Tunnel(llm_mcp.Transport):
         def request(self, message, *, version, timeout=None, headers=None, on_message=None) -> dict: ...
         def notify(self, message, *, version) -> None: ...
         def cancel(self, notification, *, version) -> None: ...
         def close(self) -> None: ...
+        def listen(self, message, *, version, on_message) -> dict | None: ...   # optional
 
 ``request`` sends one JSON-RPC request (a dict) and returns the matching response (a
 dict with string keys, holding ``result`` or ``error``). While it waits, it passes every
@@ -17,6 +19,16 @@ seconds and ``None`` unless the client wants a deadline shorter than the transpo
 own; ``headers`` holds ``Mcp-Param-*`` headers (transports that do not end in HTTP
 ignore it). Raise [ConnectionError][llm_mcp.client.errors.ConnectionError] when the server cannot be
 reached. After ``close()``, the next request reconnects.
+
+To support listening for changes ([`MCP.listen`][llm_mcp.MCP.listen]), a transport also has
+``listen(message, *, version, on_message)``, called from the listener's thread. On
+2026-07-28, ``message`` is a ``subscriptions/listen`` request: send it, pass each message
+the server sends for it to ``on_message`` (the acknowledgement first, then the changes), and
+return the server's final response once the server ends the subscription (raise, as
+``request`` does, when the connection drops). For older servers ``message`` is ``None``: pass
+on the change notifications the server sends unprompted until the connection ends. To stop
+it, the client raises [CancelledError][llm_mcp.client.errors.CancelledError] in that thread,
+from ``on_message`` (or from a cancel check, see ``llm_mcp.CancelScope``): let it propagate.
 
 `Transport` is the base class of the built-in transports and gives the optional
 attributes (`Transport.running`, `Transport.cancels_by_closing`,
@@ -31,7 +43,9 @@ from __future__ import annotations
 import abc
 from typing import Any, Callable
 
-__all__ = ["OPTIONAL", "MessageHandler", "Transport", "adopt"]
+from ..errors import MCPError
+
+__all__ = ["OPTIONAL", "OPTIONAL_METHODS", "MessageHandler", "Transport", "adopt"]
 
 MessageHandler = Callable[[dict[str, Any]], "dict[str, Any] | None"]
 """Receives a server message that is not the awaited response; returns a reply for requests."""
@@ -41,6 +55,9 @@ REQUIRED = ("request", "notify", "cancel", "close")
 
 OPTIONAL = ("running", "cancels_by_closing", "listen_during_calls")
 """The attributes a transport may declare; `Transport` gives each its default."""
+
+OPTIONAL_METHODS = ("listen",)
+"""The methods a transport may have: ``listen`` (listening for changes)."""
 
 
 class Transport(abc.ABC):
@@ -91,6 +108,15 @@ class Transport(abc.ABC):
     def close(self) -> None:
         """End the connection (and the session); the next request reconnects."""
 
+    def listen(self, message: dict[str, Any] | None, *, version: str | None, on_message: MessageHandler,
+               on_open: Callable[[], None] | None = None) -> dict[str, Any] | None:
+        """Hold a subscription open (see the module docstring); returns the server's final
+        response (``None`` when an older server's stream ends). ``on_open`` runs once the
+        transport receives what the server sends unprompted (``message`` ``None``).
+
+        Raises [MCPError][llm_mcp.client.errors.MCPError] here: this transport cannot listen."""
+        raise MCPError(f"the transport {type(self).__name__} cannot listen for changes (it has no listen method)")
+
 
 def adopt(transport: Any) -> Transport:
     """``transport`` itself when it subclasses `Transport`, else an adapter around it.
@@ -108,7 +134,8 @@ class _Adopted(Transport):
 
     def __init__(self, inner: Any):
         self.inner = inner
-        self._declared = frozenset(name for name in OPTIONAL if hasattr(inner, name))
+        self._declared = frozenset(name for name in OPTIONAL if hasattr(inner, name)) | frozenset(
+            name for name in OPTIONAL_METHODS if callable(getattr(inner, name, None)))
 
     def request(self, message: dict[str, Any], *, version: str | None, timeout: float | None = None,
                 headers: dict[str, str] | None = None, on_message: MessageHandler | None = None) -> dict[str, Any]:
@@ -122,6 +149,15 @@ class _Adopted(Transport):
 
     def close(self) -> None:
         self.inner.close()
+
+    def listen(self, message: dict[str, Any] | None, *, version: str | None, on_message: MessageHandler,
+               on_open: Callable[[], None] | None = None) -> dict[str, Any] | None:
+        if "listen" not in self._declared:
+            raise MCPError(f"the transport {type(self.inner).__name__} cannot listen for changes (it has no listen "
+                           "method)")
+        if on_open is not None:  # the hook takes no on_open: it listens as soon as it is called
+            on_open()
+        return self.inner.listen(message, version=version, on_message=on_message)
 
     @property
     def running(self) -> bool:

@@ -28,6 +28,7 @@ from .. import protocol, state
 from ..cancel import current_scope
 from ..context import held_seconds
 from ..errors import (
+    CancelledError,
     ForbiddenError,
     InsufficientScopeError,
     LegacyProtocolError,
@@ -48,6 +49,10 @@ log = logging.getLogger("llm_mcp.client.http")
 ACCEPT = "application/json, text/event-stream"
 MAX_ATTEMPTS = 3
 """Attempts at one request whose stream broke: the first, then at most two resumptions."""
+DRAIN_GRACE = 0.05
+"""Seconds an SSE stream may take to end after it carried the response, so that its connection
+is kept alive for the next request. A server that keeps answered streams open costs this once:
+the transport then closes such streams (and their connections) at once."""
 
 
 @functools.lru_cache(maxsize=1)
@@ -191,6 +196,7 @@ class HTTPTransport(OverHTTP):
         self._client = client
         self._own_client = client is None
         self._lock = threading.Lock()
+        self._drains = True  # False once the server kept an answered SSE stream open
 
     @property
     def client(self) -> httpx.Client:
@@ -267,6 +273,92 @@ class HTTPTransport(OverHTTP):
             client.close()
             self._client = None
 
+    # -- listening ----------------------------------------------------------------------------
+
+    def listen(self, message: dict[str, Any] | None, *, version: str | None, on_message: MessageHandler,
+               on_open: Callable[[], None] | None = None) -> dict[str, Any] | None:
+        """Hold a subscription (see ``transports.base``): POST ``message`` (``subscriptions/listen``)
+        and read its event stream with no deadline, or, for ``message`` ``None``, read the
+        session's GET event stream (2025-11-25 "Listening for Messages from the Server"). SSE
+        comments (keep-alives) are skipped. Cancelling the current cancel scope shuts the stream's
+        socket (closing it ends a 2026-07-28 subscription) and raises ``CancelledError``.
+
+        Raises ``ConnectionError`` (unreachable), ``SessionExpiredError`` (404 on the GET
+        stream), ``StreamBrokenError`` (the stream ended without the final response),
+        ``MCPError`` (a server without a GET stream: HTTP 405)."""
+        scope = current_scope()
+        interrupt = _Interrupt(self.client)
+        forget = scope.on_cancel(interrupt.abort) if scope is not None else None
+        try:
+            if message is None:
+                response = self._open_events(version, interrupt)
+                if on_open is not None:
+                    on_open()
+                wanted_id = None
+            else:
+                try:
+                    sent = self._send(message, version=version, timeout=None, trace=interrupt.trace)
+                except _ErrorBody as error:
+                    return {"jsonrpc": "2.0", "id": message["id"], "error": error.body["error"]}
+                response = sent.response
+                wanted_id = message["id"]
+            return self._read_listen(response, wanted_id, version, on_message)
+        except httpx.HTTPError as exc:
+            if scope is not None and scope.cancelled:
+                raise CancelledError(f"listening to MCP server {self.name!r} was stopped", server=self.name) from None
+            raise StreamBrokenError(f"MCP server {self.name!r} broke off the listen stream ({type(exc).__name__})",
+                                    server=self.name) from None
+        finally:
+            if forget is not None:
+                forget()
+
+    def _open_events(self, version: str | None, interrupt: _Interrupt) -> httpx.Response:
+        """The session's GET event stream, open (handshake era)."""
+        try:
+            request = self.client.build_request("GET", self.url, headers=self._stream_headers(version),
+                                                timeout=_timeouts(None), extensions={"trace": interrupt.trace})
+            response = self.client.send(request, stream=True, auth=self._auth)
+        except httpx.HTTPError as exc:
+            raise from_httpx(exc, server=self.name, message=f"MCP server {self.name!r} could not be reached at "
+                             f"{describe(exc, self.url)}") from None
+        kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
+        if response.is_success and kind == "text/event-stream":
+            return response
+        response.close()
+        if response.status_code == 404 and self.session_id:
+            self.session_id = None
+            raise SessionExpiredError(f"MCP server {self.name!r} ended the session (HTTP 404)", server=self.name)
+        raise MCPError(f"MCP server {self.name!r} offers no event stream to listen on (HTTP {response.status_code} "
+                       "to GET)", server=self.name)
+
+    def _read_listen(self, response: httpx.Response, wanted_id: Any, version: str | None,
+                     on_message: MessageHandler) -> dict[str, Any] | None:
+        """Read a listen stream until the response ``wanted_id`` (returned) or its end."""
+        try:
+            kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
+            if kind != "text/event-stream":
+                body = self._json_body(response)
+                for item in body if isinstance(body, list) else [body]:
+                    if protocol.is_response(item) and item["id"] == wanted_id:
+                        return item
+                raise MCPError(f"MCP server {self.name!r} answered subscriptions/listen without a stream",
+                               server=self.name)
+            for _, _, data in _events(response):
+                for item in data if isinstance(data, list) else [data]:
+                    if not protocol.is_message(item):
+                        continue
+                    if protocol.is_response(item):
+                        if wanted_id is not None and item["id"] == wanted_id:
+                            return item
+                        continue
+                    self._handle(item, on_message, version)
+        finally:
+            response.close()
+        if wanted_id is None:
+            return None
+        raise StreamBrokenError(f"MCP server {self.name!r} closed the listen stream without ending the subscription",
+                                server=self.name)
+
     # -- sending ------------------------------------------------------------------------------
 
     def _base_headers(self, version: str | None) -> dict[str, str]:
@@ -284,7 +376,7 @@ class HTTPTransport(OverHTTP):
         headers.pop("Content-Type", None)
         return headers
 
-    def _send(self, message: dict[str, Any], *, version: str | None, timeout: float,
+    def _send(self, message: dict[str, Any], *, version: str | None, timeout: float | None,
               extra: dict[str, str] | None = None, deadline: float | None = None,
               trace: Callable[[str, dict[str, Any]], None] | None = None):
         headers = self._base_headers(version)
@@ -296,7 +388,7 @@ class HTTPTransport(OverHTTP):
         sent_session = headers.get("Mcp-Session-Id")
         try:
             request = self.client.build_request("POST", self.url, content=body, headers=headers,
-                                                timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)),
+                                                timeout=_timeouts(timeout),
                                                 extensions={"trace": trace} if trace is not None else None)
             response = self.client.send(request, stream=True, auth=self._auth)
         except httpx.HTTPError as exc:
@@ -310,7 +402,8 @@ class HTTPTransport(OverHTTP):
                     raise MCPError(f"MCP server {self.name!r} sent an Mcp-Session-Id with characters other than "
                                    "visible ASCII", server=self.name)
                 self.session_id = session
-            response.stream = _Deadline(response.stream, deadline or time.monotonic() + timeout)
+            if timeout is not None:  # None: a listen stream, open until either side ends it
+                response.stream = _Deadline(response.stream, deadline or time.monotonic() + timeout)
             return _Closing(response)
         try:
             self._raise_for_status(response, message, sent_session)
@@ -318,8 +411,10 @@ class HTTPTransport(OverHTTP):
             response.close()
         raise AssertionError("unreachable")
 
-    def _no_answer(self, message: dict[str, Any], timeout: float) -> str:
+    def _no_answer(self, message: dict[str, Any], timeout: float | None) -> str:
         """The message of a request that timed out."""
+        if timeout is None:
+            return f"MCP server {self.name!r} did not answer {message.get('method')}"
         return f"MCP server {self.name!r} did not answer {message.get('method')} within {timeout:g} s"
 
     def _raise_for_status(self, response: httpx.Response, message: dict[str, Any], sent_session: str | None) -> None:
@@ -403,6 +498,7 @@ class HTTPTransport(OverHTTP):
                     retry_ms = retry if retry is not None else retry_ms
                     answer = self._find_response(data, message, on_message, version)
                     if answer is not None:
+                        self._drain(response)
                         return answer
             except httpx.TimeoutException as exc:
                 no_answer = self._no_answer(message, timeout)
@@ -421,6 +517,18 @@ class HTTPTransport(OverHTTP):
                                     deadline - time.monotonic())))
             response = self._resume(last_id, version, timeout, deadline)
 
+    def _drain(self, response: httpx.Response) -> None:
+        """Read an answered SSE stream to its end, for at most `DRAIN_GRACE` seconds, so that its
+        connection goes back to the pool instead of being closed (the spec asks servers to end the
+        stream once it carried the response). Events after the response are dropped. A server that
+        keeps the stream open is remembered: its streams are closed at once from then on."""
+        if not self._drains:
+            return
+        stream = response.stream
+        if isinstance(stream, _Deadline) and not stream.drain(response.request, DRAIN_GRACE):
+            self._drains = False
+            log.debug("MCP server %s keeps answered SSE streams open; closing them from now on", self.name)
+
     def _resume(self, last_id: str, version: str | None, timeout: float, deadline: float) -> httpx.Response:
         headers = self._stream_headers(version)
         headers["Last-Event-ID"] = last_id
@@ -436,6 +544,14 @@ class HTTPTransport(OverHTTP):
                                     f"(HTTP {response.status_code})", server=self.name, attempts=MAX_ATTEMPTS)
         response.stream = _Deadline(response.stream, deadline)
         return response
+
+
+def _timeouts(timeout: float | None) -> httpx.Timeout:
+    """A request's httpx timeouts: ``timeout`` seconds (connecting: 10 at most); ``None``: no
+    read timeout (a listen stream), 10 s to connect."""
+    if timeout is None:
+        return httpx.Timeout(None, connect=10.0)
+    return httpx.Timeout(timeout, connect=min(timeout, 10.0))
 
 
 def _events(response: httpx.Response) -> Iterator[tuple[str | None, int | None, Any]]:
@@ -557,6 +673,26 @@ class _Deadline(httpx.SyncByteStream):
             yield chunk
             if time.monotonic() > self._deadline + held_seconds():  # a question held for a person does not count
                 raise httpx.ReadTimeout("the request's deadline passed")
+
+    def drain(self, request: httpx.Request, grace: float) -> bool:
+        """Read the rest of the body, discarding it, for at most about ``grace`` seconds; ``True``
+        when it ended (its connection can then be reused), ``False`` when it did not (or broke).
+
+        The readers above may hold their own iteration suspended: this one reads on from where the
+        connection is (httpcore's body iterator reads from the connection's state, not from a copy),
+        with the request's read timeout (httpcore's ``timeout`` extension) lowered to ``grace``."""
+        timeouts = request.extensions.get("timeout")
+        if not isinstance(timeouts, dict):
+            return False
+        end = time.monotonic() + grace
+        timeouts["read"] = grace
+        try:
+            for _ in self._stream:
+                if time.monotonic() > end:
+                    return False
+        except httpx.HTTPError:  # a read timeout: the stream is still open
+            return False
+        return True
 
     def close(self) -> None:
         self._stream.close()

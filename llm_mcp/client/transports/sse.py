@@ -14,6 +14,7 @@ wakes it at each event, so a cancel scope is polled then, and a cancelled reques
 from __future__ import annotations
 
 import logging
+import queue
 import threading
 import time
 from typing import Any, Callable
@@ -40,8 +41,13 @@ from .http import (
     insufficient_scope,
     parse_challenge,
 )
+from .stdio import MAX_UNHANDLED
 
 __all__ = ["SSETransport"]
+
+_LISTEN_SLICE = 0.1
+"""Seconds between a listener's checks of its cancel scope while the stream is quiet."""
+
 
 log = logging.getLogger("llm_mcp.client.sse")
 
@@ -100,6 +106,7 @@ class SSETransport(OverHTTP):
         self._pending: dict[Any, _Pending] = {}
         self._lock = threading.Lock()
         self._closed = threading.Event()
+        self._inbox: queue.SimpleQueue[dict[str, Any]] | None = None  # a listener's change notifications
 
     def connect(self) -> None:
         """Open the event stream and wait for the ``endpoint`` event; raises ``ConnectionError``."""
@@ -166,6 +173,34 @@ class SSETransport(OverHTTP):
             return True
         finally:
             forget()
+
+    def listen(self, message: dict[str, Any] | None, *, version: str | None, on_message: MessageHandler,
+               on_open: Callable[[], None] | None = None) -> dict[str, Any] | None:
+        """Pass the change notifications the server sends on the event stream to ``on_message``,
+        in this thread, until the stream ends (returns ``None``) or the current cancel scope is
+        cancelled (``CancelledError``). 2024-11-05 servers have no ``subscriptions/listen``."""
+        if message is not None:
+            raise MCPError(f"MCP server {self.name!r} speaks 2024-11-05, which has no subscriptions/listen",
+                           server=self.name)
+        self.connect()
+        inbox: queue.SimpleQueue[dict[str, Any]] = queue.SimpleQueue()
+        self._inbox = inbox
+        scope = current_scope()
+        try:
+            if on_open is not None:
+                on_open()
+            while self.running:
+                if scope is not None:
+                    scope.check()
+                try:
+                    item = inbox.get(timeout=_LISTEN_SLICE)
+                except queue.Empty:
+                    continue
+                on_message(item)
+        finally:
+            if self._inbox is inbox:
+                self._inbox = None
+        return None
 
     def _unreachable(self, exc: httpx.HTTPError) -> ConnectionError:
         """The error for a stream or POST that failed (a timeout included)."""
@@ -255,6 +290,11 @@ class SSETransport(OverHTTP):
                 pending = self._pending.get(message["id"])
             if pending is not None:
                 pending.finish(message)
+            return
+        inbox = self._inbox
+        if inbox is not None and message.get("method") in protocol.CHANGE_NOTIFICATIONS:
+            if inbox.qsize() < MAX_UNHANDLED:
+                inbox.put(message)  # the listener handles it, in its own thread
             return
         reply = self.handler(message) if self.handler else None
         if not protocol.is_request(message):

@@ -47,13 +47,14 @@ def child_environment(extra: dict[str, str] | None = None) -> dict[str, str]:
 
 
 class _Pending:
-    __slots__ = ("done", "on_message", "response", "stream")
+    __slots__ = ("done", "inbox", "on_message", "response", "stream")
 
     def __init__(self, stream: _Stream, on_message: MessageHandler | None):
         self.stream = stream
         self.on_message = on_message
         self.response: dict[str, Any] | None = None
         self.done = False
+        self.inbox: list[dict[str, Any]] | None = None  # a listener's: the messages read for it, not yet handled
 
 
 class _Stream:
@@ -137,7 +138,9 @@ class StdioTransport(Transport):
     There is no reader thread: a request that waits for its response reads stdout itself,
     one waiting request at a time, and hands the responses it reads for others to them
     (so one call costs the client no thread switch). Messages the server sends while no
-    request waits are read with the next request. stderr is read by a thread of its own.
+    request waits are read with the next request, or by a listener (`listen`), which waits
+    like a request that is never answered and so reads while no request waits. stderr is
+    read by a thread of its own.
 
     Attributes:
         name: the server name, used in logs and errors.
@@ -162,6 +165,7 @@ class StdioTransport(Transport):
         self._write_lock = threading.Lock()
         self._exit_status: int | None = None
         self._junk_lines = 0
+        self._listening: tuple[Any, _Pending] | None = None  # (subscription key, its pending)
 
     @property
     def process(self) -> subprocess.Popen[bytes] | None:
@@ -285,13 +289,13 @@ class StdioTransport(Transport):
         me = threading.get_ident()
         while True:
             with self._lock:
-                while not pending.done and self._reader not in (None, me):
+                while not pending.done and not pending.inbox and self._reader not in (None, me):
                     remaining = deadline + held_seconds() - time.monotonic()
                     if remaining <= 0:
                         return False
                     _check_cancelled()
                     self._turn.wait(min(remaining, _slice()))
-                if pending.done:
+                if pending.done or pending.inbox:
                     return True
                 nested, self._reader = self._reader == me, me  # a handler may call the server again
             try:
@@ -305,7 +309,7 @@ class StdioTransport(Transport):
 
     def _read(self, pending: _Pending, deadline: float) -> bool:
         stream = pending.stream
-        while not pending.done:
+        while not pending.done and not pending.inbox:
             line = stream.next_line()
             if line is not None:
                 for message in self._parse(line):
@@ -378,6 +382,8 @@ class StdioTransport(Transport):
             if pending is None:
                 log.debug("MCP server %s answered an unknown request id %r", self.name, message["id"])
             return
+        if self._listening is not None and self._for_listener(message):
+            return
         handler = self.handler
         reply = handler(message) if handler else None
         if reply is None and protocol.is_request(message):
@@ -387,6 +393,88 @@ class StdioTransport(Transport):
                 self._write(process, reply)
             except ConnectionError:
                 pass
+
+
+    # -- listening: a waiter that is never answered --------------------------------------------------
+
+    def listen(self, message: dict[str, Any] | None, *, version: str | None, on_message: MessageHandler,
+               on_open: Callable[[], None] | None = None) -> dict[str, Any] | None:
+        """Hold a subscription (see ``transports.base``): ``message`` (``subscriptions/listen``)
+        is sent and waited for like a request without a deadline; while no request waits, this
+        thread is the one reading the pipe. Messages for the subscription (tagged with its id;
+        for ``message`` ``None``, the change notifications) are handed to ``on_message`` here,
+        in this thread. Raises ``ProcessExitedError`` when the process ends, ``CancelledError``
+        when the current cancel scope is cancelled."""
+        key = message["id"] if message is not None else _UNPROMPTED
+        with self._lock:
+            stream = self._ensure_started()
+            pending = self._pending[key] = _Pending(stream, None)
+            pending.inbox = []
+            self._listening = (key, pending)
+        try:
+            if message is not None:
+                self._write(stream.process, message, time.monotonic() + self.timeout)
+            elif on_open is not None:
+                on_open()
+            while True:
+                self._wait(pending, float("inf"))
+                with self._lock:
+                    items, pending.inbox = pending.inbox or [], []
+                for item in items:
+                    on_message(item)
+                if pending.done:
+                    break
+        finally:
+            with self._lock:
+                self._pending.pop(key, None)
+                if self._listening is not None and self._listening[1] is pending:
+                    self._listening = None
+        if pending.response is None:
+            raise ProcessExitedError(f"MCP server {self.name!r} exited with status {self._exit_status} while "
+                                     "listened to", server=self.name, exit_status=self._exit_status)
+        return pending.response
+
+    def _for_listener(self, message: dict[str, Any]) -> bool:
+        """Queue ``message`` for the listener when it belongs to the subscription; ``False`` otherwise."""
+        with self._lock:
+            if self._listening is None:
+                return False
+            key, pending = self._listening
+            if not _belongs(message, key):
+                return False
+            assert pending.inbox is not None
+            if message in pending.inbox:  # the same news twice while a callback runs: once is enough
+                return True
+            if len(pending.inbox) >= MAX_UNHANDLED:
+                log.debug("MCP server %s sends changes faster than they are handled; one dropped", self.name)
+                return True
+            pending.inbox.append(message)
+            self._turn.notify_all()
+        return True
+
+
+MAX_UNHANDLED = 1000
+"""Change notifications kept for a listener busy in a callback; past that, more are dropped."""
+
+_UNPROMPTED = object()
+"""The key of a handshake-era listener, which has no request of its own."""
+
+
+
+def _belongs(message: dict[str, Any], key: Any) -> bool:
+    """Whether a server message is for the subscription ``key`` (a listen request id, or
+    `_UNPROMPTED`: the change notifications an older server sends on its own)."""
+    if protocol.is_request(message):
+        return False
+    if key is _UNPROMPTED:
+        return message.get("method") in protocol.CHANGE_NOTIFICATIONS
+    params = message.get("params")
+    if not isinstance(params, dict):
+        return False
+    meta = params.get("_meta")
+    if isinstance(meta, dict) and meta.get(protocol.META_SUBSCRIPTION_ID) == key:
+        return True
+    return message.get("method") == "notifications/cancelled" and params.get("requestId") == key
 
 
 CANCEL_CHECK = 0.05

@@ -1,0 +1,295 @@
+"""Listening for changes in the background: `Listener`, behind [`MCP.listen`][llm_mcp.MCP.listen].
+
+One thread per listening server object holds the subscription open and runs the callbacks
+(`Changes`) one at a time:
+
+- 2026-07-28: one ``subscriptions/listen`` request whose response stream stays open
+  (MCP 2026-07-28, "Subscriptions"). The first message,
+  ``notifications/subscriptions/acknowledged``, carries what the server granted; anything asked
+  for and missing from it was refused. The server ends a subscription with a result
+  (``resultType: "complete"``) or ``notifications/cancelled``; we end it by closing the stream
+  (HTTP) or sending ``notifications/cancelled`` (stdio).
+- Older revisions: the session's GET event stream (Streamable HTTP), the shared pipe (stdio)
+  or the event stream (HTTP+SSE), and ``resources/subscribe`` for each resource.
+
+Either way the transport's ``listen(message, version=..., on_message=...)`` carries it (see
+``transports.base``). When the stream drops or the server ends the subscription, the thread
+subscribes again after `FIRST_DELAY` seconds, doubling up to `MAX_DELAY` while the server
+stays away, and treats everything listened to as changed once it is back.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from typing import TYPE_CHECKING, Any, Callable
+
+from .. import protocol
+from ..cancel import CancelScope
+from ..errors import CancelledError, MCPError, ServerTimeoutError, SessionExpiredError
+from ..resource import Resource
+from ..session import MODERN
+
+if TYPE_CHECKING:
+    from ..session import Client
+    from .changes import Changes
+
+__all__ = ["ACK", "FIRST_DELAY", "MAX_DELAY", "Listener", "on_listener_thread", "resource_uris"]
+
+log = logging.getLogger("llm_mcp.listen")
+
+FIRST_DELAY = 1.0
+"""Seconds before subscribing again after the stream dropped or the server ended it."""
+
+MAX_DELAY = 60.0
+"""Seconds: the longest wait between attempts while the server stays away (the wait doubles)."""
+
+DEFAULT_CONFIRM = 60.0
+"""Seconds ``listen`` waits for the server to confirm when the server sets no ``timeout``."""
+
+STOP_WAIT = 5.0
+"""Seconds ``close()`` waits for the listener thread to end."""
+
+ACK = "notifications/subscriptions/acknowledged"
+
+_FLAGS = (("tools", "toolsListChanged"), ("prompts", "promptsListChanged"), ("resources", "resourcesListChanged"))
+"""The lists a server may announce changes to, and their field in a subscription filter."""
+
+
+_here = threading.local()
+
+
+def on_listener_thread() -> bool:
+    """Whether the current thread is a listener's (change callbacks run guarded there)."""
+    return getattr(_here, "listening", False)
+
+
+class _Ended(Exception):
+    """Internal: the server ended the subscription with ``notifications/cancelled``."""
+
+
+class Listener:
+    """The subscription of one server object, and the thread that holds it.
+
+    Attributes:
+        client: returns the server's protocol client.
+        changes: what receives each change (drops caches, runs ``after_change``).
+        name: returns the server's name.
+        forked: called in a forked child before it listens: drops the connection the parent
+            made (its sockets and pipes are the parent's), without closing it.
+        resources: the URIs listened to.
+        delays: the waits before each new attempt so far (seconds), for the curious and the tests.
+    """
+
+    def __init__(self, client: Callable[[], Client], changes: Changes, name: Callable[[], str],
+                 forked: Callable[[], None] = lambda: None):
+        self.forked = forked
+        self.client = client
+        self.changes = changes
+        self.name = name
+        self.resources: list[str] = []
+        self.delays: list[float] = []
+        self._thread: threading.Thread | None = None
+        self._scope = CancelScope()
+        self._pid = os.getpid()
+        self._lists: tuple[str, ...] = ()
+        self._lock = threading.RLock()  # one start or stop at a time
+
+    @property
+    def running(self) -> bool:
+        """Whether this process has a listener thread running."""
+        return self._thread is not None and self._thread.is_alive() and self._pid == os.getpid()
+
+    # -- starting and stopping --------------------------------------------------------------------
+
+    def start(self, resources: list[str]) -> None:
+        """Subscribe (replacing any subscription of this object) and return once the server
+        confirmed; a server that announces nothing and no resources: no thread, no connection.
+
+        Raises ``ConnectionError`` (unreachable), ``MCPError`` (refused, naming what)."""
+        with self._lock:
+            self._start(resources)
+
+    def _start(self, resources: list[str]) -> None:
+        if self._pid != os.getpid():  # a forked child: nothing of the parent's connection is ours
+            self._thread, self._pid = None, os.getpid()
+            self.forked()
+        self.stop()
+        client = self.client()
+        client.connect()
+        lists = tuple(kind for kind, _ in _FLAGS
+                      if protocol.as_object(client.capabilities.get(kind)).get("listChanged") is True)
+        if not lists and not resources:
+            log.debug("MCP server %s announces no changes; nothing to listen to", self.name())
+            return
+        if resources and protocol.as_object(client.capabilities.get("resources")).get("subscribe") is not True:
+            raise MCPError(f"MCP server {self.name()!r} does not send updates of resources (no resources.subscribe "
+                           f"capability); refused: {', '.join(resources)}", server=self.name())
+        self.resources, self._lists, self.delays = list(resources), lists, []
+        self._scope = CancelScope()
+        confirmed = threading.Event()
+        failure: list[BaseException] = []
+        self._pid = os.getpid()
+        self._thread = threading.Thread(target=self._run, args=(self._scope, confirmed, failure),
+                                        name=f"mcp-listener-{self.name()}", daemon=True)
+        self._thread.start()
+        if not confirmed.wait(client.timeout or DEFAULT_CONFIRM):
+            failure.append(ServerTimeoutError(f"MCP server {self.name()!r} did not confirm the subscription within "
+                                              f"{client.timeout or DEFAULT_CONFIRM:g} s", server=self.name()))
+        if failure:
+            self.stop()
+            raise failure[0]
+        log.info("Listening to MCP server %s: %s", self.name(), ", ".join((*lists, *self.resources)))
+
+    def stop(self) -> None:
+        """End the subscription and the thread (waits up to `STOP_WAIT` seconds). In a forked
+        child, only forgets the parent's listener: its thread does not exist here."""
+        with self._lock:
+            thread, self._thread = self._thread, None
+            if thread is None or self._pid != os.getpid():
+                return
+            self._scope.cancel("the listener was closed")
+        if thread is not threading.current_thread():
+            thread.join(STOP_WAIT)
+            if thread.is_alive():
+                log.warning("MCP server %s: the listener thread did not end within %g s", self.name(), STOP_WAIT)
+
+    # -- the thread -----------------------------------------------------------------------------
+
+    def _run(self, scope: CancelScope, confirmed: threading.Event, failure: list[BaseException]) -> None:
+        delay, rounds = FIRST_DELAY, 0
+        _here.listening = True
+        with scope:
+            while not scope.cancelled:
+                acknowledged = threading.Event()
+                try:
+                    self._listen_once(acknowledged, again=rounds > 0, first=confirmed)
+                    log.info("MCP server %s ended the subscription; subscribing again", self.name())
+                except CancelledError:
+                    if scope.cancelled:
+                        break
+                    log.info("MCP server %s ended the subscription; subscribing again", self.name())
+                except _Ended:
+                    log.info("MCP server %s ended the subscription; subscribing again", self.name())
+                except Exception as exc:  # noqa: BLE001 - a dropped stream is retried
+                    if not confirmed.is_set():
+                        failure.append(exc)
+                        confirmed.set()
+                        return
+                    log.warning("MCP server %s: listening stopped (%s: %s); subscribing again in %g s",
+                                self.name(), type(exc).__name__, str(exc)[:200], delay)
+                rounds += 1
+                if acknowledged.is_set():
+                    delay = FIRST_DELAY
+                self.delays.append(delay)
+                if scope.wait(delay):
+                    break
+                if not acknowledged.is_set():
+                    delay = min(delay * 2, MAX_DELAY)
+        confirmed.set()
+
+    def _listen_once(self, acknowledged: threading.Event, *, again: bool, first: threading.Event) -> None:
+        """One subscription, from subscribing until the stream ends (returns on a graceful end,
+        raises when it drops)."""
+        client = self.client()
+        try:
+            client.connect()
+        except SessionExpiredError:
+            client.era = None
+            client.connect()
+        if client.era == MODERN:
+            self._modern(client, acknowledged, again, first)
+            return
+        try:
+            self._handshake(client, acknowledged, again, first)
+        except SessionExpiredError:  # the server forgot the session (restarted): handshake again next time
+            client.era = None
+            raise
+
+    def _confirmed(self, acknowledged: threading.Event, again: bool, first: threading.Event) -> None:
+        acknowledged.set()
+        first.set()
+        if again:
+            self._everything_changed()
+
+    def _modern(self, client: Client, acknowledged: threading.Event, again: bool, first: threading.Event) -> None:
+        wanted: dict[str, Any] = {field: True for kind, field in _FLAGS if kind in self._lists}
+        if self.resources:
+            wanted["resourceSubscriptions"] = list(self.resources)
+        message = protocol.request("subscriptions/listen",
+                                   {"notifications": wanted, "_meta": client.meta})
+        listen_id = message["id"]
+
+        def on_message(item: dict[str, Any]) -> dict[str, Any] | None:
+            method = item.get("method")
+            params = protocol.as_object(item.get("params"))
+            if method == ACK:
+                self._check_granted(wanted, protocol.as_object(params.get("notifications")))
+                self._confirmed(acknowledged, again, first)
+                return None
+            if method == "notifications/cancelled" and params.get("requestId") == listen_id:
+                raise _Ended()
+            return client.on_message(item)
+
+        try:
+            response = client.channel.listen(message, version=client.protocol_version, on_message=on_message)
+        except _Ended:
+            raise
+        except BaseException:  # closed, refused or dropped: a stdio server is told it may stop sending
+            client.cancel_request(listen_id, "the listener stopped")
+            raise
+        if response is not None and isinstance(response.get("error"), dict):
+            raise client.error_for(response["error"], "subscriptions/listen")
+
+    def _check_granted(self, wanted: dict[str, Any], granted: dict[str, Any]) -> None:
+        refused = [field for field, value in wanted.items() if field != "resourceSubscriptions" and
+                   granted.get(field) is not True]
+        given = granted.get("resourceSubscriptions")
+        given = set(given) if isinstance(given, list) else set()
+        refused += [uri for uri in wanted.get("resourceSubscriptions", ()) if uri not in given]
+        if refused:
+            raise MCPError(f"MCP server {self.name()!r} will not send updates for: {', '.join(refused)}",
+                           server=self.name())
+
+    def _handshake(self, client: Client, acknowledged: threading.Event, again: bool,
+                   first: threading.Event) -> None:
+        for uri in self.resources:
+            try:
+                client.request("resources/subscribe", {"uri": uri})
+            except MCPError as exc:
+                if exc.code is None:
+                    raise
+                raise MCPError(f"MCP server {self.name()!r} will not send updates for {uri} ({exc})",
+                               code=exc.code, server=self.name()) from None
+
+        def on_message(item: dict[str, Any]) -> dict[str, Any] | None:
+            return client.on_message(item)
+
+        client.channel.listen(None, version=client.protocol_version, on_message=on_message,
+                              on_open=lambda: self._confirmed(acknowledged, again, first))
+
+    def _everything_changed(self) -> None:
+        """After subscribing again: changes made while away were lost, so each list and each
+        resource listened to counts as changed."""
+        for kind in self._lists:
+            self.changes.changed(kind)
+        for uri in self.resources:
+            self.changes.changed(self.changes.resource(uri))
+
+
+def resource_uris(resources: Any) -> list[str]:
+    """The URIs of ``resources`` (URI strings or `Resource` objects). Raises ``TypeError`` for
+    anything else, ``ValueError`` for an empty URI."""
+    if isinstance(resources, (str, Resource)):
+        resources = [resources]
+    uris: list[str] = []
+    for item in resources or ():
+        uri = item.uri if isinstance(item, Resource) else item
+        if not isinstance(uri, str):
+            raise TypeError(f"listen(resources=...) takes URI strings or Resource objects, not {type(item).__name__}")
+        if not uri:
+            raise ValueError("listen(resources=...) got an empty URI")
+        if uri not in uris:
+            uris.append(uri)
+    return uris

@@ -1,0 +1,84 @@
+"""``manage.py mcp_listen``: listen to one MCP server in the foreground, for a Procfile.
+
+    python manage.py mcp_listen myapp.mcp.Handbook --resource handbook://policies
+
+Runs ``Handbook().listen(resources=[...])`` until SIGINT or SIGTERM, then closes the
+subscription and exits 0. Each change is logged at INFO by the logger ``llm_mcp.listen``
+(``MCP server handbook changed: tools``); when logging is not configured for it, the command
+writes those lines to stderr itself. ``after_change`` and the ``llm_mcp.signals.mcp_changed``
+receivers run in the listener's thread with stale database connections closed before and
+after, as in a Celery job.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import sys
+import threading
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError
+
+from llm_mcp.management.targets import build_server, reporting_errors
+
+log = logging.getLogger("llm_mcp.listen")
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+def show_changes_on_stderr() -> logging.Handler | None:
+    """Attach a stderr handler to ``llm_mcp.listen`` (INFO) when no handler would show its
+    lines (logging not configured); returns it, or ``None`` when logging already shows them."""
+    if log.hasHandlers() and log.getEffectiveLevel() <= logging.INFO:
+        return None
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
+    log.addHandler(handler)
+    log.setLevel(logging.INFO)
+    log.propagate = False  # a root handler above WARNING would not show them; ours does
+    return handler
+
+
+class Command(BaseCommand):
+    help = (
+        "Listen to an MCP server for changes in the foreground (a Procfile process): runs TARGET().listen() "
+        "until SIGINT or SIGTERM and logs one line per change (logger llm_mcp.listen). "
+        "Usage: mcp_listen myapp.mcp.Handbook [--resource URI ...]."
+    )
+    requires_system_checks: list[str] = []
+
+    def add_arguments(self, parser: Any) -> None:
+        parser.add_argument("target", metavar="TARGET", help="Dotted path of an llm_mcp.MCP subclass.")
+        parser.add_argument("--resource", action="append", default=[], metavar="URI",
+                            help="A resource URI to hear updates of (repeatable).")
+        parser.add_argument("--timeout", type=float, metavar="SECONDS",
+                            help="Seconds each request may take (default: the server's own, else 60).")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        handler = show_changes_on_stderr()
+        stop = threading.Event()
+        previous = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in STOP_SIGNALS}
+        server = build_server(options["target"], {"timeout": options.get("timeout")})
+        try:
+            with reporting_errors():
+                server.listen(resources=options["resource"])
+            if server.listening:
+                log.info("Stop with Ctrl-C or SIGTERM")
+            else:
+                log.warning("MCP server %s announces no changes: nothing to listen to (waiting for Ctrl-C or "
+                            "SIGTERM)", server.name)
+            while not stop.wait(0.5):  # short waits: signals are handled between them
+                pass
+            log.info("Stopping: closing the subscription to MCP server %s", server.name)
+        except KeyboardInterrupt:  # a second Ctrl-C before the handler was installed
+            pass
+        except CommandError:
+            raise
+        finally:
+            server.close()
+            for sig, old in previous.items():
+                signal.signal(sig, old)
+            if handler is not None:
+                log.removeHandler(handler)
+                log.propagate = True
