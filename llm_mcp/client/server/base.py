@@ -123,19 +123,15 @@ class MCP:
         settings.check([lambda s: check_shaping(self, s.where), self._auth.check])
         self.name = self._default_name()
 
-    def _wire(self, client: Client) -> None:
-        """What runs once with a new protocol client: the collaborators that answer the server's
-        requests (questions, roots) hook themselves in."""
-        self._questions.wire(client)
-        self._roots.wire(client)
-        self._sampling.wire(client)
-
     def _name(self) -> str:
         return str(self.__dict__.get("name"))
 
     def _wire(self, client: Client) -> None:
-        """What a freshly built client is told: answer questions in line, report changes."""
+        """What a freshly built client is told: the collaborators that answer the server's
+        requests (questions, roots, sampling) hook themselves in; changes are reported."""
         self._questions.wire(client)
+        self._roots.wire(client)
+        self._sampling.wire(client)
         client.on_notification.append(self.changes.notified)
 
     def _default_name(self) -> str:
