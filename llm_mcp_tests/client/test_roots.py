@@ -86,8 +86,11 @@ def test_everything_receives_the_roots(request, transport, tree):
              else {"url": request.getfixturevalue("everything_http_url")})
     roots = [{"uri": (tree / "alpha").as_uri(), "name": "Alpha"}, (tree / "beta").as_uri()]
     with llm_mcp.mcp(name="everything", roots=roots, **where) as server:
-        assert server.tool("get-roots-list") is not None
         deadline = time.monotonic() + 20
+        while server.tool("get-roots-list") is None:  # registered once the session is initialized
+            assert time.monotonic() < deadline, [t.name for t in server.tools]
+            time.sleep(0.1)
+            server.refresh_tools()
         while "Alpha" not in (text := server.call("get-roots-list").text):  # synced after initialize
             assert time.monotonic() < deadline, text
             time.sleep(0.1)
