@@ -259,13 +259,13 @@ class Client:
     def _exchange(self, message: dict[str, Any], version: str | None, timeout: float | None,
                   headers: dict[str, str] | None = None, context: CallContext | None = None) -> dict[str, Any]:
         """One request through the transport; an answer that is not an object counts as empty.
-        ``context``: the call the request belongs to, active while the server's messages on its
-        stream are handled (whichever thread reads them), so a question can reach its chat."""
+        ``context``: the call the request belongs to, active while the server's requests on its
+        stream are answered (whichever thread reads them), so a question can reach its chat."""
         handler = self._on_message
         if context is not None:
             def handler(incoming: dict[str, Any]) -> dict[str, Any] | None:
-                if current_context() is context:
-                    return self._on_message(incoming)
+                if current_context() is context or not protocol.is_request(incoming):
+                    return self._on_message(incoming)  # a notification: in the reading thread, as it was
                 with context.active():
                     return self._on_message(incoming)
         return protocol.as_object(self.transport.request(message, version=version, timeout=timeout, headers=headers,
