@@ -22,6 +22,7 @@ from django.core.exceptions import ValidationError
 from django.db import models
 
 from . import conf
+from .client import offload
 from .client.question import open_questions
 from .credentials import CredentialManager
 from .db.record import ChatRecord
@@ -211,6 +212,14 @@ class ToolCall(models.Model):
 
         Raises ``ValueError`` when the call is not (or no longer) waiting for approval."""
         self._decide("declined")
+
+    async def aapprove(self) -> None:
+        """The async twin of `approve` (Django's async ORM convention: ``sync_to_async``)."""
+        await offload.on_orm(self.approve)
+
+    async def adecline(self) -> None:
+        """The async twin of `decline` (see `aapprove`)."""
+        await offload.on_orm(self.decline)
 
     def _decide(self, decision: str) -> None:
         if not type(self)._default_manager.filter(pk=self.pk, approval="pending").update(approval=decision):

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..client import offload
 from ..client.question import open_questions
 from ..client.result import OCTET_STREAM, Attachment, sniff_mime_type
 
@@ -87,6 +88,14 @@ class ToolCall:
 
         Raises ``ValueError`` when the call is not waiting for approval."""
         self._decide("declined")
+
+    async def aapprove(self) -> None:
+        """The async twin of `approve` (a store's save is database work: ``llm_mcp.client.offload.on_orm``)."""
+        await offload.on_orm(self.approve)
+
+    async def adecline(self) -> None:
+        """The async twin of `decline` (see `aapprove`)."""
+        await offload.on_orm(self.decline)
 
     def _decide(self, decision: str) -> None:
         if self.approval != "pending":

@@ -414,3 +414,22 @@ def test_site_question_keys_chosen_by_the_server(enqueued, key):
     call.refresh_from_db()
     assert call.pending_questions[0]["response"] == {"action": "accept", "content": {"environment": "production"}}
     assert json.dumps(call.pending_questions[0]["key"]) == json.dumps(key)
+
+
+@pytest.mark.django_db
+def test_site_held_question_answered_without_a_resume_job(enqueued):
+    """MCP-QUEST-16: a held question (a handshake-era server's, its call still open in the worker) shows on the
+    chat page like any other; answering it saves the answer and enqueues no resume_chat, since the waiting call
+    sends it itself."""
+    ada = make_user()
+    record = offline_chat(ada)
+    question = llm_mcp.Question("held-1", {"message": "Which environment?", "requestedSchema": ENVIRONMENT},
+                                server="deploys", held=True)
+    call = question_call(record, question, "deploy")
+    client = signed_in(ada)
+    html = page_text(client.get(reverse("llm_mcp:chat_detail", args=[record.pk])))
+    assert "Which environment?" in html and 'name="q-environment"' in html
+    client.post(answer_url(record, call, "held-1"), {"reply": "answer", "q-environment": "staging"})
+    call.refresh_from_db()
+    assert call.pending_questions[0]["response"] == {"action": "accept", "content": {"environment": "staging"}}
+    assert call.pending_questions[0]["held"] is True and enqueued == []

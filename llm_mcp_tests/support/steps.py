@@ -16,6 +16,10 @@ prints one JSON line on stdout.
 * ``dump CHAT``              the chat's messages and tool calls
 * ``question-chat TEXT``     a ``QuestionAgent`` chat asks TEXT (its ``deploy`` call pauses on a question)
 * ``answer CHAT VALUE``      answer the chat's first pending question through the Django model (no server)
+* ``held-chat TARGET SECONDS TEXT``  an ``EverythingAgent`` chat (server-everything at TARGET, its
+                             ``question_timeout`` SECONDS); enqueues ``ask_chat`` with TEXT
+* ``pending CHAT``           the chat's pending questions (``to_dict()`` and ``tool_call_id``)
+* ``answer-json CHAT JSON``  answer the first pending question with the JSON object's values (``null``: decline)
 * ``resume CHAT``            enqueue ``resume_chat`` for the chat
 * ``questions CHAT``         the chat's tool calls' ``pending_questions`` and ``request_state``
 * ``write KEY JSON``         store credentials
@@ -124,6 +128,20 @@ class QuestionAgent(llm_mcp.Agent):
     mcp = [Questions]
 
 
+class EverythingAgent(llm_mcp.Agent):
+    """A chat with the npm ``server-everything``: ``target`` is its URL, or its argv as JSON (stdio)."""
+
+    chat_class = "llm_mcp.models.Chat"
+    model = "gpt-test"
+    provider_options = options()
+    inputs = ["target", "question_timeout"]
+    mcp = "everything"
+
+    def everything(self) -> list[llm_mcp.MCP]:
+        where = {"url": self.target} if self.target.startswith("http") else {"command": json.loads(self.target)}
+        return [llm_mcp.mcp(name="everything", question_timeout=float(self.question_timeout), **where)]
+
+
 def dump(chat_id: Any) -> dict[str, Any]:
     from llm_mcp.models import Message, ToolCall
 
@@ -213,6 +231,24 @@ def main(argv: list[str]) -> int:
         question = record.pending_questions[0]
         question.answer(args[1])
         out = {"answered": question.key, "waiting": Chat.objects.get(pk=args[0]).waiting}
+    elif step == "held-chat":
+        from llm_mcp.tasks import ask_chat
+
+        record = EverythingAgent.chat(target=args[0], question_timeout=args[1])
+        ask_chat.delay(record.pk, args[2])
+        out = {"chat": record.pk}
+    elif step == "pending":
+        from llm_mcp.models import Chat
+
+        out = {"questions": [dict(q.to_dict(), tool_call_id=q.tool_call_id)
+                             for q in Chat.objects.get(pk=args[0]).pending_questions]}
+    elif step == "answer-json":
+        from llm_mcp.models import Chat
+
+        question = Chat.objects.get(pk=args[0]).pending_questions[0]
+        values = json.loads(args[1])
+        question.decline() if values is None else question.answer(**values)
+        out = {"answered": question.key, "held": question.held}
     elif step == "resume":
         from llm_mcp.tasks import resume_chat
 

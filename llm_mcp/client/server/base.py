@@ -28,6 +28,7 @@ from typing import Any, Callable
 from urllib.parse import urlsplit
 
 from .. import context as call_context
+from .. import offload
 from ..declared import input_names, snake_case
 from ..httpcontext import HTTPContext
 from ..prompt import Prompt, check_arguments
@@ -44,6 +45,8 @@ from .changes import Changes
 from .connection import Connection
 from .listener import Listener, resource_uris
 from .questions import Questions, Resume
+from .roots import Roots
+from .sampling import Sampling
 from .settings import (
     SETTINGS,
     ServerSettings,
@@ -108,7 +111,10 @@ class MCP:
         options = self.__dict__.pop("_inline_options", None)
         settings = self.settings = ServerSettings(self, options or {}, base=MCP, inline=options is not None)
         name = self._name
-        self._questions = Questions(settings, name)
+        self._roots = Roots(settings, name)
+        self._sampling = Sampling(settings, name)
+        self._questions = Questions(settings, name, automatic={"roots/list": self._roots.listing}
+                                    if self._roots.declared else {})  # input requests the client answers itself
         self._auth = Authorization(settings, name=name,
                                    address=lambda: (self.connection.endpoint(), self.connection.timeout()),
                                    capabilities=lambda: self.declared_capabilities("modern"), http_context=context)
@@ -126,8 +132,11 @@ class MCP:
         return str(self.__dict__.get("name"))
 
     def _wire(self, client: Client) -> None:
-        """What a freshly built client is told: answer questions in line, report changes."""
+        """What a freshly built client is told: the collaborators that answer the server's
+        requests (questions, roots, sampling) hook themselves in; changes are reported."""
         self._questions.wire(client)
+        self._roots.wire(client)
+        self._sampling.wire(client)
         client.on_notification.append(self.changes.notified)
 
     def _default_name(self) -> str:
@@ -194,10 +203,14 @@ class MCP:
         a capability (questions, extensions) add theirs here.
 
         Questions: ``elicitation`` with the modes ``input_requests`` accepts (``{"form": {},
-        "url": {}}`` by default), on 2026-07-28; to a handshake-era server only when the
-        class has ``before_input_request``, which answers its requests in line."""
+        "url": {}}`` by default), on 2026-07-28; to a handshake-era server when a chat uses it
+        (`hold_questions`) or the class has ``before_input_request``. Roots: ``roots`` with
+        ``listChanged`` when the ``roots`` setting is given. Sampling: ``sampling`` when the
+        ``sampling`` setting turns it on."""
         capabilities: dict[str, Any] = {}
         capabilities.update(self.question_capabilities(era))
+        capabilities.update(self._roots.capabilities())
+        capabilities.update(self._sampling.capabilities())
         extensions = self._auth.extensions()
         if extensions:
             capabilities["extensions"] = extensions
@@ -322,6 +335,13 @@ class MCP:
             tool = Tool(self, {"name": name})
         return self.run(tool, arguments)
 
+    async def acall(self, name: str, /, **arguments: Any) -> Result:
+        """The async twin of [`call`][llm_mcp.MCP.call], for async views: the call runs in a thread
+        of its own (``llm_mcp.client.offload``), so concurrent awaits run side by side.
+        Cancelling the awaiting task cancels the call (the server is told) and raises
+        ``asyncio.CancelledError``."""
+        return await offload.cancellable(self.call, name, **arguments)
+
     def run(self, tool: Tool, arguments: dict[str, Any], context: Any = None) -> Result:
         """Send ``tools/call`` for ``tool`` with ``arguments`` (as the model or caller gave them).
 
@@ -351,6 +371,32 @@ class MCP:
         """``{"elicitation": {mode: {} ...}}`` for the accepted kinds (``{}`` for none; to a
         handshake-era server only with ``before_input_request``)."""
         return self._questions.capabilities(era)
+
+    def roots_changed(self) -> bool:
+        """Tell the server the ``roots`` setting's value changed (``notifications/roots/list_changed``
+        on a handshake-era session; it then asks ``roots/list`` again). Returns whether it was
+        sent: ``False`` without ``roots``, before the first request, and on 2026-07-28 (where the
+        server asks for the roots with each request that needs them). Spec: MCP 2025-11-25
+        "Client Features / Roots"."""
+        return self.connection.built and self._roots.changed(self.client)
+
+    def hold_questions(self) -> None:
+        """Let chats hold this server's questions open for a person (what ``Chat.with_mcp`` runs).
+
+        A handshake-era session opened from then on declares elicitation. Capabilities are
+        fixed per session: a session opened before (a call made before the server joined the
+        chat) keeps its own until it is closed (`close`; the next request opens a new one).
+        During a chat's call, a question nobody's
+        ``before_input_request`` answers is saved where the chat's ``pending_questions`` shows
+        it, and the call waits up to ``question_timeout`` seconds for an answer given in any
+        thread or process; outside a chat such questions are still declined at once.
+        Spec: MCP 2025-11-25 "Client Features / Elicitation"."""
+        questions = self._questions
+        if questions.held:
+            return
+        questions.hold_in_chats()
+        if self.connection.built and questions.answers_inline:
+            questions.wire(self.client)
 
     def screen_question(self, question: Question) -> None:
         """Decline what must be declined, then run ``before_input_request`` on what is left
@@ -464,6 +510,14 @@ class MCP:
     def refresh_prompts(self) -> list[Prompt]:
         """List the prompts again."""
         return self.catalog.refresh_prompts()
+
+    async def aresource(self, uri: str, /, **variables: Any) -> Resource:
+        """The async twin of [`resource`][llm_mcp.MCP.resource] (see [`acall`][llm_mcp.MCP.acall])."""
+        return await offload.cancellable(self.resource, uri, **variables)
+
+    async def aprompt(self, name: str, /, **arguments: str) -> Prompt:
+        """The async twin of [`prompt`][llm_mcp.MCP.prompt] (see [`acall`][llm_mcp.MCP.acall])."""
+        return await offload.cancellable(self.prompt, name, **arguments)
 
     def prompt(self, name: str, /, **arguments: str) -> Prompt:
         """Fill in a prompt: sends ``prompts/get`` with ``arguments`` and returns the prompt

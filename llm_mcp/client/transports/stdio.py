@@ -20,7 +20,9 @@ from typing import Any, Callable
 
 from .. import protocol
 from ..cancel import current_scope
+from ..context import held_seconds
 from ..errors import ConnectionError, ProcessExitedError, ServerTimeoutError, StartupFailedError
+from ..logs import printable
 from .base import MessageHandler, Transport
 from .child_output import StderrTail, decode_line, never_read_input, with_tail
 
@@ -304,7 +306,7 @@ class StdioTransport(Transport):
         while True:
             with self._lock:
                 while not pending.done and not pending.inbox and self._reader not in (None, me):
-                    remaining = deadline - time.monotonic()
+                    remaining = deadline + held_seconds() - time.monotonic()
                     if remaining <= 0:
                         return False
                     _check_cancelled()
@@ -330,14 +332,14 @@ class StdioTransport(Transport):
                     self._dispatch(stream.process, message)
             elif stream.eof:
                 self._ended(stream)
-            elif time.monotonic() >= deadline:
+            elif time.monotonic() >= deadline + held_seconds():  # a question held for a person does not count
                 return False
             else:
                 _check_cancelled()
                 try:
                     # In slices, so that a server whose process ended while a child of its own
                     # holds its stdout open is noticed, not waited for until the deadline.
-                    if not stream.fill(min(deadline - time.monotonic(), _slice())) \
+                    if not stream.fill(min(deadline + held_seconds() - time.monotonic(), _slice())) \
                             and stream.process.poll() is not None:
                         stream.eof = True
                 except OSError:
