@@ -214,6 +214,8 @@ def test_call_rejects_bad_arguments(arguments, expected):
         (["mcp_inspect", "example_project.nope.Server"], "Cannot import 'example_project.nope.Server'"),
         (["mcp_inspect", "example_project.settings.LLM_MCP"], "is not a subclass of llm_mcp.MCP"),
         (["mcp_inspect", "DemoServer"], "must be a dotted path"),
+        (["mcp_listen", "llm_mcp_tests.support.listen_targets.NeedsArguments"],
+         "cannot be built with no arguments"),
         (["mcp_inspect", DEMO, "--command", "python -V"], "not both"),
         (["mcp_inspect", "--command", "'unbalanced"], "Cannot split --command"),
         (["mcp_call", DEMO], "Give a TARGET and a TOOL"),

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -120,6 +121,30 @@ def test_listen_20_mcp_listen_over_stdio_leaves_no_child_process(stop):
         if process.poll() is None:
             process.kill()
             process.wait()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_listen_20_mcp_listen_stops_within_seconds_while_the_server_has_not_answered_yet(stop):
+    """MCP-LISTEN-20: a signal while ``listen`` still waits for the server (here a socket that
+    takes the connection and never answers) stops the command within 5 s, exit 0, instead of
+    after the whole confirmation timeout."""
+    with socket.create_server(("127.0.0.1", 0)) as silent:
+        silent.settimeout(30)
+        url = f"http://127.0.0.1:{silent.getsockname()[1]}/mcp"
+        process, err = start_listen("llm_mcp_tests.support.listen_targets.ChangingOverHTTP",
+                                    env={"LLM_MCP_TEST_LISTEN_URL": url})
+        try:
+            connection, _ = silent.accept()  # the command is now waiting for an answer
+            with connection:
+                time.sleep(0.5)
+                process.send_signal(stop)
+                assert process.wait(timeout=5) == 0, err.text
+                assert "Traceback" not in err.text
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
 
 
 def test_mcp_listen_reports_a_server_it_cannot_reach():

@@ -56,13 +56,21 @@ class Command(BaseCommand):
                             help="Seconds each request may take (default: the server's own, else 60).")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        handler = show_changes_on_stderr()
         stop = threading.Event()
-        previous = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in STOP_SIGNALS}
+        starting = [True]
+
+        def on_signal(*_: Any) -> None:
+            stop.set()
+            if starting[0]:  # listen() still waits for the server: interrupt it, or it waits its whole timeout
+                raise KeyboardInterrupt
+
         server = build_server(options["target"], {"timeout": options.get("timeout")})
+        handler = show_changes_on_stderr()
+        previous = {sig: signal.signal(sig, on_signal) for sig in STOP_SIGNALS}
         try:
             with reporting_errors():
                 server.listen(resources=options["resource"])
+            starting[0] = False
             if server.listening:
                 log.info("Stop with Ctrl-C or SIGTERM")
             else:
@@ -71,11 +79,12 @@ class Command(BaseCommand):
             while not stop.wait(0.5):  # short waits: signals are handled between them
                 pass
             log.info("Stopping: closing the subscription to MCP server %s", server.name)
-        except KeyboardInterrupt:  # a second Ctrl-C before the handler was installed
-            pass
+        except KeyboardInterrupt:  # a signal before the server confirmed the subscription
+            log.info("Stopping before MCP server %s confirmed the subscription", server.name)
         except CommandError:
             raise
         finally:
+            starting[0] = False
             server.close()
             for sig, old in previous.items():
                 signal.signal(sig, old)
