@@ -268,6 +268,28 @@ def test_listen_08_resources_may_be_uris_or_resource_objects():
             server.close()
 
 
+@pytest.mark.parametrize(("resources", "error", "words"), [
+    (5, TypeError, "not int"),
+    (object(), TypeError, "not object"),
+    (b"memo://note", TypeError, "not bytes"),
+    ({"memo://note": True}, TypeError, "not dict"),
+    ([None], TypeError, "not NoneType"),
+    (["not a uri"], ValueError, "'not a uri' is not a URI"),
+    ([" memo://note"], ValueError, "is not a URI"),
+    (["memo://note\nINFO forged"], ValueError, "is not a URI"),
+    ([""], ValueError, "empty URI"),
+])
+def test_listen_08_resources_that_are_not_uris_are_refused_before_the_server_is_contacted(resources, error, words):
+    """MCP-LISTEN-08: ``resources`` must be URI strings or ``Resource`` objects (one, or an
+    iterable of them); anything else raises an error naming what was given, before any connection
+    is attempted (the URL here answers nothing, so contacting it would raise ConnectionError)."""
+    server = llm_mcp.mcp(url="http://127.0.0.1:9/mcp", name="nowhere")
+    with pytest.raises(error) as raised:
+        server.listen(resources=resources)
+    assert words in str(raised.value)
+    assert not server.listening
+
+
 def test_listen_09_returns_once_confirmed_and_calls_keep_working_meanwhile():
     """MCP-LISTEN-09: ``listen`` returns after the server confirmed (the listener is running) and
     ordinary requests and calls go on while it listens."""

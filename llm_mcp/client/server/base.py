@@ -235,7 +235,8 @@ class MCP:
             ConnectionError: the server cannot be reached.
             MCPError: the server will not send updates for a resource given (naming it).
             ServerTimeoutError: the server did not confirm within ``timeout`` seconds.
-            TypeError, ValueError: a resource that is neither a URI string nor a ``Resource``.
+            TypeError, ValueError: a resource that is neither a URI string nor a ``Resource``, or a
+                string that is not an absolute URI (checked before the server is contacted).
         """
         uris = resource_uris(resources)
         if tasks:

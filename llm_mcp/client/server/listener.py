@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import threading
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -279,17 +280,30 @@ class Listener:
 
 
 def resource_uris(resources: Any) -> list[str]:
-    """The URIs of ``resources`` (URI strings or `Resource` objects). Raises ``TypeError`` for
-    anything else, ``ValueError`` for an empty URI."""
+    """The URIs of ``resources`` (a URI string or `Resource` object, or an iterable of them).
+    Raises ``TypeError`` for anything else, ``ValueError`` for an empty string or one that is not
+    an absolute URI (RFC 3986 section 3: ``scheme:...``, no spaces or control characters)."""
     if isinstance(resources, (str, Resource)):
         resources = [resources]
+    if resources is None:
+        resources = ()
+    if isinstance(resources, (bytes, bytearray, dict)) or not hasattr(resources, "__iter__"):
+        raise TypeError("listen(resources=...) takes URI strings or Resource objects (one, or a list of them), "
+                        f"not {type(resources).__name__}")
     uris: list[str] = []
-    for item in resources or ():
+    for item in resources:
         uri = item.uri if isinstance(item, Resource) else item
         if not isinstance(uri, str):
             raise TypeError(f"listen(resources=...) takes URI strings or Resource objects, not {type(item).__name__}")
         if not uri:
             raise ValueError("listen(resources=...) got an empty URI")
+        if not _URI.match(uri):
+            raise ValueError(f"listen(resources=...): {repr(uri)[:200]} is not a URI (scheme:..., no spaces "
+                             "or control characters)")
         if uri not in uris:
             uris.append(uri)
     return uris
+
+
+_URI = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:[^\s\x00-\x1f\x7f]*\Z")
+"""An absolute URI as far as listening needs: a scheme, a colon, no whitespace or control characters."""
