@@ -622,6 +622,22 @@ def test_a_server_that_never_acknowledges_makes_listen_time_out_and_stop():
     assert not listener_threads() and not server.listening
 
 
+def test_a_server_ending_the_first_subscription_without_acknowledging_it_fails_listen_at_once():
+    """MCP-LISTEN-09/13: a server that answers ``subscriptions/listen`` with a result before any
+    acknowledgement confirmed nothing: ``listen`` raises MCPError saying so after that one
+    attempt, instead of subscribing again until its timeout."""
+    transport = Acknowledging(script=["unacknowledged"] * 100)
+    server = llm_mcp.mcp(transport=lambda: transport, name="tunnel", timeout=3)
+    try:
+        with pytest.raises(llm_mcp.MCPError, match="without acknowledging") as raised:
+            server.listen()
+        assert not isinstance(raised.value, llm_mcp.ServerTimeoutError)
+        assert transport.attempts == 1
+        assert not server.listening and not listener_threads()
+    finally:
+        server.close()
+
+
 def test_a_transport_without_a_listen_hook_cannot_listen():
     """A custom transport without ``listen`` makes ``listen`` raise ``MCPError`` saying so."""
     from llm_mcp_tests.support.transports import Duck

@@ -166,20 +166,28 @@ class Listener:
                 acknowledged = threading.Event()
                 try:
                     self._listen_once(acknowledged, again=rounds > 0, first=confirmed)
-                    log.info("MCP server %s ended the subscription; subscribing again", self.name())
+                    ended = True
                 except CancelledError:
                     if scope.cancelled:
                         break
-                    log.info("MCP server %s ended the subscription; subscribing again", self.name())
+                    ended = True
                 except _Ended:
-                    log.info("MCP server %s ended the subscription; subscribing again", self.name())
+                    ended = True
                 except Exception as exc:  # noqa: BLE001 - a dropped stream is retried
+                    ended = False
                     if not confirmed.is_set():
                         failure.append(exc)
                         confirmed.set()
                         return
                     log.warning("MCP server %s: listening stopped (%s: %s); subscribing again in %g s",
                                 self.name(), type(exc).__name__, str(exc)[:200], delay)
+                if ended and not confirmed.is_set():  # ended before confirming anything: it will not listen
+                    failure.append(MCPError(f"MCP server {self.name()!r} ended the subscription without "
+                                            "acknowledging it", server=self.name()))
+                    confirmed.set()
+                    return
+                if ended:
+                    log.info("MCP server %s ended the subscription; subscribing again", self.name())
                 rounds += 1
                 if acknowledged.is_set():
                     delay = FIRST_DELAY
