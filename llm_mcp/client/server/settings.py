@@ -175,7 +175,8 @@ TABLE: tuple[Setting, ...] = (
     Setting("input_requests", True, "Kinds of question accepted: `True` (form and URL), `\"form\"`, `\"url\"`, "
             "`False`.", check=_input_requests, group="questions"),
     Setting("after_change", None, "Run with what changed: `\"tools\"`, `\"prompts\"`, `\"resources\"` or the "
-            "`Resource` whose content changed (see `listen`).", "per change", _named(_callback, "after_change"),
+            "`Resource` whose content changed; a method name (`def f(self, change)`) or a callable "
+            "`f(server, change)` (see `listen`).", "per change", _named(_callback, "after_change"),
             group="changes"),
 )
 """Every server setting, in the order of the reference."""
