@@ -321,6 +321,26 @@ def test_listen_10_listening_again_replaces_the_resources():
             server.close()
 
 
+@pytest.mark.parametrize("transport", ["http", "stdio"])
+def test_listen_10_listening_again_without_a_resource_unsubscribes_it_on_a_handshake_server(transport):
+    """MCP-LISTEN-10, MCP-LISTEN-18: on the handshake era a resource subscription belongs to the
+    session, which outlives the listener; listening again without the resource sends
+    ``resources/unsubscribe``, so its updates stop coming."""
+    heard = Heard()
+    with running_server(CHANGING, transport=transport, era="handshake") as running:
+        server = running.mcp(after_change=heard)
+        try:
+            server.listen(resources=[NOTE])
+            server.listen(resources=[])
+            assert server._listener.resources == []
+            server.call("edit", text="unheard")
+            server.call("add_tool")
+            assert heard.wait_for("tools")
+            assert NOTE not in heard.names
+        finally:
+            server.close()
+
+
 def test_listen_11_a_server_announcing_nothing_gets_no_thread_and_no_subscription(echo_stdio_command):
     """MCP-LISTEN-11: a server that announces no changes, with no resources given: ``listen``
     starts no thread and opens no subscription."""

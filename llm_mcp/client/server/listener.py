@@ -119,6 +119,10 @@ class Listener:
         self.stop()
         client = self.client()
         client.connect()
+        dropped = [uri for uri in self.resources if uri not in resources]
+        self.resources = []
+        if dropped and client.era != MODERN:  # the session outlives the listener: its subscriptions too
+            self._unsubscribe(client, dropped)
         lists = tuple(kind for kind, _ in _FLAGS
                       if protocol.as_object(client.capabilities.get(kind)).get("listChanged") is True)
         if not lists and not resources:
@@ -142,6 +146,15 @@ class Listener:
             self.stop()
             raise failure[0]
         log.info("Listening to MCP server %s: %s", self.name(), ", ".join((*lists, *self.resources)))
+
+    def _unsubscribe(self, client: Client, uris: list[str]) -> None:
+        """``resources/unsubscribe`` each of ``uris`` (handshake era), so their updates stop;
+        a server that refuses is logged, not raised."""
+        for uri in uris:
+            try:
+                client.request("resources/unsubscribe", {"uri": uri})
+            except MCPError as exc:
+                log.debug("MCP server %s: could not unsubscribe from %s (%s)", self.name(), uri, exc)
 
     def stop(self) -> None:
         """End the subscription and the thread (waits up to `STOP_WAIT` seconds). In a forked
