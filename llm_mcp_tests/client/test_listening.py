@@ -304,34 +304,19 @@ def test_listen_09_returns_once_confirmed_and_calls_keep_working_meanwhile():
             server.close()
 
 
-def test_listen_10_listening_again_replaces_the_resources():
-    """MCP-LISTEN-10: calling ``listen`` again replaces the resources listened to."""
+@pytest.mark.parametrize(("era", "transport"), [("modern", "stdio"), ("handshake", "http"), ("handshake", "stdio")])
+def test_listen_10_listening_again_replaces_the_resources(era, transport):
+    """MCP-LISTEN-10, MCP-LISTEN-18: calling ``listen`` again replaces the resources listened to.
+    On the handshake era a resource subscription belongs to the session, which outlives the
+    listener: listening again without the resource sends ``resources/unsubscribe``, so its
+    updates stop coming."""
     heard = Heard()
-    with running_server(CHANGING, transport="stdio", era="modern") as running:
+    with running_server(CHANGING, transport=transport, era=era) as running:
         server = running.mcp(after_change=heard)
         try:
             server.listen(resources=[NOTE])
             server.listen(resources=[])
             assert len(listener_threads()) == 1
-            server.call("edit", text="unheard")
-            server.call("add_tool")
-            assert heard.wait_for("tools")
-            assert NOTE not in heard.names
-        finally:
-            server.close()
-
-
-@pytest.mark.parametrize("transport", ["http", "stdio"])
-def test_listen_10_listening_again_without_a_resource_unsubscribes_it_on_a_handshake_server(transport):
-    """MCP-LISTEN-10, MCP-LISTEN-18: on the handshake era a resource subscription belongs to the
-    session, which outlives the listener; listening again without the resource sends
-    ``resources/unsubscribe``, so its updates stop coming."""
-    heard = Heard()
-    with running_server(CHANGING, transport=transport, era="handshake") as running:
-        server = running.mcp(after_change=heard)
-        try:
-            server.listen(resources=[NOTE])
-            server.listen(resources=[])
             assert server._listener.resources == []
             server.call("edit", text="unheard")
             server.call("add_tool")
