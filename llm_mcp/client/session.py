@@ -28,7 +28,7 @@ from .errors import (
     SessionExpiredError,
     StreamBrokenError,
 )
-from .logs import LOG_LEVEL_META, check_log_level, wanted
+from .logs import LOG_LEVEL_META, check_log_level, printable, wanted
 from .logs import write as write_log
 from .transports.base import Transport, adopt
 
@@ -520,5 +520,5 @@ class Client:
         error = protocol.as_object(error)
         code = error.get("code") if isinstance(error.get("code"), int) else None
         return MCPError(f"MCP server {self.name!r} answered {method} with error {code}: "
-                        f"{str(error.get('message', ''))[:500]}", code=code, data=error.get("data"),
+                        f"{printable(str(error.get('message', ''))[:500])}", code=code, data=error.get("data"),
                         server=self.name)

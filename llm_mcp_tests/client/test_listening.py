@@ -643,6 +643,21 @@ def test_a_server_ending_the_first_subscription_without_acknowledging_it_fails_l
         server.close()
 
 
+def test_a_refused_subscription_s_error_text_cannot_forge_lines():
+    """MCP-LISTEN-13: a server refusing ``subscriptions/listen`` with an error: ``listen`` raises
+    MCPError carrying its code and text, with control characters escaped, so the text cannot
+    start a line of its own where the error is printed or logged (``mcp_listen`` prints it)."""
+    transport = Acknowledging(script=["error"])
+    server = llm_mcp.mcp(transport=lambda: transport, name="tunnel")
+    try:
+        with pytest.raises(llm_mcp.MCPError) as raised:
+            server.listen()
+        assert raised.value.code == -32603
+        assert "\n" not in str(raised.value) and "no listening today\\n2026 ERROR forged" in str(raised.value)
+    finally:
+        server.close()
+
+
 def test_a_transport_without_a_listen_hook_cannot_listen():
     """A custom transport without ``listen`` makes ``listen`` raise ``MCPError`` saying so."""
     from llm_mcp_tests.support.transports import Duck
