@@ -277,7 +277,7 @@ def test_listen_08_resources_may_be_uris_or_resource_objects():
     (["not a uri"], ValueError, "'not a uri' is not a URI"),
     ([" memo://note"], ValueError, "is not a URI"),
     (["memo://note\nINFO forged"], ValueError, "is not a URI"),
-    ([""], ValueError, "empty URI"),
+    ([""], ValueError, "an empty string is not a URI"),
 ])
 def test_listen_08_resources_that_are_not_uris_are_refused_before_the_server_is_contacted(resources, error, words):
     """MCP-LISTEN-08: ``resources`` must be URI strings or ``Resource`` objects (one, or an

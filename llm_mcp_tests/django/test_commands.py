@@ -216,6 +216,8 @@ def test_call_rejects_bad_arguments(arguments, expected):
         (["mcp_inspect", "DemoServer"], "must be a dotted path"),
         (["mcp_listen", "llm_mcp_tests.support.listen_targets.NeedsArguments"],
          "cannot be built with no arguments"),
+        (["mcp_listen", "llm_mcp_tests.support.listen_targets.NeedsArguments", "--resource", "not a uri"],
+         "--resource: 'not a uri' is not a URI"),
         (["mcp_inspect", DEMO, "--command", "python -V"], "not both"),
         (["mcp_inspect", "--command", "'unbalanced"], "Cannot split --command"),
         (["mcp_call", DEMO], "Give a TARGET and a TOOL"),

@@ -222,7 +222,7 @@ class MCP:
         [`Resource`][llm_mcp.Resource] objects); each change drops the kept list and runs
         ``after_change``. Returns once the server confirmed; calling it again replaces what is
         listened to. A server that announces no changes, with no ``resources``, gets no thread and
-        no connection. A stream that drops is subscribed again after 1 s, doubling to 60 s while
+        no subscription (it is contacted to read what it announces). A stream that drops is subscribed again after 1 s, doubling to 60 s while
         the server stays away; once back, everything listened to counts as changed. In a forked
         child, call it again: the parent's thread is not inherited. See docs/how-to/listening.md;
         MCP 2026-07-28 "Subscriptions" (``subscriptions/listen``), older revisions' GET stream

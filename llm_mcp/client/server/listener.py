@@ -106,7 +106,7 @@ class Listener:
 
     def start(self, resources: list[str]) -> None:
         """Subscribe (replacing any subscription of this object) and return once the server
-        confirmed; a server that announces nothing and no resources: no thread, no connection.
+        confirmed; a server that announces nothing and no resources: no thread, no subscription.
 
         Raises ``ConnectionError`` (unreachable), ``MCPError`` (refused, naming what)."""
         with self._lock:
@@ -317,7 +317,7 @@ def resource_uris(resources: Any) -> list[str]:
         if not isinstance(uri, str):
             raise TypeError(f"listen(resources=...) takes URI strings or Resource objects, not {type(item).__name__}")
         if not uri:
-            raise ValueError("listen(resources=...) got an empty URI")
+            raise ValueError("listen(resources=...): an empty string is not a URI")
         if not _URI.match(uri):
             raise ValueError(f"listen(resources=...): {repr(uri)[:200]} is not a URI (scheme:..., no spaces "
                              "or control characters)")

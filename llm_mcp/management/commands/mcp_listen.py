@@ -24,6 +24,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 
 import llm_mcp
+from llm_mcp.client.server.listener import resource_uris
 from llm_mcp.management.targets import build_server, reporting_errors
 
 log = logging.getLogger("llm_mcp.listen")
@@ -74,6 +75,10 @@ class Command(BaseCommand):
             if starting[0]:  # listen() still waits for the server: interrupt it, or it waits its whole timeout
                 raise KeyboardInterrupt
 
+        try:
+            resource_uris(options["resource"])
+        except ValueError as exc:
+            raise CommandError(f"--resource: {str(exc).removeprefix('listen(resources=...): ')}") from None
         server = build_server(options["target"], {"timeout": options.get("timeout")})
         handler = show_changes_on_stderr()
         previous = {sig: signal.signal(sig, on_signal) for sig in STOP_SIGNALS}
