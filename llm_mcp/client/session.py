@@ -30,7 +30,7 @@ from .errors import (
     StartupFailedError,
     StreamBrokenError,
 )
-from .logs import LOG_LEVEL_META, check_log_level, wanted
+from .logs import LOG_LEVEL_META, check_log_level, printable, wanted
 from .logs import write as write_log
 from .offered import missing_capability, not_offered
 from .transports.base import Transport, adopt
@@ -576,5 +576,5 @@ class Client:
         error = protocol.as_object(error)
         code = error.get("code") if isinstance(error.get("code"), int) else None
         return MCPError(f"MCP server {self.name!r} answered {method} with error {code}: "
-                        f"{str(error.get('message', ''))[:500]}", code=code, data=error.get("data"),
+                        f"{printable(str(error.get('message', ''))[:500])}", code=code, data=error.get("data"),
                         server=self.name)

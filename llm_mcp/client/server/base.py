@@ -240,7 +240,7 @@ class MCP:
         [`Resource`][llm_mcp.Resource] objects); each change drops the kept list and runs
         ``after_change``. Returns once the server confirmed; calling it again replaces what is
         listened to. A server that announces no changes, with no ``resources``, gets no thread and
-        no connection. A stream that drops is subscribed again after 1 s, doubling to 60 s while
+        no subscription (it is contacted to read what it announces). A stream that drops is subscribed again after 1 s, doubling to 60 s while
         the server stays away; once back, everything listened to counts as changed. In a forked
         child, call it again: the parent's thread is not inherited. See docs/how-to/listening.md;
         MCP 2026-07-28 "Subscriptions" (``subscriptions/listen``), older revisions' GET stream
@@ -253,7 +253,8 @@ class MCP:
             ConnectionError: the server cannot be reached.
             MCPError: the server will not send updates for a resource given (naming it).
             ServerTimeoutError: the server did not confirm within ``timeout`` seconds.
-            TypeError, ValueError: a resource that is neither a URI string nor a ``Resource``.
+            TypeError, ValueError: a resource that is neither a URI string nor a ``Resource``, or a
+                string that is not an absolute URI (checked before the server is contacted).
         """
         uris = resource_uris(resources)
         if tasks:

@@ -203,7 +203,8 @@ TABLE: tuple[Setting, ...] = (
     Setting("question_timeout", 300, "Seconds a chat holds a handshake-era server's question open for an answer "
             "before declining it (not counted against `timeout`).", check=_question_timeout, group="questions"),
     Setting("after_change", None, "Run with what changed: `\"tools\"`, `\"prompts\"`, `\"resources\"` or the "
-            "`Resource` whose content changed (see `listen`).", "per change", _named(_callback, "after_change"),
+            "`Resource` whose content changed; a method name (`def f(self, change)`) or a callable "
+            "`f(server, change)` (see `listen`).", "per change", _named(_callback, "after_change"),
             group="changes"),
 )
 """Every server setting, in the order of the reference."""
