@@ -129,8 +129,8 @@ EXAMPLE_LIVE_TOOLS_FILE = os.environ.get("EXAMPLE_LIVE_TOOLS_FILE", str(BASE_DIR
 
 # Connecting a server is done by a signed-in user (their credentials): Django's login view.
 LOGIN_URL = "login"
-LOGIN_REDIRECT_URL = "chat_list"
-LOGOUT_REDIRECT_URL = "chat_list"
+LOGIN_REDIRECT_URL = "llm_mcp:chat_list"
+LOGOUT_REDIRECT_URL = "llm_mcp:chat_list"
 
 # Credentials of MCP servers are encrypted with keys derived from SECRET_KEY and SALT_KEY
 # (django-fernet-encrypted-fields). Set both from the environment in production.

@@ -7,7 +7,8 @@ The chat admin is registered for the app's own chat model only: a project that s
 Credentials are listed by owner, server, scopes and expiry: their encrypted ``secret`` and the
 tokens in the decrypted ``data`` are never displayed nor editable here, and credentials are not
 added from the admin (the client writes them during authorization); the *revoke* action (or
-deleting one) revokes it for this site, *refresh at next use* makes the client refresh it.
+deleting one) revokes it for this site, *refresh now* refreshes its access token at once,
+*refresh at next use* marks it expired so the client refreshes it at its next use.
 
 Tool calls can be approved and declined from their list (actions), through the same
 ``ToolCall.approve()``/``decline()`` the chat pages use.
@@ -16,6 +17,7 @@ Tool calls can be approved and declined from their list (actions), through the s
 from __future__ import annotations
 
 import json
+import logging
 from datetime import UTC, datetime
 from typing import Any
 
@@ -32,6 +34,8 @@ from .models import Credential, ToolCall
 __all__ = ["ChatAdmin", "CredentialAdmin", "MessageInline", "ToolCallAdmin", "ToolCallInline"]
 
 DEFAULT_CHAT_MODEL = "llm_mcp.Chat"
+
+log = logging.getLogger("llm_mcp.admin")
 
 
 def _has_user(model: Any) -> bool:
@@ -220,8 +224,11 @@ class CredentialAdmin(_ViewOnly, admin.ModelAdmin):
     shown, searched or editable; the columns read the decrypted data for its ``resource``,
     ``scope`` and ``expires_at`` only.
 
-    *Revoke* deletes the credentials (the user connects again); *refresh at next use* marks the
-    access token expired, so the next call refreshes it with the refresh token."""
+    *Revoke* deletes the credentials (the user connects again). *Refresh now* refreshes the
+    access token at once with its refresh token (`refresh_now`), for credentials of a server
+    class listed in ``LLM_MCP["OAUTH_SERVERS"]``. *Refresh at next use* only marks the access
+    token expired (``expires_at = 0``): no request is made now; the client refreshes it with
+    the refresh token the next time the owner's server is used, from whatever process that is."""
 
     list_display = ["owner_display", "server", "scopes", "expiry", "updated_at"]
     list_filter = ["owner_type"]
@@ -229,7 +236,7 @@ class CredentialAdmin(_ViewOnly, admin.ModelAdmin):
     exclude = ["secret"]
     fields = ["owner_display", "server", "scopes", "expiry", "created_at", "updated_at"]
     readonly_fields = fields
-    actions = ["revoke", "refresh_at_next_use"]
+    actions = ["revoke", "refresh_now", "refresh_at_next_use"]
 
     def get_queryset(self, request: HttpRequest) -> Any:
         return super().get_queryset(request).select_related("owner_type")
@@ -286,6 +293,72 @@ class CredentialAdmin(_ViewOnly, admin.ModelAdmin):
             Credential.objects.delete(key)
         self.message_user(request, f"Revoked {len(keys)} credential(s): their users must connect again.",
                           messages.SUCCESS)
+
+    @staticmethod
+    def server_for(credential: Credential) -> Any:
+        """The server of ``LLM_MCP["OAUTH_SERVERS"]`` whose credentials ``credential`` holds:
+        each listed class is built for the credential's owner and its OAuth key compared with
+        the row's ``key`` (the server's URL and the owner). ``None`` when none matches; servers
+        built by a function of the request cannot be built here and are not tried. The caller
+        closes the server."""
+        from .views import server_for_owner
+
+        owner = credential.owner if credential.owner_type_id is not None else None
+        for name in conf.get("OAUTH_SERVERS"):
+            try:
+                target = conf.oauth_server(name)
+                if not isinstance(target, type):
+                    continue
+                server = server_for_owner(name, target, owner)
+            except Exception as exc:  # misconfigured, or a URL that cannot be evaluated for this owner
+                log.debug("OAUTH_SERVERS[%r] cannot be built for credential %s: %s", name, credential.pk,
+                          type(exc).__name__)
+                continue
+            try:
+                flow = server.oauth_flow
+                if flow is not None and flow.key == credential.key:
+                    return server
+            except Exception as exc:
+                log.debug("OAUTH_SERVERS[%r]: no credential key for credential %s: %s", name, credential.pk,
+                          type(exc).__name__)
+            server.close()
+        return None
+
+    @admin.action(description="Refresh the selected access tokens now", permissions=["delete"])
+    def refresh_now(self, request: HttpRequest, queryset: Any) -> None:
+        """Refresh each selected access token now (``OAuth.refresh(force=True)``: the token
+        endpoint, client and DPoP key stored with the credential, the server class's client
+        settings). A refresh token the authorization server refuses is forgotten with its access
+        token (the user connects again), as the client does at a call; credentials without a
+        refresh token, or of no server class in ``OAUTH_SERVERS``, are left as they are."""
+        refreshed, refused, skipped, failed = 0, 0, 0, []
+        for credential in queryset:
+            data = self._data(credential)
+            server = None if data.get("_undecryptable") or not data.get("refresh_token") else self.server_for(credential)
+            if server is None:
+                skipped += 1
+                continue
+            try:
+                fresh = server.oauth_flow.refresh(data, force=True)
+            except Exception as exc:  # the authorization server cannot be reached, ...
+                failed.append(f"{self.owner_display(credential)}: {type(exc).__name__}")
+                continue
+            finally:
+                server.close()
+            if fresh and fresh.get("access_token"):
+                refreshed += 1
+            else:
+                refused += 1
+        parts = [f"Refreshed {refreshed} access token(s)"]
+        if refused:
+            parts.append(f"{refused} refused by the authorization server (forgotten: those users connect again)")
+        if skipped:
+            parts.append(f"{skipped} left as they are (no refresh token, or no server of LLM_MCP['OAUTH_SERVERS'] "
+                         "holds them: 'refresh at next use' marks them expired instead)")
+        if failed:
+            parts.append(f"{len(failed)} failed ({', '.join(failed[:5])}); nothing changed for them")
+        self.message_user(request, "; ".join(parts) + ".",
+                          messages.WARNING if refused or failed else messages.SUCCESS)
 
     @admin.action(description="Refresh the selected access tokens at their next use", permissions=["delete"])
     def refresh_at_next_use(self, request: HttpRequest, queryset: Any) -> None:

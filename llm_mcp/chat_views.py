@@ -358,7 +358,8 @@ def _undecided(record: Any) -> bool:
 class AnswerView(ChatDetailView):
     """POST ``reply=answer`` (with the form's fields) or ``reply=decline``: one open question
     of ``record.pending_questions`` (by its call's id and key). A refused answer shows the page
-    again with the form's errors (status 400); once nothing is left open, ``resume_chat``."""
+    again with the form's errors (status 400); once nothing is left open, ``resume_chat`` (not
+    for a held question: its call still waits in the worker and goes on by itself)."""
 
     action = "decide"
     http_method_names = ["post"]
@@ -386,7 +387,8 @@ class AnswerView(ChatDetailView):
             messages.warning(request, f"That question could not be answered: {exc}")
             return self.to_chat(record)
         messages.success(request, f"{'Declined' if what == 'decline' else 'Answered'}: {question.message[:80]}")
-        if not record.pending_questions and not _undecided(record):
+        # a held question's call is still open in the worker and sends the answer itself
+        if not question.held and not record.pending_questions and not _undecided(record):
             self.enqueue("Resuming the chat", tasks.resume_chat, record.pk)
         return self.to_chat(record)
 

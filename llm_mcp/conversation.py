@@ -39,6 +39,17 @@ _problems_lock = threading.Lock()
 MAX_REMEMBERED = 1000
 """Schema checks remembered per process (a call's arguments never change, so one check is enough)."""
 
+MAX_SHOWN = 20_000
+"""Characters of a call's arguments, a result's text or its raw JSON the page shows; the rest is
+left out with a note saying how much (the rows keep everything: the admin shows it whole)."""
+
+
+def shown(text: str) -> str:
+    """``text`` cut to `MAX_SHOWN` characters, with a note of how many more there are."""
+    if len(text) <= MAX_SHOWN:
+        return text
+    return f"{text[:MAX_SHOWN]}\n… ({len(text) - MAX_SHOWN:,} more characters not shown)"
+
 
 def tool_schemas(record: Any) -> dict[str, dict[str, Any]]:
     """``{tool name: input schema}`` of the tools the chat offers its model (lists the servers'
@@ -101,10 +112,11 @@ def _result_view(call: Any, row: Any) -> dict[str, Any]:
     if structured is not None and text.strip() == json.dumps(structured, ensure_ascii=False):
         text = ""  # the text is only the structured content again: shown once, as a table
     return {
-        "row": row, "text": text, "is_error": row.is_error,
+        "row": row, "text": shown(text), "is_error": row.is_error,
         "partly_run": row.is_error and PARTLY_RUN.strip() in text,
         "structured": structured_html(structured) if structured is not None else "",
-        "raw_json": json.dumps(raw if raw is not None else {"content": row.content}, indent=2, ensure_ascii=False),
+        "raw_json": shown(json.dumps(raw if raw is not None else {"content": row.content}, indent=2,
+                                     ensure_ascii=False)),
         "attachments": attachment_views(row.attachments),
         "app": _app_view(call, row, raw),
     }
@@ -172,7 +184,7 @@ class Conversation:
                     view.waiting_calls += waiting
                     calls.append({
                         "row": call, "waiting": waiting,
-                        "arguments": json.dumps(call.arguments, indent=2, ensure_ascii=False),
+                        "arguments": shown(json.dumps(call.arguments, indent=2, ensure_ascii=False)),
                         "problems": _listed(problems.get(call.pk)),
                         "unchecked": problems.get(call.pk) if isinstance(problems.get(call.pk), str) else "",
                         "questions": [_question_view(q, forms) for q in open_questions],

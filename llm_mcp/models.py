@@ -20,13 +20,14 @@ from django.contrib.contenttypes.fields import GenericForeignKey
 from django.contrib.contenttypes.models import ContentType
 from django.core.exceptions import ValidationError
 from django.db import models
-from encrypted_fields.fields import EncryptedTextField
 
 from . import conf
+from .client import offload
 from .client.question import open_questions
 from .client.result import Result
 from .credentials import CredentialManager
 from .db.record import ChatRecord
+from .fields import SealedTextField
 
 __all__ = ["AbstractChat", "AbstractMessage", "Chat", "Credential", "Message", "ToolCall"]
 
@@ -232,6 +233,14 @@ class ToolCall(models.Model):
         Raises ``ValueError`` when the call is not (or no longer) waiting for approval."""
         self._decide("declined")
 
+    async def aapprove(self) -> None:
+        """The async twin of `approve` (Django's async ORM convention: ``sync_to_async``)."""
+        await offload.on_orm(self.approve)
+
+    async def adecline(self) -> None:
+        """The async twin of `decline` (see `aapprove`)."""
+        await offload.on_orm(self.decline)
+
     def _decide(self, decision: str) -> None:
         if not type(self)._default_manager.filter(pk=self.pk, approval="pending").update(approval=decision):
             self.refresh_from_db(fields=["approval"])
@@ -251,7 +260,8 @@ class Credential(models.Model):
     see `llm_mcp.credentials.CredentialManager`).
 
     The data is kept as one Fernet-encrypted JSON text (``django-fernet-encrypted-fields``,
-    keyed by ``SALT_KEY`` and ``SECRET_KEY``), so its column never holds a token in clear.
+    keyed by ``SALT_KEY`` and ``SECRET_KEY``), so its column never holds a token in clear, and
+    ``dumpdata`` writes the ciphertext (`llm_mcp.fields.SealedTextField`); ``loaddata`` reads it back.
 
     Attributes:
         key: what the credentials are for (server, authorization server, user), unique.
@@ -263,7 +273,7 @@ class Credential(models.Model):
     owner_type = models.ForeignKey(ContentType, on_delete=models.CASCADE, null=True, blank=True)
     owner_id = models.CharField(max_length=255, blank=True, default="")
     owner = GenericForeignKey("owner_type", "owner_id")
-    secret = EncryptedTextField(blank=True, null=True)
+    secret = SealedTextField(blank=True, null=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

@@ -177,6 +177,8 @@ def declared_names(server: MCP) -> dict[str, list[str]]:
         if key == "requires_approval" and isinstance(value, str):
             continue  # a tool property or a method, not a name
         found[key] = _names(value, key, server.name)
+        if key == "requires_approval":  # "sampling" names the server's sampling requests, not a tool
+            found[key] = [name for name in found[key] if name != "sampling"]
     found["tool_options"] = list(server.settings.option("tool_options") or {})
     return found
 

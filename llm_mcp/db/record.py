@@ -13,13 +13,14 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from django.db import router, transaction
+from django.db import connections, router, transaction
 
 from .. import conf
 from ..chat import Agent
 from ..chat import Chat as LiveChat
 from ..chat.messages import Message, ToolCall
 from ..chat.store import is_waiting, pending_approvals, pending_questions
+from ..client import offload
 from ..client.prompt import Prompt
 from .agents import agent_path, decode_inputs, encode_inputs
 from .rows import tool_call_model
@@ -175,6 +176,19 @@ class ChatRecord:
                             "another process are not here; use an agent with chat_class)", self.pk, open_calls)
         return chat.complete(stream=stream)
 
+    async def aask(self, text: str | Prompt, *, with_: Any = None, stream: Callable[[str], None] | None = None,
+                   key: str | None = None) -> Message:
+        """The async twin of `ask`, for async views: the turn (its database, model and MCP work)
+        runs in a thread of its own (``llm_mcp.client.offload``), whose database connections
+        are closed when it ends. Cancelling the awaiting task cancels the turn (`cancel`) and
+        raises ``asyncio.CancelledError``."""
+        return await offload.in_thread(_closing(self.ask), text, with_=with_, stream=stream, key=key,
+                                       on_cancel=self.cancel)
+
+    async def acomplete(self, *, stream: Callable[[str], None] | None = None) -> Message:
+        """The async twin of `complete` (see `aask`)."""
+        return await offload.in_thread(_closing(self.complete), stream=stream, on_cancel=self.cancel)
+
     @property
     def waiting(self) -> bool:
         """Whether a tool call waits for a person (or a server task)."""
@@ -272,3 +286,12 @@ def _owner_for(model: Any, agent: Agent, owner: Any) -> Any:
 
 def _input_names(agent: Agent) -> list[str]:
     return [agent.inputs] if isinstance(agent.inputs, str) else list(agent.inputs or ())
+def _closing(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``func`` closing the database connections of the thread it ran in (a thread of the async
+    twins' executor, which Django's request signals never clean)."""
+    def run(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        finally:
+            connections.close_all()
+    return run

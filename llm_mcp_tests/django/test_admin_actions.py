@@ -1,6 +1,6 @@
 """The admin acts: approve/decline waiting tool calls (through ToolCall.approve/decline), the chat list
 with user, title and message count, credentials by owner, server, scopes and expiry with revoke and
-refresh-at-next-use, no token ever shown (marker ``db``)."""
+refresh now (against the real test authorization server) or at next use, no token ever shown (marker ``db``)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from llm_mcp import tasks
 from llm_mcp.models import Credential, ToolCall
 
 from llm_mcp_tests.support.chat_ui import chat_rows
+from llm_mcp_tests.support.oauth_steps import ProtectedServer, connect_through_views, servers  # noqa: F401 (fixture)
 
 pytestmark = [pytest.mark.db, pytest.mark.django_db]
 
@@ -90,3 +91,46 @@ def test_credentials_show_owner_server_scopes_expiry_and_are_revoked_and_refresh
     assert "(expired)" in client.get(url).content.decode()
     act(client, url, "revoke", [Credential.objects.get(key=key).pk])
     assert Credential.objects.read(key) is None and Credential.objects.count() == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_refresh_now_gets_a_new_access_token_from_the_authorization_server(servers, client, settings):  # noqa: F811
+    """The admin's *refresh now* makes the refresh-token grant at once, for the credential of the server of
+    OAUTH_SERVERS it belongs to (found by owner and URL): the new token works at the MCP server, the spent
+    refresh token rotated; a refresh token the authorization server refuses is forgotten and the admin
+    says so; a credential no listed server holds is left as it is."""
+    from django.test import Client
+
+    settings.LLM_MCP = {**settings.LLM_MCP,
+                        "OAUTH_SERVERS": {"protected": "llm_mcp_tests.support.oauth_steps.ProtectedServer"}}
+    alice = get_user_model().objects.create_user("alice_oauth", password="pw")
+    browser = Client(HTTP_HOST="127.0.0.1")
+    browser.force_login(alice)
+    assert connect_through_views(browser)["status"] == 302
+    key = ProtectedServer(user=alice).oauth_flow.key
+    before = Credential.objects.read(key)
+    assert before["access_token"] and before["refresh_token"]
+    Credential.objects.write("oauth:https://elsewhere.test/mcp|user:9", {"access_token": TOKEN,
+                                                                         "refresh_token": REFRESH}, owner=alice)
+    assert servers.expire_access_tokens() == 1  # the stored access token no longer works at the server
+    root = get_user_model().objects.create_superuser("root", "root@example.com", "pw")
+    client.force_login(root)
+    url = reverse("admin:llm_mcp_credential_changelist")
+    pks = list(Credential.objects.values_list("pk", flat=True))
+    done = act(client, url, "refresh_now", pks).content.decode()
+    # left as they are: the other server's credential, and the client registration the store also holds
+    assert "Refreshed 1 access token(s); 2 left as they are" in done
+    after = Credential.objects.read(key)
+    assert after["access_token"] != before["access_token"] and after["refresh_token"] != before["refresh_token"]
+    assert servers.state.check_access_token(after["access_token"], resource=servers.mcp_url) is not None
+    assert [(r["grant_type"], r["status"]) for r in servers.token_requests("refresh_token")] == [("refresh_token", 200)]
+    assert Credential.objects.read("oauth:https://elsewhere.test/mcp|user:9")["refresh_token"] == REFRESH
+    assert after["access_token"] not in done and after["refresh_token"] not in done
+    with ProtectedServer(user=alice) as server:  # the refreshed token is what the next call uses: no new grant
+        assert "add" in [tool.name for tool in server.tools]
+    assert len(servers.token_requests("refresh_token")) == 1
+    with servers.state.lock:  # the authorization server revokes the grant
+        servers.state.refresh_tokens[after["refresh_token"]].revoked = True
+    refused = act(client, url, "refresh_now", [Credential.objects.get(key=key).pk]).content.decode()
+    assert "Refreshed 0 access token(s); 1 refused by the authorization server" in refused
+    assert not ProtectedServer(user=alice).authorized  # the tokens were forgotten: alice connects again

@@ -246,3 +246,24 @@ def test_multi_select_and_boolean_questions_keep_their_types(enqueued):
     stored = ToolCall.objects.get(tool_call_id="c1").pending_questions[0]["response"]
     assert stored == {"action": "accept", "content": {"regions": ["eu", "ap"], "sizes": [2], "dry_run": True,
                                                       "ratio": 2.5}}
+
+
+def test_huge_arguments_and_results_are_shown_cut_with_how_much_was_left_out():
+    """A call whose arguments (or result) run to megabytes does not make every view of the page, and every
+    event of a followed turn, megabytes: each block shows its first MAX_SHOWN characters and says how many
+    more there are; the rows keep everything."""
+    from llm_mcp.conversation import MAX_SHOWN
+
+    ada = user("ada")
+    blob = "x" * 400_000
+    record = chat_rows(ada, calls=[{"tool_call_id": "c1", "name": "echo", "arguments": {"blob": blob},
+                                    "approval": "pending"},
+                                   {"tool_call_id": "c2", "name": "echo", "arguments": {}, "approval": "approved"}],
+                       tool_results=[(1, {"content": "y" * 300_000})])
+    page = signed_in(ada).get(reverse("llm_mcp:chat_detail", args=[record.pk]))
+    html = page.content.decode()
+    arguments = json.dumps({"blob": blob}, indent=2)
+    assert page.status_code == 200 and len(page.content) < 8 * MAX_SHOWN
+    assert f"{len(arguments) - MAX_SHOWN:,} more characters not shown" in html
+    assert f"{300_000 - MAX_SHOWN:,} more characters not shown" in html
+    assert ToolCall.objects.get(tool_call_id="c1").arguments == {"blob": blob}  # stored whole

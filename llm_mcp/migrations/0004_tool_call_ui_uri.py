@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('llm_mcp', '0002_chat_user'),
+        ('llm_mcp', '0003_credential_secret_sealed'),
     ]
 
     operations = [
