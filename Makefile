@@ -68,7 +68,7 @@ run: install
 	@echo ""
 	@echo "  Open http://127.0.0.1:$(PORT)/   (admin: http://127.0.0.1:$(PORT)/admin/ after $(PY) manage.py createsuperuser)"
 	@echo ""
-	$(PY) manage.py runserver 127.0.0.1:$(PORT)
+	LLM_MCP_APPS_SANDBOX_ORIGIN=http://localhost:$(PORT) $(PY) manage.py runserver 127.0.0.1:$(PORT)
 
 # `test` runs the whole suite (on SQLite), then the tests marked `db` a second time
 # on a throwaway PostgreSQL server (llm_mcp_tests/support/services.py sets DJANGO_DB_*).

@@ -38,6 +38,7 @@ class DemoServer(llm_mcp.MCP):
     # whatever the current directory is.
     directory = str(PROJECT_ROOT)
     timeout = 30
+    extensions = "apps"  # MCP Apps: dice_board's board renders on the chat page
 
 
 class ProtectedServer(llm_mcp.MCP):

@@ -15,6 +15,9 @@ tests can check exact values:
 * ``add(a, b)``                returns ``{"sum": a + b}`` as structured content;
 * ``now()``                    returns the current UTC time in ISO 8601;
 * ``roll_dice(sides, count)``  rolls dice and returns the rolls and their total;
+* ``dice_board(count)``        rolls dice and shows them in an MCP App (``ui://demo/dice-board.html``),
+  whose "Roll again" button calls the app-only ``reroll(count)`` and whose "Ask about it" button
+  sends the chat a message (``ui/message``);
 * ``learn_shout()``            adds the tool ``shout`` while the server runs, and tells
   listening clients that the tool list changed (``manage.py mcp_listen``, the Procfile's
   ``listener``, shows it; the site's "Live tools" page lists what the listener heard).
@@ -27,7 +30,7 @@ import random
 from datetime import UTC, datetime
 from typing import Any
 
-from llm_mcp.testing import Server, Tool, ToolError
+from llm_mcp.testing import Resource, Server, Tool, ToolError
 from llm_mcp.testing.serve import add_serve_arguments
 
 SERVER_NAME = "llm-mcp-demo"
@@ -124,8 +127,85 @@ class LearnShout(Tool):
         return self.respond_with(content=self.text_content(text="The server can shout now."))
 
 
+BOARD_URI = "ui://demo/dice-board.html"
+BOARD_HTML = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Dice board</title>
+<style>body{font-family:system-ui,sans-serif;margin:10px}.dice{font-size:2.4em;letter-spacing:.15em}
+button{margin-right:.5em}</style></head>
+<body><div class="dice" id="dice">…</div><p>Total: <b id="total">?</b></p>
+<button id="again" type="button">Roll again</button><button id="ask" type="button">Ask about it</button>
+<script>
+// An MCP App (the View side), by hand: JSON-RPC 2.0 over postMessage with the host.
+var next = 1, waiting = {}, count = 2, FACES = "\u2680\u2681\u2682\u2683\u2684\u2685";
+function send(m) { window.parent.postMessage(m, "*"); }
+function ask(method, params) { var id = next++; send({jsonrpc: "2.0", id: id, method: method, params: params});
+  return new Promise(function (ok, no) { waiting[id] = [ok, no]; }); }
+function show(result) { var s = result && result.structuredContent; if (!s) return;
+  document.getElementById("dice").textContent = s.rolls.map(function (r) { return FACES[r - 1] || r; }).join(" ");
+  var total = document.getElementById("total"); total.textContent = s.total;
+  total.setAttribute("data-rolls", String(window.rolls || 0)); }
+window.addEventListener("message", function (e) {
+  if (e.source !== window.parent || !e.data || e.data.jsonrpc !== "2.0") return;
+  var m = e.data;
+  if (!m.method && waiting[m.id]) { var w = waiting[m.id]; delete waiting[m.id]; m.error ? w[1](m.error) : w[0](m.result); }
+  else if (m.method === "ui/notifications/tool-input") count = (m.params.arguments || {}).count || count;
+  else if (m.method === "ui/notifications/tool-result") show(m.params);
+  else if (m.method === "ui/resource-teardown") send({jsonrpc: "2.0", id: m.id, result: {}});
+});
+document.getElementById("again").onclick = function () { ask("tools/call", {name: "reroll", arguments: {count: count}}).then(show); };
+document.getElementById("ask").onclick = function () { ask("ui/message", {role: "user", content: [{type: "text",
+  text: "I rolled " + document.getElementById("total").textContent + ". Is that a good roll?"}]}); };
+ask("ui/initialize", {appInfo: {name: "dice-board", version: "1"}, appCapabilities: {}, protocolVersion: "2026-01-26"})
+  .then(function () { send({jsonrpc: "2.0", method: "ui/notifications/initialized", params: {}});
+    send({jsonrpc: "2.0", method: "ui/notifications/size-changed", params: {height: document.body.scrollHeight + 20}}); });
+</script></body></html>
+"""
+
+
+def _six_sided(count: int) -> dict[str, Any]:
+    if not 1 <= count <= 12:
+        raise ToolError(f"count must be between 1 and 12, got {count}")
+    rolls = [random.randint(1, 6) for _ in range(count)]
+    return {"rolls": rolls, "total": sum(rolls)}
+
+
+class DiceBoard(Tool):
+    name = "dice_board"
+    title = "Dice board"
+    description = "Roll `count` six-sided dice and show them on a board the user can roll again."
+    input_schema = {"type": "object", "properties": {"count": {"type": "integer", "default": 2}}}
+    annotations = {**_SAFE, "idempotent_hint": False}
+    resource_uri = BOARD_URI
+
+    def call(self) -> dict[str, Any]:
+        return self.respond_with(structured_content=_six_sided(self.arguments.get("count", 2)))
+
+
+class Reroll(Tool):
+    name = "reroll"
+    title = "Roll the board again"
+    description = "Roll the dice board again (only its App calls it)."
+    input_schema = DiceBoard.input_schema
+    annotations = {**_SAFE, "idempotent_hint": False}
+    resource_uri = BOARD_URI
+    visibility = ["app"]
+
+    def call(self) -> dict[str, Any]:
+        return self.respond_with(structured_content=_six_sided(self.arguments.get("count", 2)))
+
+
+class Board(Resource):
+    uri = BOARD_URI
+    name = "dice_board"
+    mime_type = "text/html;profile=mcp-app"
+    meta = {"ui": {"prefersBorder": True}}  # no csp: the strictest policy (no network at all)
+
+    def read(self) -> str:
+        return BOARD_HTML
+
+
 server = Server(SERVER_NAME, title="llm_mcp demo server", version=SERVER_VERSION, instructions=INSTRUCTIONS,
-                tools=[Echo, Add, Now, RollDice, LearnShout])
+                tools=[Echo, Add, Now, RollDice, DiceBoard, Reroll, LearnShout], resources=[Board])
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -28,6 +28,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "llm_mcp.middleware.AppsSandboxMiddleware",  # the MCP Apps sandbox origin serves the sandbox only
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -115,6 +116,8 @@ EXAMPLE_OAUTH_MCP_URL = os.environ.get("EXAMPLE_OAUTH_MCP_URL", "")
 if EXAMPLE_OAUTH_MCP_URL:
     LLM_MCP["OAUTH_SERVERS"] = {"protected": "example_project.demo.ProtectedServer"}
 LLM_MCP["CLIENT_NAME"] = "llm_mcp example site"
+# MCP Apps run on a second origin: the same runserver reached as localhost (`make run` sets it).
+LLM_MCP["APPS_SANDBOX_ORIGIN"] = os.environ.get("LLM_MCP_APPS_SANDBOX_ORIGIN", "http://localhost:8000")
 # The chat pages (llm_mcp.urls under /mcp/) offer the demo agent on the first configured model.
 LLM_MCP["CHAT_AGENTS"] = ["example_project.agents.DemoAgent"]
 

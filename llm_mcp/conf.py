@@ -31,6 +31,9 @@ __all__ = ["DEFAULTS", "chat_access", "chat_agents", "chat_model_name", "credent
 DOTTED = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+$")
 SERVER_NAME = re.compile(r"^[A-Za-z0-9_-]{1,100}$")
 
+ORIGIN = re.compile(r"^https?://[A-Za-z0-9.\-\[\]:]+$")
+"""An origin: scheme, host and optional port, nothing after."""
+
 DEFAULTS: dict[str, Any] = {
     # Seconds a Celery job waits before checking a paused chat's tasks again, when none of
     # the tasks says how long (its ``pollInterval``).
@@ -77,6 +80,9 @@ DEFAULTS: dict[str, Any] = {
     "CHAT_RUN_TURNS": "request",
     # Largest image or audio, in bytes, the chat page shows inline (larger: named attachment).
     "CHAT_INLINE_MEDIA_BYTES": 2_000_000,
+    # MCP Apps: the origin (scheme://host[:port]) the Apps' sandbox proxy is served on, a
+    # different origin from the chat pages' (None: Apps are not rendered). See docs "MCP Apps".
+    "APPS_SANDBOX_ORIGIN": None,
 }
 
 
@@ -142,6 +148,8 @@ CHECKS: dict[str, tuple[Callable[[Any], bool], str]] = {
                    and all(isinstance(x, str) and x for x in v.values()),
                    '{"provider": "<registered provider>", "model": "<model id>"}'),
     "CHAT_RUN_TURNS": (lambda v: v in ("request", "celery"), '"request" or "celery"'),
+    "APPS_SANDBOX_ORIGIN": (lambda v: v is None or (isinstance(v, str) and bool(ORIGIN.match(v))),
+                            'an origin like "https://apps.example.com" (scheme://host[:port], no path), or None'),
     "CHAT_INLINE_MEDIA_BYTES": (lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0,
                                 "a number of bytes (0: never inline)"),
 }

@@ -23,6 +23,9 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+from django.urls import reverse
+
+from . import conf
 from .client.shaping import PARTLY_RUN
 from .forms import QuestionForm, argument_problems
 from .rendering import attachment_views, markdown_html, structured_html
@@ -93,6 +96,15 @@ def _listed(problems: list[str] | str | None) -> list[str]:
     return problems if isinstance(problems, list) else []
 
 
+def _app_view(call: Any, row: Any, raw: dict[str, Any] | None) -> dict[str, Any] | None:
+    """What the page needs to render the MCP App of a result (``None`` for a tool without one)."""
+    if raw is None or not getattr(call, "ui_uri", None):
+        return None
+    origin = conf.get("APPS_SANDBOX_ORIGIN")
+    return {"message": row.pk, "sandbox_origin": origin.rstrip("/") if origin else "",
+            "sandbox_url": origin.rstrip("/") + reverse("llm_mcp:app_sandbox") if origin else ""}
+
+
 def _result_view(call: Any, row: Any) -> dict[str, Any]:
     raw = call.mcp_result if isinstance(call.mcp_result, dict) else None
     structured = raw.get("structuredContent") if raw is not None else None
@@ -106,6 +118,7 @@ def _result_view(call: Any, row: Any) -> dict[str, Any]:
         "raw_json": shown(json.dumps(raw if raw is not None else {"content": row.content}, indent=2,
                                      ensure_ascii=False)),
         "attachments": attachment_views(row.attachments),
+        "app": _app_view(call, row, raw),
     }
 
 

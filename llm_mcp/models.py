@@ -24,6 +24,7 @@ from django.db import models
 from . import conf
 from .client import offload
 from .client.question import open_questions
+from .client.result import Result
 from .credentials import CredentialManager
 from .db.record import ChatRecord
 from .fields import SealedTextField
@@ -129,6 +130,23 @@ class AbstractMessage(models.Model):
     def __str__(self) -> str:
         return f"{self.role}: {self.content[:60]}"
 
+    @property
+    def parent_tool_call(self) -> Any:
+        """On a tool-result row, the `ToolCall` row it answers (``.arguments``, ``.name``), else ``None``."""
+        try:
+            return self.tool_result
+        except models.ObjectDoesNotExist:
+            return None
+
+    @property
+    def mcp_result(self) -> Result | None:
+        """As `llm_mcp.chat.Message.mcp_result`: the server's whole `llm_mcp.Result` for a tool with
+        an MCP App UI (error results included), ``None`` otherwise."""
+        call = self.parent_tool_call
+        if call is None or not call.ui_uri or not isinstance(call.mcp_result, dict):
+            return None
+        return Result(call.mcp_result, tool_name=call.name, ui_uri=call.ui_uri)
+
 
 class Chat(AbstractChat):
     """The default chat model (swap it with ``LLM_MCP_CHAT_MODEL``).
@@ -171,7 +189,8 @@ class ToolCall(models.Model):
         name / arguments: the tool and the arguments the model sent (JSON).
         approval: ``""`` (not needed), ``pending``, ``approved`` or ``declined``.
         pending_questions / request_state / task: why a call is paused, and how to resume it.
-        mcp_result: the server's whole result, for tools with a UI (``None`` otherwise).
+        mcp_result: the server's whole result as sent (``None`` for a call that raised).
+        ui_uri: the MCP App resource of the tool that answered (``None`` for a tool without a UI).
     """
 
     message = models.ForeignKey(conf.message_model_name(), on_delete=models.CASCADE, related_name="tool_calls")
@@ -185,6 +204,7 @@ class ToolCall(models.Model):
     request_state = models.TextField(null=True, blank=True)
     task = models.JSONField(null=True, blank=True)
     mcp_result = models.JSONField(null=True, blank=True)
+    ui_uri = models.TextField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -6,6 +6,7 @@
     reverse("llm_mcp:oauth_callback")                     # /mcp/oauth/callback/ (the redirect URI)
     reverse("llm_mcp:oauth_disconnect", args=["linear"])  # /mcp/oauth/linear/disconnect/ (POST)
     reverse("llm_mcp:oauth_client_metadata")              # /mcp/oauth/client.json
+    reverse("llm_mcp:app", args=[message.pk])             # /mcp/apps/42/ (an MCP App; see llm_mcp.app_views)
 
 One callback serves every server, so a site registers one redirect URI with each
 authorization server. See `llm_mcp.views` (OAuth) and `llm_mcp.chat_views` (chats: every URL
@@ -14,7 +15,7 @@ name is listed there).
 
 from django.urls import path
 
-from . import chat_views, views
+from . import app_views, chat_views, views
 
 app_name = "llm_mcp"
 
@@ -36,4 +37,8 @@ urlpatterns = [
     path("chats/<int:pk>/resume/", chat_views.ResumeView.as_view(), name="chat_resume"),
     path("chats/<int:pk>/events/", chat_views.EventsView.as_view(), name="chat_events"),
     path("chats/<int:pk>/state.json", chat_views.StateView.as_view(), name="chat_state"),
+    path("apps/sandbox/", app_views.SandboxView.as_view(), name="app_sandbox"),
+    path("apps/<int:message>/", app_views.AppView.as_view(), name="app"),
+    path("apps/<int:message>/tools/call/", app_views.AppToolCallView.as_view(), name="app_tool_call"),
+    path("apps/<int:message>/resources/read/", app_views.AppResourceView.as_view(), name="app_resource"),
 ]

@@ -33,6 +33,7 @@ from ..client.prompt import Prompt
 from ..client.question import Question
 from ..client.result import Attachment, Result, sniff_mime_type
 from ..client.server import MCP, Servers
+from ..client.tool import Tool
 from .messages import Message, ToolCall, attachment_text, binary_described, capped
 from .providers import ModelRequest, Provider, get_provider
 from .store import MemoryStore, Store, is_waiting, pending_approvals, pending_questions, unanswered
@@ -138,12 +139,20 @@ class Chat:
         must call; it is checked against the tools when the chat next asks the model
         (`llm_mcp.InvalidToolChoiceError` when it names a tool the chat cannot offer).
         ``with_tools(None)`` or ``replace=True`` drops the tools given before. Returns the chat.
+        An MCP tool whose App ``visibility`` lacks ``"model"`` is never offered (MCP Apps: only
+        its App calls it); it is left out, with a debug log line.
         """
         if replace or tools == (None,):
             self._tools = []
             self._choice = None
             tools = tuple(t for t in tools if t is not None)
-        self._tools.extend(as_tool(tool) for tool in tools)
+        for tool in tools:
+            visibility = tool.visibility if isinstance(tool, Tool) else None
+            if visibility is not None and "model" not in visibility:
+                log.debug("with_tools: %s is not offered to the model: its MCP App visibility is %s",
+                          tool.server_name, visibility)
+                continue
+            self._tools.append(as_tool(tool))
         if choice is not None:
             self._choice = choice
         return self
@@ -221,6 +230,12 @@ class Chat:
     def tools(self) -> list[Any]:
         """The tools the model is offered now (contacts the MCP servers the first time)."""
         return list(self._toolbox().offered.values())
+
+    def resolve_tool(self, name: str) -> Any:
+        """The tool a model's call names (its offered name or its own), as the chat would run it
+        now (contacts the servers the first time); ``None`` when no available tool has the name."""
+        tool = self._toolbox().resolve(name)
+        return None if tool is None or isinstance(tool, Unavailable) else tool
 
     @property
     def given_tools(self) -> list[Any]:
@@ -469,6 +484,7 @@ class Chat:
             resumed = call.pending_questions or call.request_state is not None
             if resumed:
                 call.pending_questions, call.request_state = [], None
+            reply.parent_tool_call = call
             self.store.add(reply)
             if call.mcp_result is not None or resumed:
                 self.store.save_call(assistant, call)
@@ -634,8 +650,9 @@ def _tool_message(call: ToolCall, output: Any, limit: int | None = None) -> Mess
 
 
 def _output_message(call: ToolCall, output: Any) -> Message:
+    call.mcp_result, call.ui_uri = None, None  # a call that raised keeps no result (MCP-APPS-06)
     if isinstance(output, Result):
-        call.mcp_result = output.to_dict()
+        call.mcp_result, call.ui_uri = output.to_dict(), output.ui_uri
         content = output.text
         if not content and output.structured is not None:
             content = json.dumps(output.structured, ensure_ascii=False)

@@ -16,7 +16,7 @@ from typing import Any
 
 from ..client import offload
 from ..client.question import open_questions
-from ..client.result import OCTET_STREAM, Attachment, sniff_mime_type
+from ..client.result import OCTET_STREAM, Attachment, Result, sniff_mime_type
 
 __all__ = ["Message", "ToolCall", "attachment_from_dict", "attachment_text", "attachment_to_dict", "clean_text",
            "describe", "label", "loads_object", "text_resource"]
@@ -48,8 +48,9 @@ class ToolCall:
             the call finished.
         request_state: the server's opaque ``requestState`` to resume with, or ``None``.
         task: the task the server runs for this call, as sent (later issues).
-        mcp_result: the whole MCP result (``Result.to_dict()``) of an MCP tool, kept for
-            tools with a UI.
+        mcp_result: the whole MCP result (``Result.to_dict()``) of an MCP tool, as sent.
+        ui_uri: the MCP App resource (``ui://...``) of the tool that answered, ``None`` for a
+            tool without a UI (then the tool-result message's ``mcp_result`` is ``None``).
     """
 
     id: str
@@ -60,6 +61,7 @@ class ToolCall:
     request_state: str | None = None
     task: dict[str, Any] | None = None
     mcp_result: dict[str, Any] | None = None
+    ui_uri: str | None = None
 
     def __post_init__(self) -> None:
         if self.approval == "":
@@ -115,7 +117,7 @@ class ToolCall:
     def to_dict(self) -> dict[str, Any]:
         return {"id": self.id, "name": self.name, "arguments": self.arguments, "approval": self.approval,
                 "pending_questions": self.pending_questions, "request_state": self.request_state,
-                "task": self.task, "mcp_result": self.mcp_result}
+                "task": self.task, "mcp_result": self.mcp_result, "ui_uri": self.ui_uri}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ToolCall:
@@ -143,6 +145,9 @@ class Message:
         output_tokens: tokens the provider counted in the answer (assistant turns).
         raw: provider data to send back as it was (e.g. Anthropic thinking blocks), or ``None``.
         id: the store's identifier, once stored.
+
+    A tool message also answers `parent_tool_call` (the `ToolCall` it answers) and
+    `mcp_result` (the server's whole `Result`, for a tool with an MCP App UI).
     """
 
     role: str
@@ -161,6 +166,32 @@ class Message:
         if self.role not in ROLES:
             raise ValueError(f"message role must be one of {ROLES}, not {self.role!r}")
 
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state.pop("_parent", None)  # a link into the conversation, not data
+        return state
+
+    @property
+    def parent_tool_call(self) -> ToolCall | None:
+        """On a tool message, the `ToolCall` it answers (``.arguments``, ``.name``), once the
+        chat or its store linked them (see `link_tool_results`); ``None`` otherwise."""
+        return self.__dict__.get("_parent")
+
+    @parent_tool_call.setter
+    def parent_tool_call(self, call: ToolCall | None) -> None:
+        self.__dict__["_parent"] = call
+
+    @property
+    def mcp_result(self) -> Result | None:
+        """On a tool message that answers an MCP tool with a UI (MCP Apps), the server's whole
+        `llm_mcp.Result` (``ui_uri``, ``structured``, ``is_error``, ``to_dict()`` as sent), also
+        when the result is an error. ``None`` for other messages, tools without a UI, and calls
+        that raised (their content is the error)."""
+        call = self.parent_tool_call
+        if call is None or not call.ui_uri or not isinstance(call.mcp_result, dict):
+            return None
+        return Result(call.mcp_result, tool_name=call.name, ui_uri=call.ui_uri)
+
     def to_dict(self) -> dict[str, Any]:
         return {"role": self.role, "content": self.content,
                 "attachments": [attachment_to_dict(a) for a in self.attachments],
@@ -176,6 +207,18 @@ class Message:
                    tool_call_id=data.get("tool_call_id"), is_error=bool(data.get("is_error")),
                    model=data.get("model"), input_tokens=data.get("input_tokens"),
                    output_tokens=data.get("output_tokens"), raw=data.get("raw"), id=data.get("id"))
+
+
+def link_tool_results(messages: list[Message]) -> list[Message]:
+    """Set each tool message's `Message.parent_tool_call` to the call it answers (the latest
+    earlier assistant call with its ``tool_call_id``); returns ``messages``."""
+    calls: dict[str, ToolCall] = {}
+    for message in messages:
+        for call in message.tool_calls:
+            calls[call.id] = call
+        if message.role == "tool" and message.tool_call_id is not None:
+            message.parent_tool_call = calls.get(message.tool_call_id)
+    return messages
 
 
 def attachment_to_dict(attachment: Attachment) -> dict[str, Any]:

@@ -158,12 +158,18 @@ class Resource:
     @classmethod
     def read_from(cls, server: MCP, uri: str, result: dict[str, Any],
                   listed: dict[str, Any] | None = None) -> Resource:
-        """The resource a ``resources/read`` result describes (its ``meta`` is the contents item's)."""
+        """The resource a ``resources/read`` result describes (its ``meta`` is the contents item's;
+        an MCP App's ``meta["ui"]`` comes from the listing entry when the item has none, as the
+        MCP Apps spec, "UI Resource Format", allows)."""
         contents = _contents(server, result)
         entry = {**(listed or {}), "uri": uri}
         item = _item_for(uri, contents)
         if item is not None:
-            entry["_meta"] = item.get("_meta")
+            meta = as_object(item.get("_meta"))
+            listed_ui = as_object(as_object((listed or {}).get("_meta")).get("ui"))
+            if "ui" not in meta and listed_ui:  # MCP Apps: the content item's ui first, the listing's as fallback
+                meta = {**meta, "ui": listed_ui}
+            entry["_meta"] = meta
             if not entry.get("mimeType"):
                 entry["mimeType"] = item.get("mimeType")
         resource = cls(server, entry, contents=contents)

@@ -169,13 +169,17 @@ class Result:
             ``outputSchema`` (content blocks that were skipped, structured content that
             does not conform); empty when all is well.
         tool_name: the server-side name of the tool that produced it, when known.
+        ui_uri: the ``ui://`` resource of the MCP App that renders it (the tool's
+            ``_meta.ui.resourceUri``), ``None`` for a tool without a UI.
     """
 
-    __slots__ = ("_raw", "attachments", "is_error", "meta", "schema_errors", "structured", "text", "tool_name")
+    __slots__ = ("_raw", "attachments", "is_error", "meta", "schema_errors", "structured", "text", "tool_name",
+                 "ui_uri")
 
-    def __init__(self, raw: dict[str, Any], *, tool_name: str | None = None):
+    def __init__(self, raw: dict[str, Any], *, tool_name: str | None = None, ui_uri: str | None = None):
         self._raw = raw
         self.tool_name = tool_name
+        self.ui_uri = ui_uri
         self.schema_errors: list[str] = []
         texts: list[str] = []
         self.attachments: list[Attachment] = []

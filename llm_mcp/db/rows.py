@@ -49,7 +49,7 @@ def call_values(call: ToolCall) -> dict[str, Any]:
     """The tool call table's column values for ``call``'s state (not its id, name or message)."""
     return {"arguments": storable(call.arguments), "approval": call.approval or "",
             "pending_questions": storable(call.pending_questions), "request_state": call.request_state,
-            "task": storable(call.task), "mcp_result": storable(call.mcp_result)}
+            "task": storable(call.task), "mcp_result": storable(call.mcp_result), "ui_uri": call.ui_uri}
 
 
 def storable(value: Any) -> Any:
@@ -70,7 +70,7 @@ def storable(value: Any) -> Any:
 MESSAGE_FIELDS = ("id", "role", "content", "attachments", "is_error", "model", "input_tokens", "output_tokens", "raw")
 """The message columns a chat message is read from."""
 CALL_FIELDS = ("tool_call_id", "name", "arguments", "approval", "pending_questions", "request_state", "task",
-               "mcp_result")
+               "mcp_result", "ui_uri")
 """The tool call columns a chat tool call is read from."""
 
 
@@ -78,7 +78,8 @@ def call_from_values(values: dict[str, Any]) -> ToolCall:
     """A chat ``ToolCall`` from a tool call row read with ``.values(*CALL_FIELDS)``."""
     return ToolCall(id=values["tool_call_id"], name=values["name"], arguments=values["arguments"] or {},
                     approval=values["approval"] or None, pending_questions=values["pending_questions"] or [],
-                    request_state=values["request_state"], task=values["task"], mcp_result=values["mcp_result"])
+                    request_state=values["request_state"], task=values["task"], mcp_result=values["mcp_result"],
+                    ui_uri=values["ui_uri"])
 
 
 def message_from_values(values: dict[str, Any], calls: list[ToolCall], tool_call_id: str | None) -> Message:

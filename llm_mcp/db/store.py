@@ -58,16 +58,24 @@ class DatabaseStore(Store):
         (read as tuples, not model instances nor dicts: the whole history is read every turn)."""
         rows = message_model().objects.filter(chat_id=self.record.pk).order_by("id").values_list(*MESSAGE_FIELDS)
         calls: dict[Any, list[ToolCall]] = {}
-        answers: dict[Any, str] = {}
+        answers: dict[Any, ToolCall] = {}
         for call in (tool_call_model().objects.filter(message__chat_id=self.record.pk).order_by("id")
                      .values("message_id", "result_id", *CALL_FIELDS)):
-            calls.setdefault(call.pop("message_id"), []).append(call_from_values(call))
+            built = call_from_values(call)
+            calls.setdefault(call.pop("message_id"), []).append(built)
             result = call.pop("result_id")
             if result is not None:
-                answers[result] = call["tool_call_id"]
+                answers[result] = built
         if not calls:  # a chat without tool calls (yet): nothing to look up per row
             return [message_from_row(row, [], None) for row in rows]
-        return [message_from_row(row, calls.get(row[0], []), answers.get(row[0])) for row in rows]
+        messages = []
+        for row in rows:
+            parent = answers.get(row[0])
+            message = message_from_row(row, calls.get(row[0], []), parent.id if parent is not None else None)
+            if parent is not None and message.role == "tool":
+                message.parent_tool_call = parent
+            messages.append(message)
+        return messages
 
     @property
     def cancelled(self) -> bool:

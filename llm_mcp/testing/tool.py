@@ -6,7 +6,9 @@
 
 Definitions (class attributes, callables returning them, or a ``define()`` hook):
 ``name``, ``title``, ``description``, ``input_schema``, ``output_schema``,
-``annotations``, ``security_schemes``, ``meta``. Spec: MCP 2026-07-28 "Tools".
+``annotations``, ``security_schemes``, ``meta``, and for an MCP App tool ``resource_uri`` (its
+``ui://`` resource) and ``visibility`` (``["model", "app"]``, ``["app"]``, ...), published as
+``_meta.ui``. Spec: MCP 2026-07-28 "Tools"; MCP Apps 2026-01-26 "Resource Discovery".
 """
 
 from __future__ import annotations
@@ -109,7 +111,7 @@ class Tool(Definable, CallState, Asking):
     """
 
     DEFINITIONS = ("name", "title", "description", "input_schema", "output_schema", "annotations",
-                   "security_schemes", "meta")
+                   "security_schemes", "meta", "resource_uri", "visibility")
     WORK_METHOD = "call"
     CALLABLE_DEFINITIONS = ("input_schema", "output_schema", "security_schemes", "annotations", "meta")
 
@@ -121,6 +123,8 @@ class Tool(Definable, CallState, Asking):
     annotations: ClassVar[Any] = None
     security_schemes: ClassVar[Any] = None
     meta: ClassVar[Any] = None
+    resource_uri: ClassVar[str | None] = None
+    visibility: ClassVar[Any] = None
 
     _wire_annotations: ClassVar[dict[str, bool] | None] = None
     _validator: ClassVar[Any] = None
@@ -145,6 +149,12 @@ class Tool(Definable, CallState, Asking):
         meta = check_dict(owner, "meta", cls.meta)
         if meta and "securitySchemes" in meta and cls.security_schemes is not None:
             raise ValueError(f"{owner}: security_schemes and meta['securitySchemes'] both given; use security_schemes")
+        uri = check_text(owner, "resource_uri", cls.resource_uri)
+        if uri is not None and not uri.startswith("ui://"):
+            raise ValueError(f"{owner}: resource_uri must be a ui:// URI, not {uri!r}")
+        if cls.visibility is not None and (not isinstance(cls.visibility, (list, tuple)) or
+                                           not set(cls.visibility) <= {"model", "app"}):
+            raise ValueError(f"{owner}: visibility must be a list of 'model' and 'app', not {cls.visibility!r}")
         cls._validator = None
         cls._output_validator = None
 
@@ -170,6 +180,13 @@ class Tool(Definable, CallState, Asking):
         meta = dict(cls.meta or {})
         if cls.security_schemes is not None:
             meta.setdefault("securitySchemes", [dict(s) for s in cls.security_schemes])
+        if cls.resource_uri is not None or cls.visibility is not None:
+            ui = dict(meta.get("ui") or {})
+            if cls.resource_uri is not None:
+                ui["resourceUri"] = cls.resource_uri
+            if cls.visibility is not None:
+                ui["visibility"] = list(cls.visibility)
+            meta["ui"] = ui
         if meta:
             entry["_meta"] = meta
         return entry

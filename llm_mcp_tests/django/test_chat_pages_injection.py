@@ -29,7 +29,7 @@ pytestmark = [pytest.mark.db, pytest.mark.django_db]
 
 XSS = ('<script>alert("s")</script> <img src=x onerror=alert("i")> [link](javascript:alert("j")) '
        '<a href="javascript:alert(\'a\')">a</a> "><svg onload=alert("v")> <iframe src="javascript:x"></iframe>')
-APP_SCRIPTS = {"/static/llm_mcp/chat.js", "/static/admin/js/vendor/jquery/jquery.js"}
+APP_SCRIPTS = {"/static/llm_mcp/chat.js", "/static/llm_mcp/apps.js", "/static/admin/js/vendor/jquery/jquery.js"}
 
 
 class Markup(HTMLParser):

@@ -29,7 +29,7 @@ from llm_mcp_tests.support.processes import start_http_server
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DEMO = "example_project.demo.DemoServer"
-DEMO_TOOLS = {"echo", "add", "now", "roll_dice", "learn_shout"}
+DEMO_TOOLS = {"echo", "add", "now", "roll_dice", "dice_board", "reroll", "learn_shout"}
 EVERYTHING_JS = REPO_ROOT / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
 KNOWN_REVISIONS = {"2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
 

@@ -20,7 +20,6 @@ import pytest
 
 from llm_mcp_tests.support.processes import REPO_ROOT, ServerProcess, free_port
 
-
 CHROMIUM = "/usr/bin/chromium"
 
 
@@ -40,12 +39,12 @@ class Site(ServerProcess):
     """``manage.py runserver`` (or uvicorn) of the example project in a subprocess, on its own
     SQLite file, once it answers ``/``."""
 
-    def __init__(self, env: dict[str, str], folder: Path, *, server: str = "runserver"):
+    def __init__(self, env: dict[str, str], folder: Path, *, server: str = "runserver", port: int | None = None):
         self.env = env
         manage = [sys.executable, str(REPO_ROOT / "manage.py")]
         subprocess.run([*manage, "migrate", "--no-input", "-v", "0"], env=env, cwd=REPO_ROOT, check=True,
                        capture_output=True, timeout=120)
-        port = free_port()
+        port = port or free_port()
         argv = ([*manage, "runserver", f"127.0.0.1:{port}", "--noreload"] if server == "runserver" else
                 [sys.executable, "-m", "uvicorn", "example_project.asgi:application", "--host", "127.0.0.1",
                  "--port", str(port), "--no-access-log"])
@@ -75,12 +74,12 @@ def start_site() -> Iterator:
     started: list[Site] = []
     folder = Path(tempfile.mkdtemp(prefix="llm-mcp-site-"))
 
-    def start(*, server: str = "runserver", **extra: str) -> Site:
+    def start(*, server: str = "runserver", port: int | None = None, **extra: str) -> Site:
         env = {k: v for k, v in os.environ.items()
                if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY", "LLM_MCP_EXAMPLE_MODEL",
                             "CELERY_BROKER_URL", "DJANGO_DB_ENGINE")}
         env.update(DJANGO_DB_PATH=str(folder / "site.sqlite3"), PYTHONUNBUFFERED="1", **extra)
-        site = Site(env, folder, server=server)
+        site = Site(env, folder, server=server, port=port)
         started.append(site)
         return site
 
@@ -104,3 +103,12 @@ def browser_page() -> Iterator:
             yield page
         finally:
             browser.close()
+
+
+def shot(page, tmp_path: Path, name: str) -> None:
+    """A full-page screenshot ``name.png``: into ``$LLM_MCP_SCREENSHOTS`` (relative to the repository,
+    e.g. ``docs/img``) when set, else into ``tmp_path``."""
+    folder = os.environ.get("LLM_MCP_SCREENSHOTS")
+    target = (REPO_ROOT / folder if folder else tmp_path) / f"{name}.png"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(target), full_page=True)

@@ -30,6 +30,7 @@ from urllib.parse import urlsplit
 from .. import context as call_context
 from .. import offload
 from ..declared import input_names, snake_case
+from ..extensions import declared_extensions
 from ..httpcontext import HTTPContext
 from ..prompt import Prompt, check_arguments
 from ..question import Question
@@ -202,6 +203,9 @@ class MCP:
         2026-07-28 ``_meta``; ``"handshake"``: the ``initialize`` request). Features that need
         a capability (questions, extensions) add theirs here.
 
+        Extensions: the ``extensions`` setting (see `llm_mcp.client.extensions`) and the
+        authorization extensions the ``oauth`` setting uses, under ``"extensions"``, in both eras.
+
         Questions: ``elicitation`` with the modes ``input_requests`` accepts (``{"form": {},
         "url": {}}`` by default), on 2026-07-28; to a handshake-era server when a chat uses it
         (`hold_questions`) or the class has ``before_input_request``. Roots: ``roots`` with
@@ -211,7 +215,8 @@ class MCP:
         capabilities.update(self.question_capabilities(era))
         capabilities.update(self._roots.capabilities())
         capabilities.update(self._sampling.capabilities())
-        extensions = self._auth.extensions()
+        extensions = declared_extensions(self.settings.option("extensions"), f"{self.settings.where}.extensions")
+        extensions.update(self._auth.extensions())
         if extensions:
             capabilities["extensions"] = extensions
         return capabilities

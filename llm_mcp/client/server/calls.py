@@ -80,7 +80,7 @@ class Calls:
                                              headers=param_headers(fresh.header_map, arguments),
                                              resend=fresh.idempotent, on_progress=self.progress_listener(call))
                 tool = fresh
-        result = Result(raw, tool_name=tool.server_name)
+        result = Result(raw, tool_name=tool.server_name, ui_uri=tool.ui_uri)
         if result.is_error and unknown_tool(result.text, tool.server_name):
             self.catalog.forget("tools")
         tool.check_output(result)

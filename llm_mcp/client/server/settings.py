@@ -121,6 +121,12 @@ def _mapping(settings: ServerSettings, value: Any, where: str, name: str) -> Non
         raise ValueError(f"{where}: {name} must be a dict (or a callable returning one)")
 
 
+def _extensions(settings: ServerSettings, value: Any, where: str) -> None:
+    from ..extensions import declared_extensions
+
+    declared_extensions(value, where)
+
+
 def _input_requests(settings: ServerSettings, value: Any, where: str) -> None:
     from .questions import accepted_kinds
 
@@ -206,6 +212,8 @@ TABLE: tuple[Setting, ...] = (
             "`Resource` whose content changed; a method name (`def f(self, change)`) or a callable "
             "`f(server, change)` (see `listen`).", "per change", _named(_callback, "after_change"),
             group="changes"),
+    Setting("extensions", None, "MCP extensions to declare: one name, a list of names or `{name: settings}`; "
+            "`\"apps\"` is MCP Apps (`io.modelcontextprotocol/ui`).", check=_extensions),
 )
 """Every server setting, in the order of the reference."""
 
