@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from django.db import connections, models, transaction
@@ -40,16 +41,25 @@ class DatabaseStore(Store):
     Every read is fresh (one query for the messages, one for their tool calls), so a decision
     saved by another process is seen by the next step of a turn here. Writes are small and
     immediate: a message with its tool calls in one transaction, one row per decision.
+
+    A turn starts on clean rows: the first read of the history after the lock is taken drops
+    what a process that died mid-write left (see `repair`), with one delete only when there is
+    such a row, so a turn costs no query for it otherwise.
     """
 
     def __init__(self, record: models.Model):
         self.record = record
         lock = TurnLock(record)
-        lock.on_acquire = self.repair  # each turn starts on clean rows
+        lock.on_acquire = self._repair_on_next_read  # each turn starts on clean rows
+        lock.on_release = self._no_repair
         self.lock = lock  # the Store's optional lock: this chat's turns, across processes
         self._owner_thread = threading.get_ident()
         self._cancelled = bool(getattr(record, "cancelled", False))
+        self._repair_due = False  # set while this process holds the lock and has not read the rows yet
         self.next_key: str | None = None  # the idempotency key of the next user message added
+        self.on_open_calls: Callable[[int], Any] | None = None
+        """Called once, by the next read of the history, with the number of tool calls it finds
+        with neither a result nor a person's pending or declining decision (when there are any)."""
 
     # -- reading --------------------------------------------------------------------------
 
@@ -59,12 +69,22 @@ class DatabaseStore(Store):
         rows = message_model().objects.filter(chat_id=self.record.pk).order_by("id").values_list(*MESSAGE_FIELDS)
         calls: dict[Any, list[ToolCall]] = {}
         answers: dict[Any, str] = {}
+        unanswered = 0  # calls with no result that no person holds back (pending) or declined
         for call in (tool_call_model().objects.filter(message__chat_id=self.record.pk).order_by("id")
                      .values("message_id", "result_id", *CALL_FIELDS)):
             calls.setdefault(call.pop("message_id"), []).append(call_from_values(call))
             result = call.pop("result_id")
             if result is not None:
                 answers[result] = call["tool_call_id"]
+            elif call["approval"] not in ("pending", "declined"):
+                unanswered += 1
+        if self._repair_due:
+            self._repair_due = False
+            rows = self._without_half_written(list(rows), calls)
+        if self.on_open_calls is not None:
+            report, self.on_open_calls = self.on_open_calls, None
+            if unanswered:
+                report(unanswered)
         if not calls:  # a chat without tool calls (yet): nothing to look up per row
             return [message_from_row(row, [], None) for row in rows]
         return [message_from_row(row, calls.get(row[0], []), answers.get(row[0])) for row in rows]
@@ -155,9 +175,26 @@ class DatabaseStore(Store):
             tool_call_model().objects.filter(pk=row[0]).update(pending_questions=storable(stored))
         call.pending_questions = stored
 
+    def _repair_on_next_read(self) -> None:
+        self._repair_due = True
+
+    def _no_repair(self) -> None:
+        self._repair_due = False  # outside a turn, a half-written row may be a live turn's elsewhere
+
+    def _without_half_written(self, rows: list[tuple[Any, ...]], calls: dict[Any, list[ToolCall]]) -> list[tuple[Any, ...]]:
+        """``rows`` (read with ``MESSAGE_FIELDS``) without the ones `repair` removes, deleted
+        here in one query when there are any."""
+        doomed = {row[0] for row in rows
+                  if row[1] == "assistant" and row[2] == "" and not row[3] and row[8] is None and row[0] not in calls}
+        if not doomed:
+            return rows
+        message_model().objects.filter(pk__in=doomed).delete()
+        return [row for row in rows if row[0] not in doomed]
+
     def repair(self) -> int:
         """Clean what a process that died mid-write may have left: assistant messages with no
         content, tool calls, attachments or provider data. Returns how many rows went.
+        A turn does this by itself on its first read of the history; this is the same as a query.
 
         (Tool calls without a result need no cleaning: the next ``complete()`` runs them.)"""
         empty = message_model().objects.filter(chat_id=self.record.pk, role="assistant", content="",
