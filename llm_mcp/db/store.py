@@ -55,6 +55,8 @@ class DatabaseStore(Store):
         self.lock = lock  # the Store's optional lock: this chat's turns, across processes
         self._owner_thread = threading.get_ident()
         self._cancelled = bool(getattr(record, "cancelled", False))
+        self._history: tuple[_Compiled, _Compiled] | None = None  # the reads of messages(), built on first use
+        self._flag_sql: str | None = None  # the read of the cancelled flag, built on first use
         self._repair_due = False  # set while this process holds the lock and has not read the rows yet
         self.next_key: str | None = None  # the idempotency key of the next user message added
         self.on_open_calls: Callable[[int], Any] | None = None
@@ -66,12 +68,18 @@ class DatabaseStore(Store):
     def messages(self) -> list[Message]:
         """Two queries whatever the length: the messages, then every tool call of the chat
         (read as tuples, not model instances nor dicts: the whole history is read every turn)."""
-        rows = message_model().objects.filter(chat_id=self.record.pk).order_by("id").values_list(*MESSAGE_FIELDS)
+        if self._history is None:  # the two queries never change for this chat: built once
+            self._history = (
+                _Compiled(message_model().objects.filter(chat_id=self.record.pk).order_by("id")
+                          .values_list(*MESSAGE_FIELDS), self._db),
+                _Compiled(tool_call_model().objects.filter(message__chat_id=self.record.pk).order_by("id")
+                          .values_list("message_id", "result_id", *CALL_FIELDS), self._db))
+        rows = self._history[0].rows()
         calls: dict[Any, list[ToolCall]] = {}
         answers: dict[Any, str] = {}
         unanswered = 0  # calls with no result that no person holds back (pending) or declined
-        for call in (tool_call_model().objects.filter(message__chat_id=self.record.pk).order_by("id")
-                     .values("message_id", "result_id", *CALL_FIELDS)):
+        for values in self._history[1].rows():
+            call = dict(zip(_CALL_COLUMNS, values))
             calls.setdefault(call.pop("message_id"), []).append(call_from_values(call))
             result = call.pop("result_id")
             if result is not None:
@@ -98,13 +106,26 @@ class DatabaseStore(Store):
         connection = connections[self._db]
         opened = threading.get_ident() != self._owner_thread and connection.connection is None
         try:
-            value = (type(self.record)._default_manager.using(self._db).filter(pk=self.record.pk)
-                     .values_list("cancelled", flat=True).first())
+            value = self._read_flag(connection)
         finally:
             if opened and not connection.in_atomic_block:
                 connection.close()
         self._cancelled = bool(value)
         return self._cancelled
+
+    def _read_flag(self, connection: Any) -> bool:
+        """The ``cancelled`` column of the chat row, or ``False`` when the row is gone: plain SQL,
+        built once per store, since this runs at every step of a turn and the ORM's query
+        building costs ten times the read itself."""
+        if self._flag_sql is None:
+            meta, quote = type(self.record)._meta, connection.ops.quote_name
+            self._flag_sql = (f"SELECT {quote(meta.get_field('cancelled').column)} FROM {quote(meta.db_table)} "
+                              f"WHERE {quote(meta.pk.column)} = %s")
+        key = type(self.record)._meta.pk.get_db_prep_value(self.record.pk, connection)
+        with connection.cursor() as cursor:
+            cursor.execute(self._flag_sql, [key])
+            row = cursor.fetchone()
+        return bool(row[0]) if row else False
 
     def set_cancelled(self, value: bool) -> None:
         type(self.record)._default_manager.filter(pk=self.record.pk).update(cancelled=value)
@@ -205,3 +226,23 @@ class DatabaseStore(Store):
     @property
     def _db(self) -> str:
         return db_alias(self.record)
+
+
+_CALL_COLUMNS = ("message_id", "result_id", *CALL_FIELDS)
+
+
+class _Compiled:
+    """A query whose SQL is built once and then run as it is (its parameters never change),
+    its rows converted as the ORM converts them (JSON, booleans): for the reads every step of
+    a turn repeats, where building the query costs more than reading a short history."""
+
+    def __init__(self, queryset: models.QuerySet[Any], db: str):
+        self.db = db
+        self.compiler = queryset.query.get_compiler(using=db)
+        self.sql, self.params = self.compiler.as_sql()
+
+    def rows(self) -> list[tuple[Any, ...]]:
+        with connections[self.db].cursor() as cursor:
+            cursor.execute(self.sql, self.params)
+            fetched = cursor.fetchall()
+        return list(self.compiler.results_iter(results=[fetched], tuple_expected=True))
