@@ -55,7 +55,6 @@ class DatabaseStore(Store):
         self.lock = lock  # the Store's optional lock: this chat's turns, across processes
         self._owner_thread = threading.get_ident()
         self._cancelled = bool(getattr(record, "cancelled", False))
-        self._history: tuple[_Compiled, _Compiled] | None = None  # the reads of messages(), built on first use
         self._flag_sql: str | None = None  # the read of the cancelled flag, built on first use
         self._repair_due = False  # set while this process holds the lock and has not read the rows yet
         self.next_key: str | None = None  # the idempotency key of the next user message added
@@ -68,17 +67,11 @@ class DatabaseStore(Store):
     def messages(self) -> list[Message]:
         """Two queries whatever the length: the messages, then every tool call of the chat
         (read as tuples, not model instances nor dicts: the whole history is read every turn)."""
-        if self._history is None:  # the two queries never change for this chat: built once
-            self._history = (
-                _Compiled(message_model().objects.filter(chat_id=self.record.pk).order_by("id")
-                          .values_list(*MESSAGE_FIELDS), self._db),
-                _Compiled(tool_call_model().objects.filter(message__chat_id=self.record.pk).order_by("id")
-                          .values_list("message_id", "result_id", *CALL_FIELDS), self._db))
-        rows = self._history[0].rows()
+        rows = _Compiled.history("messages", self._db, self.record.pk)
         calls: dict[Any, list[ToolCall]] = {}
         answers: dict[Any, str] = {}
         unanswered = 0  # calls with no result that no person holds back (pending) or declined
-        for values in self._history[1].rows():
+        for values in _Compiled.history("calls", self._db, self.record.pk):
             call = dict(zip(_CALL_COLUMNS, values))
             calls.setdefault(call.pop("message_id"), []).append(call_from_values(call))
             result = call.pop("result_id")
@@ -232,17 +225,37 @@ _CALL_COLUMNS = ("message_id", "result_id", *CALL_FIELDS)
 
 
 class _Compiled:
-    """A query whose SQL is built once and then run as it is (its parameters never change),
-    its rows converted as the ORM converts them (JSON, booleans): for the reads every step of
-    a turn repeats, where building the query costs more than reading a short history."""
+    """A chat's history query whose SQL is built once per database (and message models) and
+    then run as it is with another chat's primary key, its rows converted as the ORM converts
+    them (JSON, booleans): every step of every turn runs these two reads, and building an ORM
+    query costs more than reading a short history."""
+
+    _built: dict[tuple[Any, ...], _Compiled] = {}
+    _guard = threading.Lock()
 
     def __init__(self, queryset: models.QuerySet[Any], db: str):
         self.db = db
         self.compiler = queryset.query.get_compiler(using=db)
-        self.sql, self.params = self.compiler.as_sql()
+        self.sql, params = self.compiler.as_sql()
+        if len(params) != 1:
+            raise AssertionError(f"a history query has one parameter, the chat's key, not {params!r}")
 
-    def rows(self) -> list[tuple[Any, ...]]:
-        with connections[self.db].cursor() as cursor:
-            cursor.execute(self.sql, self.params)
+    @classmethod
+    def history(cls, kind: str, db: str, chat_pk: Any) -> list[tuple[Any, ...]]:
+        """The rows of the ``"messages"`` or ``"calls"`` read of chat ``chat_pk``, in id order."""
+        Row, Call = message_model(), tool_call_model()
+        key = (kind, db, Row, Call)
+        compiled = cls._built.get(key)
+        if compiled is None:
+            if kind == "messages":
+                queryset = Row.objects.filter(chat_id=chat_pk).order_by("id").values_list(*MESSAGE_FIELDS)
+            else:
+                queryset = Call.objects.filter(message__chat_id=chat_pk).order_by("id").values_list(*_CALL_COLUMNS)
+            with cls._guard:
+                compiled = cls._built.setdefault(key, cls(queryset, db))
+        connection = connections[db]
+        value = Row._meta.get_field("chat").target_field.get_db_prep_value(chat_pk, connection)
+        with connection.cursor() as cursor:
+            cursor.execute(compiled.sql, [value])
             fetched = cursor.fetchall()
-        return list(self.compiler.results_iter(results=[fetched], tuple_expected=True))
+        return list(compiled.compiler.results_iter(results=[fetched], tuple_expected=True))
