@@ -243,6 +243,8 @@ class _Compiled:
     @classmethod
     def history(cls, kind: str, db: str, chat_pk: Any) -> list[tuple[Any, ...]]:
         """The rows of the ``"messages"`` or ``"calls"`` read of chat ``chat_pk``, in id order."""
+        if chat_pk is None:  # a chat not saved yet has no rows (and ``= NULL`` would build another query)
+            return []
         Row, Call = message_model(), tool_call_model()
         key = (kind, db, Row, Call)
         compiled = cls._built.get(key)
