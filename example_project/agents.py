@@ -10,8 +10,6 @@ by its primary key (``llm_mcp.tasks.resume_chat``) sets it up again, demo server
 
 from __future__ import annotations
 
-import threading
-from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
@@ -21,7 +19,7 @@ import llm_mcp
 from . import providers
 from .demo import DemoServer
 
-__all__ = ["DemoAgent", "SiteDemoServer", "ToolInfo", "demo_tools", "model_choices", "new_chat"]
+__all__ = ["DemoAgent", "SiteDemoServer", "model_choices", "new_chat"]
 
 INSTRUCTIONS = (
     "You are the assistant of the llm_mcp example site. The `demo` MCP server is connected: use its "
@@ -47,16 +45,19 @@ class DemoAgent(llm_mcp.Agent):
     """Chats of the example site, saved as ``llm_mcp.models.Chat`` rows (MCP-PERSIST-02)."""
 
     chat_class = "llm_mcp.models.Chat"
-    model = "offline"  # replaced per chat by new_chat() with the chosen (or default) configured model
-    provider = "offline"
+    # the first configured model; new_chat() may choose another per chat
+    model = model_choices()[0]["model"]
+    provider = model_choices()[0]["provider"]
+    inputs = ["user"]  # the chat pages pass the signed-in user: the chat is theirs
     instructions = INSTRUCTIONS
     mcp = [SiteDemoServer]
 
 
-def new_chat(provider: str | None = None, model: str | None = None) -> Any:
+def new_chat(provider: str | None = None, model: str | None = None, *, user: Any = None) -> Any:
     """A new saved chat of :class:`DemoAgent` on a configured model (the default one unless
-    ``provider``/``model`` name another). Raises ``ValueError`` for a model that is not configured.
-    Contacts no server and no model."""
+    ``provider``/``model`` name another), owned by ``user`` (the chat pages create theirs with the
+    signed-in user). Raises ``ValueError`` for a model that is not configured. Contacts no server
+    and no model."""
     choices = model_choices()
     if provider is None and model is None:
         choice = choices[0]
@@ -67,53 +68,7 @@ def new_chat(provider: str | None = None, model: str | None = None) -> Any:
             asked = f"{provider}:{model}" if model else provider
             raise ValueError(f"{asked!r} is not a configured model (configured: {known})")
         choice = matching[0]
-    record = DemoAgent.chat()
+    record = DemoAgent.chat(user=user) if user is not None else DemoAgent.chat()
     record.model, record.provider = choice["model"], choice["provider"]
     record.save(update_fields=["model", "provider"])
     return record
-
-
-@dataclass(frozen=True)
-class ToolInfo:
-    """A demo tool as the "Call a tool" form shows it."""
-
-    name: str
-    title: str
-    description: str
-    input_schema: dict[str, Any]
-    example: dict[str, Any]
-
-
-EXAMPLE_ARGUMENTS: dict[str, dict[str, Any]] = {
-    "echo": {"message": "Hello from the example site"},
-    "add": {"a": 2, "b": 40},
-    "now": {},
-    "roll_dice": {"sides": 6, "count": 2},
-}
-
-_tools: list[ToolInfo] | None = None
-_tools_lock = threading.Lock()
-
-
-def demo_tools(*, refresh: bool = False) -> list[ToolInfo]:
-    """The demo server's tools (listed once per process: the demo server's tools never change).
-
-    Raises ``llm_mcp.MCPError`` when the server cannot be started or listed."""
-    global _tools
-    with _tools_lock:
-        if _tools is None or refresh:
-            with SiteDemoServer() as server:
-                _tools = [ToolInfo(tool.name, tool.title or tool.name, tool.description or "",
-                                   dict(tool.input_schema or {}), _example(tool.name, tool.input_schema or {}))
-                          for tool in server.tools]
-        return list(_tools)
-
-
-def _example(name: str, schema: dict[str, Any]) -> dict[str, Any]:
-    """Arguments to prefill the form with: known examples, else the schema's required properties."""
-    if name in EXAMPLE_ARGUMENTS:
-        return dict(EXAMPLE_ARGUMENTS[name])
-    blank = {"string": "", "number": 0, "integer": 0, "boolean": False, "array": [], "object": {}}
-    properties = schema.get("properties") or {}
-    return {key: properties.get(key, {}).get("default", blank.get(properties.get(key, {}).get("type"), None))
-            for key in schema.get("required") or ()}

@@ -21,8 +21,8 @@ __all__ = ["OFFLINE_MODEL", "OFFLINE_REPLY", "OfflineProvider"]
 
 OFFLINE_MODEL = "offline"
 
-OFFLINE_REPLY = ("No model is configured (set OPENAI_API_KEY, OPENAI_BASE_URL or ANTHROPIC_API_KEY and "
-                 "restart the site to chat with one); the tool's result is shown above.")
+OFFLINE_REPLY = ("No model is configured: set OPENAI_API_KEY, OPENAI_BASE_URL or ANTHROPIC_API_KEY and "
+                 "restart the site to chat with one.")
 
 
 class OfflineProvider(Provider):

@@ -115,6 +115,8 @@ EXAMPLE_OAUTH_MCP_URL = os.environ.get("EXAMPLE_OAUTH_MCP_URL", "")
 if EXAMPLE_OAUTH_MCP_URL:
     LLM_MCP["OAUTH_SERVERS"] = {"protected": "example_project.demo.ProtectedServer"}
 LLM_MCP["CLIENT_NAME"] = "llm_mcp example site"
+# The chat pages (llm_mcp.urls under /mcp/) offer the demo agent on the first configured model.
+LLM_MCP["CHAT_AGENTS"] = ["example_project.agents.DemoAgent"]
 
 # The demo server shared over HTTP (the Procfile's "demo" process), listened to by the
 # Procfile's "listener" (manage.py mcp_listen example_project.demo.LiveDemoServer), which keeps
@@ -124,8 +126,8 @@ EXAMPLE_LIVE_TOOLS_FILE = os.environ.get("EXAMPLE_LIVE_TOOLS_FILE", str(BASE_DIR
 
 # Connecting a server is done by a signed-in user (their credentials): Django's login view.
 LOGIN_URL = "login"
-LOGIN_REDIRECT_URL = "chat_list"
-LOGOUT_REDIRECT_URL = "chat_list"
+LOGIN_REDIRECT_URL = "llm_mcp:chat_list"
+LOGOUT_REDIRECT_URL = "llm_mcp:chat_list"
 
 # Credentials of MCP servers are encrypted with keys derived from SECRET_KEY and SALT_KEY
 # (django-fernet-encrypted-fields). Set both from the environment in production.

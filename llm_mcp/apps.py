@@ -36,8 +36,24 @@ class LlmMcpConfig(AppConfig):
         if guard_database not in state.change_guards:
             state.change_guards.append(guard_database)
         checks.register(check_settings)
+        install_reporter_filter()
         configure_client()
         setting_changed.connect(_reconfigure, dispatch_uid="llm_mcp.apps.reconfigure")
+
+
+def install_reporter_filter() -> None:
+    """Make `llm_mcp.debug.SecretsReporterFilter` Django's exception reporter filter when the
+    site kept Django's default, so debug pages and 500 e-mails never show MCP tokens. A site
+    that chose its own filter keeps it (and gets check W003 unless it subclasses ours)."""
+    from django.conf import settings
+    from django.views import debug
+
+    if settings.DEFAULT_EXCEPTION_REPORTER_FILTER == DJANGO_DEFAULT_FILTER:
+        settings.DEFAULT_EXCEPTION_REPORTER_FILTER = "llm_mcp.debug.SecretsReporterFilter"
+        debug.get_default_exception_reporter_filter.cache_clear()
+
+
+DJANGO_DEFAULT_FILTER = "django.views.debug.SafeExceptionReporterFilter"
 
 
 def configure_client() -> None:
@@ -63,8 +79,9 @@ def _reconfigure(*, setting: str, **kwargs: Any) -> None:
 
 
 def check_settings(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
-    """``manage.py check``: the encryption salt credentials need, and unknown ``LLM_MCP`` keys."""
-    from .credentials import salt_key_problem
+    """``manage.py check``: the encryption salt credentials need (E001, and W002 when it looks weak),
+    the exception reporter filter that keeps tokens off debug pages (W003), and unknown ``LLM_MCP`` keys."""
+    from .credentials import salt_key_problem, salt_key_weakness
 
     problems: list[checks.CheckMessage] = []
     salt = salt_key_problem()
@@ -81,7 +98,36 @@ def check_settings(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckM
         problems.append(checks.Error(problem, id="llm_mcp.E002"))
     if not problems:
         problems.extend(_oauth_problems())
+    weakness = salt_key_weakness() if salt is None else None
+    if weakness is not None:
+        problems.append(checks.Warning(
+            f"{weakness}: the keys that encrypt MCP credentials are derived from it and SECRET_KEY.",
+            hint="Use a long random value from the environment, e.g. python -c \"import secrets; "
+                 "print(secrets.token_urlsafe(32))\"; to change it, put the new value first in a SALT_KEY "
+                 "list and keep the old one after it until the credentials were written again.",
+            id="llm_mcp.W002"))
+    problems.extend(_reporter_filter_problems())
     return problems
+
+
+def _reporter_filter_problems() -> list[checks.CheckMessage]:
+    """W003 when ``DEFAULT_EXCEPTION_REPORTER_FILTER`` is neither ours nor a subclass of it."""
+    from django.conf import settings
+    from django.utils.module_loading import import_string
+
+    from .debug import SecretsReporterFilter
+
+    try:
+        chosen = import_string(settings.DEFAULT_EXCEPTION_REPORTER_FILTER)
+    except ImportError:
+        return []  # Django reports it
+    if isinstance(chosen, type) and issubclass(chosen, SecretsReporterFilter):
+        return []
+    return [checks.Warning(
+        "DEFAULT_EXCEPTION_REPORTER_FILTER does not hide MCP tokens: a debug page or a 500 e-mail may show the "
+        "locals of a token refresh or an MCP request.",
+        hint="Set DEFAULT_EXCEPTION_REPORTER_FILTER = 'llm_mcp.debug.SecretsReporterFilter' (or subclass it).",
+        id="llm_mcp.W003")]
 
 
 def _oauth_problems() -> list[checks.CheckMessage]:

@@ -25,7 +25,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from .client.hosts import is_loopback
 
-__all__ = ["DEFAULTS", "chat_model_name", "credential_store", "get", "import_object", "message_model_name",
+__all__ = ["DEFAULTS", "chat_access", "chat_agents", "chat_model_name", "credential_store", "get", "import_object", "message_model_name",
            "oauth_server"]
 
 DOTTED = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+$")
@@ -62,6 +62,21 @@ DEFAULTS: dict[str, Any] = {
     # Where the callback sends the user when the connect view got no (safe) ``next``: a
     # path, a URL, or a URL pattern name.
     "OAUTH_REDIRECT_URL": "/",
+    # Who may do what with a chat on the chat pages: the dotted path of a function
+    # (user, chat, action) -> bool, action one of "view", "send", "decide", "cancel".
+    # Default: the chat's user, or staff with the app's permissions (llm_mcp.access).
+    "CHAT_ACCESS": "llm_mcp.access.default_access",
+    # The agents the "New chat" page offers: dotted paths of llm_mcp.Agent subclasses whose
+    # chat_class is the chat model. Empty: a plain chat on CHAT_MODEL.
+    "CHAT_AGENTS": [],
+    # The model of a plain chat (no agent): {"provider": ..., "model": ...}.
+    "CHAT_MODEL": {"provider": "openai", "model": "gpt-4.1-mini"},
+    # Where a message sent from the chat page (with JavaScript) runs its turn: "request" (in
+    # the web process, the reply streamed token by token) or "celery" (a job, the page
+    # following its rows). Without JavaScript, and for approvals and answers, it is a job.
+    "CHAT_RUN_TURNS": "request",
+    # Largest image or audio, in bytes, the chat page shows inline (larger: named attachment).
+    "CHAT_INLINE_MEDIA_BYTES": 2_000_000,
 }
 
 
@@ -119,6 +134,16 @@ CHECKS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "OAUTH_SERVERS": (_oauth_servers, ('a dict of server classes by URL name (letters, digits, "-", "_"), like '
                                       '{"linear": "myapp.mcp.Linear"}')),
     "OAUTH_REDIRECT_URL": (lambda v: isinstance(v, str) and bool(v), "a path, URL or URL pattern name"),
+    "CHAT_ACCESS": (lambda v: isinstance(v, str) and bool(DOTTED.match(v)),
+                    'the dotted path of a function (user, chat, action) -> bool'),
+    "CHAT_AGENTS": (lambda v: isinstance(v, (list, tuple)) and all(isinstance(p, str) and DOTTED.match(p) for p in v),
+                    'a list of dotted paths of llm_mcp.Agent subclasses'),
+    "CHAT_MODEL": (lambda v: isinstance(v, dict) and set(v) == {"provider", "model"}
+                   and all(isinstance(x, str) and x for x in v.values()),
+                   '{"provider": "<registered provider>", "model": "<model id>"}'),
+    "CHAT_RUN_TURNS": (lambda v: v in ("request", "celery"), '"request" or "celery"'),
+    "CHAT_INLINE_MEDIA_BYTES": (lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0,
+                                "a number of bytes (0: never inline)"),
 }
 """What each setting must be, and how to say so."""
 
@@ -241,3 +266,30 @@ def oauth_server(name: str) -> Any:
         raise ImproperlyConfigured(f"settings.LLM_MCP['OAUTH_SERVERS'][{name!r}]: {servers[name]!r} is neither an "
                                    "llm_mcp.MCP subclass nor a function(request) returning a server")
     return target
+
+
+def chat_access() -> Callable[[Any, Any, str], bool]:
+    """The function ``CHAT_ACCESS`` names: ``(user, chat, action) -> bool``.
+
+    Raises ``ImproperlyConfigured`` when the path names nothing callable."""
+    check = import_object(get("CHAT_ACCESS"), setting="settings.LLM_MCP['CHAT_ACCESS']")
+    if not callable(check):
+        raise ImproperlyConfigured(f"settings.LLM_MCP['CHAT_ACCESS']: {get('CHAT_ACCESS')!r} is not callable")
+    return check
+
+
+def chat_agents() -> list[type]:
+    """The agent classes ``CHAT_AGENTS`` names, in order.
+
+    Raises ``ImproperlyConfigured`` for a path that names nothing, or names something other than
+    an ``llm_mcp.Agent`` subclass with a ``chat_class``."""
+    from .chat import Agent
+
+    found = []
+    for path in get("CHAT_AGENTS"):
+        agent = import_object(path, setting="settings.LLM_MCP['CHAT_AGENTS']")
+        if not (isinstance(agent, type) and issubclass(agent, Agent)) or agent.chat_class is None:
+            raise ImproperlyConfigured(f"settings.LLM_MCP['CHAT_AGENTS']: {path!r} is not an llm_mcp.Agent subclass "
+                                       "with a chat_class (its chats must be saved rows)")
+        found.append(agent)
+    return found

@@ -105,6 +105,42 @@ def salt_key_problem() -> str | None:
     return None
 
 
+WEAK_SALT_CHARS = 16
+"""A ``SALT_KEY`` shorter than this (characters) draws the weak-key warning."""
+
+PLACEHOLDER_WORDS = ("salt", "saltkey", "secret", "secretkey", "default", "test", "password", "key")
+"""Whole values (compared without case, digits and punctuation) a placeholder ``SALT_KEY`` is."""
+
+PLACEHOLDER_PARTS = ("changeme", "change-me", "change_me", "example", "insecure", "placeholder", "replace-me",
+                     "your-salt", "yoursalt")
+"""Parts of a value (compared without case) that say it is a placeholder."""
+
+
+def salt_key_weakness() -> str | None:
+    """Why ``settings.SALT_KEY`` (each value of a list) looks weak or like a default, or ``None``:
+    shorter than `WEAK_SALT_CHARS`, one or two characters repeated, a placeholder
+    (`PLACEHOLDER_WORDS`, `PLACEHOLDER_PARTS`), or the same as ``SECRET_KEY``. The answer never
+    includes the value itself."""
+    from django.conf import settings
+
+    salt = getattr(settings, "SALT_KEY", None)
+    for position, value in enumerate(salt if isinstance(salt, (list, tuple)) else [salt]):
+        if not isinstance(value, str) or not value:
+            continue  # salt_key_problem() reports it
+        which = f"SALT_KEY[{position}]" if isinstance(salt, (list, tuple)) else "SALT_KEY"
+        lowered = value.lower()
+        if len(value) < WEAK_SALT_CHARS:
+            return f"{which} has {len(value)} characters (fewer than {WEAK_SALT_CHARS})"
+        if len(set(value)) <= 2:
+            return f"{which} repeats one or two characters"
+        if "".join(ch for ch in lowered if ch.isalpha()) in PLACEHOLDER_WORDS or \
+                any(part in lowered for part in PLACEHOLDER_PARTS):
+            return f"{which} looks like a placeholder"
+        if value == getattr(settings, "SECRET_KEY", None):
+            return f"{which} is the same as SECRET_KEY"
+    return None
+
+
 def _checked(key: str) -> str:
     problem = salt_key_problem()
     if problem is not None:

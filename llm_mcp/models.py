@@ -15,15 +15,18 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from django.conf import settings
 from django.contrib.contenttypes.fields import GenericForeignKey
 from django.contrib.contenttypes.models import ContentType
+from django.core.exceptions import ValidationError
 from django.db import models
-from encrypted_fields.fields import EncryptedTextField
 
 from . import conf
+from .client import offload
 from .client.question import open_questions
 from .credentials import CredentialManager
 from .db.record import ChatRecord
+from .fields import SealedTextField
 
 __all__ = ["AbstractChat", "AbstractMessage", "Chat", "Credential", "Message", "ToolCall"]
 
@@ -65,6 +68,30 @@ class AbstractChat(ChatRecord, models.Model):
     def __str__(self) -> str:
         return f"Chat {self.pk} ({self.model})"
 
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        """Save the row once `check_model` accepts its ``model`` and ``provider`` (a row that
+        could never answer is not left behind). Raises ``django.core.exceptions.ValidationError``
+        naming the field."""
+        self.check_model()
+        super().save(*args, **kwargs)
+
+    def check_model(self) -> None:
+        """Raise ``ValidationError`` ({field: message}) when ``model`` is empty or too long, or
+        ``provider`` is not a registered provider (``llm_mcp.chat.providers.provider_names``)."""
+        from .chat.providers import provider_names
+
+        errors = {}
+        if not isinstance(self.model, str) or not self.model.strip():
+            errors["model"] = "a chat needs a model id (such as 'gpt-4.1-mini'); it is empty"
+        elif len(self.model) > 200:
+            errors["model"] = f"the model id is {len(self.model)} characters long; at most 200"
+        known = provider_names()
+        if self.provider not in known:
+            errors["provider"] = (f"{str(self.provider)[:100]!r} is not a registered provider; known: "
+                                  f"{', '.join(known)} (add one with llm_mcp.chat.providers.register_provider)")
+        if errors:
+            raise ValidationError(errors)
+
 
 class AbstractMessage(models.Model):
     """One message of a chat, field for field a `llm_mcp.chat.Message`.
@@ -104,7 +131,17 @@ class AbstractMessage(models.Model):
 
 
 class Chat(AbstractChat):
-    """The default chat model (swap it with ``LLM_MCP_CHAT_MODEL``)."""
+    """The default chat model (swap it with ``LLM_MCP_CHAT_MODEL``).
+
+    Attributes:
+        user: the chat's owner (``AUTH_USER_MODEL``), or ``None`` for a chat nobody owns; the
+            chat pages show a chat to whoever ``LLM_MCP["CHAT_ACCESS"]`` lets in (default: this
+            user, or staff with the app's permissions). ``Agent.chat(owner=user)`` or an agent
+            input named ``user`` sets it.
+    """
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, null=True, blank=True,
+                             related_name="llm_mcp_chats")
 
     class Meta(AbstractChat.Meta):
         swappable = "LLM_MCP_CHAT_MODEL"
@@ -176,6 +213,14 @@ class ToolCall(models.Model):
         Raises ``ValueError`` when the call is not (or no longer) waiting for approval."""
         self._decide("declined")
 
+    async def aapprove(self) -> None:
+        """The async twin of `approve` (Django's async ORM convention: ``sync_to_async``)."""
+        await offload.on_orm(self.approve)
+
+    async def adecline(self) -> None:
+        """The async twin of `decline` (see `aapprove`)."""
+        await offload.on_orm(self.decline)
+
     def _decide(self, decision: str) -> None:
         if not type(self)._default_manager.filter(pk=self.pk, approval="pending").update(approval=decision):
             self.refresh_from_db(fields=["approval"])
@@ -195,7 +240,8 @@ class Credential(models.Model):
     see `llm_mcp.credentials.CredentialManager`).
 
     The data is kept as one Fernet-encrypted JSON text (``django-fernet-encrypted-fields``,
-    keyed by ``SALT_KEY`` and ``SECRET_KEY``), so its column never holds a token in clear.
+    keyed by ``SALT_KEY`` and ``SECRET_KEY``), so its column never holds a token in clear, and
+    ``dumpdata`` writes the ciphertext (`llm_mcp.fields.SealedTextField`); ``loaddata`` reads it back.
 
     Attributes:
         key: what the credentials are for (server, authorization server, user), unique.
@@ -207,7 +253,7 @@ class Credential(models.Model):
     owner_type = models.ForeignKey(ContentType, on_delete=models.CASCADE, null=True, blank=True)
     owner_id = models.CharField(max_length=255, blank=True, default="")
     owner = GenericForeignKey("owner_type", "owner_id")
-    secret = EncryptedTextField(blank=True, null=True)
+    secret = SealedTextField(blank=True, null=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

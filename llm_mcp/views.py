@@ -31,7 +31,7 @@ any token. Spec: MCP 2026-07-28 "Authorization", RFC 6749 section 10.12 (CSRF), 
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
 
 from django.contrib.auth.decorators import login_required
@@ -50,7 +50,7 @@ from .client.errors import MCPError
 if TYPE_CHECKING:
     from .client.server import MCP
 
-__all__ = ["SESSION_KEY", "build_server", "callback", "client_metadata", "connect", "disconnect"]
+__all__ = ["SESSION_KEY", "build_server", "callback", "client_metadata", "connect", "disconnect", "server_for_owner"]
 
 log = logging.getLogger("llm_mcp.views")
 
@@ -80,19 +80,26 @@ def build_server(name: str, request: HttpRequest) -> MCP:
     except KeyError:
         raise Http404("No such MCP server to connect") from None
     if isinstance(target, type):
-        oauth = getattr(target, "oauth", None)
-        owner = oauth.get("owner") if isinstance(oauth, dict) else None
-        if not isinstance(owner, str) or owner not in input_names(target.inputs):
-            raise ImproperlyConfigured(
-                f"settings.LLM_MCP['OAUTH_SERVERS'][{name!r}]: {target.__name__} must declare oauth = "
-                f"{{'owner': '<input>'}} with that input in inputs (the view passes the signed-in user), or the "
-                "setting must name a function(request) returning the server")
-        return target(**{owner: request.user})
+        return server_for_owner(name, target, request.user)
     server = target(request)
     if not isinstance(server, MCP):
         raise ImproperlyConfigured(f"settings.LLM_MCP['OAUTH_SERVERS'][{name!r}] returned "
                                    f"{type(server).__name__}, not an llm_mcp.MCP")
     return server
+
+
+def server_for_owner(name: str, target: type, owner: Any) -> MCP:
+    """``target`` (the class ``OAUTH_SERVERS[name]`` names) built for ``owner``: its
+    ``oauth["owner"]`` input set to ``owner`` (a user). Raises ``ImproperlyConfigured`` for a
+    class whose owner is not an input."""
+    oauth = getattr(target, "oauth", None)
+    owner_input = oauth.get("owner") if isinstance(oauth, dict) else None
+    if not isinstance(owner_input, str) or owner_input not in input_names(target.inputs):
+        raise ImproperlyConfigured(
+            f"settings.LLM_MCP['OAUTH_SERVERS'][{name!r}]: {target.__name__} must declare oauth = "
+            f"{{'owner': '<input>'}} with that input in inputs (the view passes the signed-in user), or the "
+            "setting must name a function(request) returning the server")
+    return target(**{owner_input: owner})
 
 
 def _safe_next(request: HttpRequest, candidate: str | None) -> str:

@@ -97,12 +97,20 @@ class Agent:
             setattr(self, name, inputs.get(name))
 
     @classmethod
-    def chat(cls, **inputs: Any) -> Any:
+    def chat(cls, *, owner: Any = None, **inputs: Any) -> Any:
         """A new chat for these inputs: a `Chat`, or a saved record of ``chat_class``.
-        Contacts no server and no model."""
+        Contacts no server and no model.
+
+        ``owner`` (a saved record only): the user the row belongs to (its ``user``); without
+        it, an input named ``user`` holding a user sets it. Raises ``TypeError`` for an owner
+        without a ``chat_class``."""
         agent = cls(**inputs)
         record_class = cls._record_class()
-        return agent.build_chat() if record_class is None else record_class.for_agent(agent)
+        if record_class is None:
+            if owner is not None:
+                raise TypeError(f"{cls.__name__}.chat(owner=...) needs a chat_class (a chat model with a user)")
+            return agent.build_chat()
+        return record_class.for_agent(agent) if owner is None else record_class.for_agent(agent, owner=owner)
 
     @classmethod
     def find(cls, pk: Any) -> Any:

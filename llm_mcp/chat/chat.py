@@ -11,17 +11,20 @@ process or another, since everything it needs is in the store.
 
 from __future__ import annotations
 
+import copy
 import functools
 import json
 import logging
 import mimetypes
 import os
+import time
 import uuid
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Any, Protocol, runtime_checkable
 
-from ..client.asking import Resume
+from ..client import offload
+from ..client.asking import MAX_INPUT_REQUESTS, Resume
 from ..client.cancel import CancelScope
 from ..client.context import CallContext
 from ..client.errors import CancelledError, InputRequiredError, TurnLimitError
@@ -30,7 +33,7 @@ from ..client.prompt import Prompt
 from ..client.question import Question
 from ..client.result import Attachment, Result, sniff_mime_type
 from ..client.server import MCP, Servers
-from .messages import Message, ToolCall, attachment_text
+from .messages import Message, ToolCall, attachment_text, binary_described, capped
 from .providers import ModelRequest, Provider, get_provider
 from .store import MemoryStore, Store, is_waiting, pending_approvals, pending_questions, unanswered
 from .toolbox import Toolbox, Unavailable
@@ -50,6 +53,13 @@ NOT_RUN = "This call did not run: the turn stopped before it finished."
 
 DECLINED = "The user declined this tool call; it did not run."
 CANCELLED = "The call was cancelled before it finished."
+
+HOLD_FIRST_POLL = 0.05
+"""Seconds before a chat holding a question open first reads the store for its answer."""
+
+HOLD_MAX_POLL = 1.0
+"""The longest pause between two reads of a held question (the pause doubles up to it), so the
+wait costs at most about one query a second, and an answer is seen within a second."""
 
 
 class Chat:
@@ -96,6 +106,7 @@ class Chat:
         self.concurrency = concurrency
         self.max_steps = max_steps
         self.max_result_chars = max_result_chars
+        self._describe_binary = False  # the API refused an attachment: describe them from now on
         self.params = dict(params or {})
         self._turn_lock = self.store.lock
         self._instructions: list[str] = []
@@ -173,6 +184,7 @@ class Chat:
             self._servers.add(server)
             if defer:
                 self._deferred_servers.add(server.name)
+            server.hold_questions()  # a handshake-era server's questions reach this chat's pending_questions
         return self
 
     def close(self) -> None:
@@ -233,7 +245,7 @@ class Chat:
         provider's errors as its SDK raises them.
         """
         if isinstance(text, Prompt):
-            turns = prompt_turns(text, _attachments(with_))
+            turns = prompt_turns(text, self._capped(_attachments(with_)))
         elif not isinstance(text, str):
             raise TypeError(f"ask() takes the user's text as a string (or an MCP Prompt), not {type(text).__name__}")
         else:
@@ -249,7 +261,7 @@ class Chat:
                 self.store.add(Message("tool", DECLINED if declined else NOT_RUN, tool_call_id=call.id,
                                        is_error=not declined))
             if turns is None:
-                self.store.add(Message("user", text, attachments=_attachments(with_)))
+                self.store.add(Message("user", text, attachments=self._capped(_attachments(with_))))
                 return self.complete(stream=stream)
             for turn in turns:
                 self.store.add(turn)
@@ -304,6 +316,18 @@ class Chat:
                 reply = self._ask_model(stream, messages, box, first=last.role == "user" or prompted)
                 if not reply.tool_calls:
                     return reply
+
+    async def aask(self, text: str | Prompt, *, with_: Any = None, stream: Callable[[str], None] | None = None) -> Message:
+        """The async twin of `ask`, for async views: the turn runs in a thread of its own
+        (``llm_mcp.client.offload``: model and MCP requests block a thread, never the event
+        loop, and concurrent turns run side by side). Cancelling the awaiting task cancels the
+        turn (as `cancel` does; its calls get their results) and raises ``asyncio.CancelledError``.
+        ``stream`` is called in that thread."""
+        return await offload.in_thread(self.ask, text, with_=with_, stream=stream, on_cancel=self.cancel)
+
+    async def acomplete(self, *, stream: Callable[[str], None] | None = None) -> Message:
+        """The async twin of `complete` (see `aask`)."""
+        return await offload.in_thread(self.complete, stream=stream, on_cancel=self.cancel)
 
     @property
     def waiting(self) -> bool:
@@ -379,11 +403,34 @@ class Chat:
             def relay(text: str) -> None:
                 self._check_cancelled()  # a cancel stops a streamed answer at the next piece
                 stream(text)
-        reply = self.provider.complete(request, on_text=relay)
+        reply = self._complete_once_more_if_refused(request, relay)
         reply.model = reply.model or self.model
         settle_call_ids(reply, messages)
         self._check_cancelled()
         return self.store.add(reply)
+
+    def _capped(self, attachments: list[Attachment]) -> list[Attachment]:
+        """Attachments a user sends, within the chat's limits (as tool results' are)."""
+        return [capped(a, max_chars=self.max_result_chars) for a in attachments]
+
+    def _complete_once_more_if_refused(self, request: ModelRequest, relay: Callable[[str], None] | None) -> Message:
+        """``provider.complete(request)``; when the API refuses a request that carries binary
+        attachments (an image it rejects), once more with them described as text, and so from
+        then on in this chat: a part in the history the API refuses does not break the chat."""
+        if self._describe_binary:
+            request.messages = binary_described(request.messages)
+        try:
+            return self.provider.complete(request, on_text=relay)
+        except Exception as exc:
+            described = binary_described(request.messages)
+            if described == request.messages or not self.provider.refused_request(exc):
+                raise
+            log.warning("the model API refused a request with attachments (%s); sending it again with them "
+                        "described as text", type(exc).__name__)
+            request.messages = described
+            reply = self.provider.complete(request, on_text=relay)
+            self._describe_binary = True
+            return reply
 
     def _toolbox(self, messages: list[Message] | None = None) -> Toolbox:
         return Toolbox(self._servers, self._tools, listed=self._listed, deferred_servers=self._deferred_servers,
@@ -429,7 +476,7 @@ class Chat:
         if self.concurrency > 1 and len(runnable) > 1:
             with ThreadPoolExecutor(max_workers=min(self.concurrency, len(runnable)),
                                     thread_name_prefix="llm-mcp-tool") as pool:
-                futures = {pool.submit(self._execute, call, tool): call for call, tool in runnable}
+                futures = {pool.submit(self._execute, call, tool, assistant): call for call, tool in runnable}
                 for future in as_completed(futures):  # stored here, in this thread, as each one ends
                     try:
                         record(futures[future], future.result())
@@ -438,7 +485,7 @@ class Chat:
         else:
             for call, tool in runnable:
                 try:
-                    record(call, self._execute(call, tool))
+                    record(call, self._execute(call, tool, assistant))
                 except BaseException as exc:  # noqa: BLE001 - stop here; what ran is stored already
                     failure = exc
                     break
@@ -450,7 +497,7 @@ class Chat:
             raise failure
         return not any(call.waiting for call in calls)
 
-    def _execute(self, call: ToolCall, tool: Any) -> Message | None:
+    def _execute(self, call: ToolCall, tool: Any, assistant: Message | None = None) -> Message | None:
         if tool is None:
             return Message("tool", f"There is no tool named {call.name!r}.", tool_call_id=call.id, is_error=True)
         if isinstance(tool, Unavailable):
@@ -461,7 +508,10 @@ class Chat:
         self._check_cancelled()
         server = tool.server
         resume = Resume.from_stored(call.pending_questions, call.request_state) if call.pending_questions else None
-        context = CallContext(cancel=self._scope, resume=resume, on_progress=self._progress_listener(call))
+        notes: list[str] = []  # what the model is told besides the result (questions nobody answered in time)
+        hold = functools.partial(self._hold_question, assistant, call, notes) if assistant is not None else None
+        context = CallContext(cancel=self._scope, resume=resume, on_progress=self._progress_listener(call),
+                              hold=hold, sample=self._sample)
         try:
             with context.active():  # the call's state; its headers and its outage check are evaluated once
                 output = tool.call(**call.arguments)  # call(self, /, **arguments): any key is fine
@@ -475,15 +525,108 @@ class Chat:
                 call.request_state = exc.request_state
                 return None
         limit = None if isinstance(tool, ToolSearch) else self.max_result_chars  # its result is parsed again
-        return _tool_message(call, output, limit)
+        message = _tool_message(call, output, limit)
+        if notes:
+            message.content = "\n".join([*notes, message.content])
+        return message
+
+    def _sample(self, params: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
+        """Answer a server's ``sampling/createMessage`` with a model (the call context's ``sample``).
+
+        The chat's provider and model unless ``options`` (the ``sampling`` setting's dict) names
+        others (``provider``, ``model``, ``options`` for the provider); ``modelPreferences.hints``
+        pick the first of ``options["models"]`` whose id contains a hint. The server's messages
+        (text; other content as ``[type]``) and ``systemPrompt`` make the request, with the
+        chat's user and assistant text first only when the server asked for context and
+        ``options["history"]`` allows it; never the chat's tools. ``maxTokens`` becomes
+        ``max_tokens``, a number ``temperature`` is passed on. Returns the ``CreateMessageResult``."""
+        from ..client.server.sampling import content_text
+
+        provider = get_provider(options["provider"], **(options.get("options") or {})) \
+            if options.get("provider") else self.provider
+        hints = [h.get("name") for h in (params.get("modelPreferences") or {}).get("hints") or []
+                 if isinstance(h, dict) and isinstance(h.get("name"), str)]
+        listed = options.get("models") or []
+        chosen = next((m for hint in hints for m in listed if hint in m), None)
+        model = chosen or options.get("model") or (listed[0] if listed else "") or \
+            (self.model if not options.get("provider") else "")
+        if not model:
+            raise ValueError("sampling names a provider but no model: add 'model' (or 'models') to the setting")
+        history: list[Message] = []
+        if params.get("includeContext") in ("thisServer", "allServers") and options.get("history"):
+            history = [Message(m.role, m.content) for m in self.messages if m.role in ("user", "assistant") and
+                       m.content]
+        asked = [Message("assistant" if m.get("role") == "assistant" else "user", content_text(m.get("content")))
+                 for m in params["messages"] if isinstance(m, dict)]
+        extra: dict[str, Any] = {"max_tokens": params["maxTokens"]}
+        if isinstance(params.get("temperature"), (int, float)) and not isinstance(params["temperature"], bool):
+            extra["temperature"] = params["temperature"]
+        system = params.get("systemPrompt")
+        request = ModelRequest(model=model, messages=history + asked, params=extra,
+                               instructions=[system] if isinstance(system, str) and system else [])
+        reply = provider.complete(request, on_text=None)
+        return {"role": "assistant", "content": {"type": "text", "text": reply.content or ""},
+                "model": reply.model or model, "stopReason": "endTurn"}
+
+    def _hold_question(self, assistant: Message, call: ToolCall, notes: list[str], question: Question,
+                       seconds: float) -> dict[str, Any]:
+        """Hold a handshake-era server's question open during ``call`` (the call context's ``hold``).
+
+        The question is saved on the call, where `pending_questions` shows it (``held``), and
+        the store is read with a growing pause (`HOLD_FIRST_POLL` to `HOLD_MAX_POLL`
+        seconds, one `Store.held_answer` read each, no transaction held) until someone
+        answers, the chat is cancelled (`llm_mcp.CancelledError` at once: the call stops),
+        or ``seconds`` pass: then the question is declined, and the model is told why next to
+        the tool's result. Returns the ``ElicitResult`` dict to send the server."""
+        if len(call.pending_questions) >= MAX_INPUT_REQUESTS:
+            log.warning("tool call %s (%s): %s asked more than %d questions in one call; declined", call.id, call.name,
+                        question.server, MAX_INPUT_REQUESTS)
+            return {"action": "decline"}
+        question.key = f"held-{uuid.uuid4().hex[:12]}"
+        question.held = True
+        call.pending_questions = [*call.pending_questions, question.to_dict()]
+        self.store.save_call(assistant, call)
+        log.info("tool call %s (%s): %s asked a question; waiting up to %g s for an answer", call.id, call.name,
+                 question.server, seconds)
+        deadline = time.monotonic() + seconds
+        pause = HOLD_FIRST_POLL
+        while True:
+            response, cancelled = self.store.held_answer(assistant, call, question.key)
+            if response is None and cancelled and not self._scope.cancelled:
+                self._scope.cancel("cancelled by the user")
+            if response is None and self._scope.cancelled:
+                raise CancelledError(f"the chat was cancelled while {question.server}'s question waited for an answer",
+                                     server=question.server)
+            if response is None and time.monotonic() >= deadline:
+                question.response, question._save = None, functools.partial(self.store.save_question, assistant, call)
+                try:
+                    question.decline()
+                except ValueError:
+                    continue  # answered meanwhile, elsewhere: read that answer
+                notes.append(f"[{question.server} asked: {question.message[:200]!r}; nobody answered within "
+                             f"{seconds:g} s, so the question was declined.]")
+                log.info("tool call %s (%s): the question of %s got no answer within %g s: declined", call.id,
+                         call.name, question.server, seconds)
+                response = {"action": "decline"}
+            if response is not None:
+                question.response = response
+                call.pending_questions = [question.to_dict() if isinstance(q, dict) and q.get("key") == question.key
+                                          else q for q in call.pending_questions]
+                log.info("tool call %s (%s): the question of %s was answered (%s)", call.id, call.name,
+                         question.server, response.get("action"))
+                return copy.deepcopy(response)
+            self._scope.wait(min(pause, max(deadline - time.monotonic(), 0.0)))
+            pause = min(pause * 2, HOLD_MAX_POLL)
 
     def __repr__(self) -> str:
         return f"<Chat model={self.model!r} messages={len(self.messages)}>"
 
 
 def _tool_message(call: ToolCall, output: Any, limit: int | None = None) -> Message:
-    """The tool message that gives the model a call's output (text cut at ``limit`` characters)."""
+    """The tool message that gives the model a call's output (text cut at ``limit`` characters,
+    attachments within the same limit, see `llm_mcp.chat.messages.capped`)."""
     message = _output_message(call, output)
+    message.attachments = [capped(a, max_chars=limit) for a in message.attachments]
     if limit is not None and len(message.content) > limit:
         cut = len(message.content) - limit
         message.content = message.content[:limit] + f"\n[... {cut} more characters cut: the result was too long]"

@@ -7,14 +7,16 @@ anywhere: in memory, or in database tables, field for field.
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..client import offload
 from ..client.question import open_questions
-from ..client.result import Attachment
+from ..client.result import OCTET_STREAM, Attachment, sniff_mime_type
 
 __all__ = ["Message", "ToolCall", "attachment_from_dict", "attachment_text", "attachment_to_dict", "clean_text",
            "describe", "label", "loads_object", "text_resource"]
@@ -86,6 +88,14 @@ class ToolCall:
 
         Raises ``ValueError`` when the call is not waiting for approval."""
         self._decide("declined")
+
+    async def aapprove(self) -> None:
+        """The async twin of `approve` (a store's save is database work: ``llm_mcp.client.offload.on_orm``)."""
+        await offload.on_orm(self.approve)
+
+    async def adecline(self) -> None:
+        """The async twin of `decline` (see `aapprove`)."""
+        await offload.on_orm(self.decline)
 
     def _decide(self, decision: str) -> None:
         if self.approval != "pending":
@@ -243,7 +253,51 @@ def describe(attachment: Attachment) -> str:
         parts.append(f"({attachment.mime_type})")
     if attachment.size is not None and attachment.kind != "resource_link":
         parts.append(f"{attachment.size} bytes")
+    if isinstance(attachment.content, bytes) and attachment.mime_type:
+        sniffed = sniff_mime_type(attachment.content)
+        labelled = attachment.mime_type.split(";")[0].strip().lower()
+        if sniffed != labelled and labelled in SNIFFABLE:  # a label that lies, and we can tell
+            return " ".join(parts) + (f"; its bytes are not {labelled}]" if sniffed == OCTET_STREAM else
+                                      f"; its bytes are {sniffed}, not {labelled}]")
     return " ".join(parts) + "]"
+
+
+SNIFFABLE = ("image/png", "image/jpeg", "image/gif", "image/webp", "application/pdf", "audio/wav", "audio/ogg")
+"""Types `sniff_mime_type` recognizes by their first bytes: a label naming one is checked."""
+
+MAX_ATTACHMENT_BYTES = 5 * 1024 * 1024
+"""Bytes of one binary attachment a chat keeps and sends (the strictest API's image limit);
+a larger one is described instead."""
+
+
+def capped(attachment: Attachment, *, max_chars: int | None, max_bytes: int = MAX_ATTACHMENT_BYTES) -> Attachment:
+    """``attachment`` within a chat's limits: a text resource longer than ``max_chars`` is cut
+    (with a note, as tool results are), bytes beyond ``max_bytes`` are dropped (the attachment
+    keeps its kind, type, URI and name, and the model is told its size)."""
+    content = attachment.content
+    if isinstance(content, str) and max_chars is not None and len(content) > max_chars:
+        cut = len(content) - max_chars
+        return dataclasses.replace(attachment, content=content[:max_chars] + f"\n[... {cut} more characters cut: "
+                                   "the resource was too long]")
+    if isinstance(content, bytes) and len(content) > max_bytes:
+        return dataclasses.replace(attachment, content=None, raw={"size": len(content), "dropped": "too large"})
+    return attachment
+
+
+def binary_described(messages: list[Message]) -> list[Message]:
+    """Copies of ``messages`` in which every binary attachment (image, audio, blob) is replaced by
+    the line `describe` writes, appended to the text; text resources are kept. What a chat sends
+    once more when the model API refused a part of its request."""
+    out = []
+    for message in messages:
+        binary = [a for a in message.attachments if not a.is_text]
+        if not binary:
+            out.append(message)
+            continue
+        lines = "\n".join(describe(a) for a in binary)
+        out.append(dataclasses.replace(message, content=f"{message.content}\n{lines}" if message.content else lines,
+                                       attachments=[a for a in message.attachments if a.is_text]))
+    return out
 
 
 def text_resource(attachment: Attachment) -> str:

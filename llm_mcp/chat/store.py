@@ -111,6 +111,17 @@ class Store:
         call.pending_questions = with_answer(call.pending_questions, question, call)
         self.save_call(message, call)
 
+    def held_answer(self, message: Message, call: ToolCall, key: str) -> tuple[dict[str, Any] | None, bool]:
+        """What a chat holding a question open polls: the stored response of `call`'s question
+        `key` (``None`` while unanswered) and whether the chat was cancelled.
+
+        Default: read from the call object (answers given in this process land there) and
+        `cancelled`. A store shared between processes reads both fresh, in one query."""
+        for data in call.pending_questions:
+            if isinstance(data, dict) and data.get("key") == key:
+                return data.get("response"), self.cancelled
+        return None, self.cancelled
+
 
 class MemoryStore(Store):
     """The default store: a list in this process (its `lock` is the default `RLock`)."""

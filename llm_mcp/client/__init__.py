@@ -7,6 +7,7 @@
 
 from .cancel import CancelScope
 from .errors import (
+    AddressRefusedError,
     CancelledError,
     ConfigurationError,
     ConnectionError,
@@ -17,9 +18,11 @@ from .errors import (
     MCPError,
     ProcessExitedError,
     ServerTimeoutError,
+    StartupFailedError,
     TurnLimitError,
     UnauthorizedError,
 )
+from .httpcontext import HTTPContext
 from .progress import Progress
 from .prompt import Prompt, PromptArgument, PromptMessage
 from .question import Field, Question
@@ -32,6 +35,7 @@ from .transports import Transport
 
 __all__ = [
     "MCP",
+    "AddressRefusedError",
     "Attachment",
     "CancelScope",
     "CancelledError",
@@ -39,6 +43,7 @@ __all__ = [
     "ConfigurationError",
     "ConnectionError",
     "Field",
+    "HTTPContext",
     "ForbiddenError",
     "InputRequiredError",
     "InsufficientScopeError",
@@ -55,9 +60,21 @@ __all__ = [
     "Result",
     "ServerTimeoutError",
     "Servers",
+    "StartupFailedError",
     "Tool",
     "Transport",
     "TurnLimitError",
     "UnauthorizedError",
     "mcp",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """``PublicAddressesOnly`` (an httpx transport) is imported on first use, so that
+    ``import llm_mcp.client`` loads no httpx; it stays out of ``__all__`` for the same reason."""
+    if name == "PublicAddressesOnly":
+        from .addresses import PublicAddressesOnly
+
+        globals()[name] = PublicAddressesOnly
+        return PublicAddressesOnly
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Callable
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
     from .cancel import CancelScope
     from .progress import Progress
 
-__all__ = ["CallContext", "current", "for_call", "leave", "with_changes"]
+__all__ = ["CallContext", "current", "for_call", "held_seconds", "leave", "with_changes"]
 
 _current: contextvars.ContextVar[CallContext | None] = contextvars.ContextVar("llm_mcp_call_context", default=None)
 
@@ -50,6 +51,17 @@ class CallContext:
             only then are values remembered. The contexts the ``with`` forms open may hold many
             calls, and ``MCP.run`` opens a call context of its own inside them.
         memo: values evaluated once for this call, by key (see `remember`).
+        hold: who holds a handshake-era server's question open for a person (a chat sets it):
+            ``hold(question, seconds)`` saves the screened `llm_mcp.Question` where the chat
+            shows it, waits up to ``seconds`` for an answer recorded anywhere, and returns the
+            ``ElicitResult`` dict to send; ``None``: such questions follow the server's callback,
+            else are declined at once.
+        sample: who answers a server's sampling request with a model (a chat sets it):
+            ``sample(params, options)`` takes the ``sampling/createMessage`` params and the
+            ``sampling`` setting's dict (``{}`` for ``True``) and returns the ``CreateMessageResult``.
+        held_seconds: seconds this call spent holding questions open for a person (`holding`);
+            the transports add them to a request's deadline (see `held_seconds`), so the wait
+            does not count against the server's ``timeout``.
         went_down: names of the servers whose outage this call recorded
             (`llm_mcp.client.outages.record`): a chat leaves them out of its next requests.
     """
@@ -58,6 +70,9 @@ class CallContext:
     resume: Resume | None = None
     on_progress: Callable[[Progress], Any] | None = None
     call: bool = True
+    hold: Callable[[Any, float], dict[str, Any]] | None = None
+    sample: Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]] | None = None
+    held_seconds: float = field(default=0.0, repr=False, compare=False)
     memo: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
     went_down: set[str] = field(default_factory=set, repr=False, compare=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
@@ -77,9 +92,20 @@ class CallContext:
             return self.memo.setdefault(key, value)
 
     def but(self, **changes: Any) -> CallContext:
-        """A copy with ``changes`` (``cancel``, ``resume``, ``on_progress``, ``call``), nothing
+        """A copy with ``changes`` (``cancel``, ``resume``, ``on_progress``, ``call``, ``hold``), nothing
         remembered and no outage recorded."""
-        return replace(self, memo={}, went_down=set(), _lock=threading.Lock(), **changes)
+        return replace(self, memo={}, went_down=set(), held_seconds=0.0, _lock=threading.Lock(), **changes)
+
+    @contextlib.contextmanager
+    def holding(self) -> Iterator[None]:
+        """Count the block's time as held for a person (`held_seconds`): a request waiting on it
+        gets that much longer before its deadline."""
+        started = time.monotonic()
+        try:
+            yield
+        finally:
+            with self._lock:
+                self.held_seconds += time.monotonic() - started
 
     @contextlib.contextmanager
     def active(self) -> Iterator[CallContext]:
@@ -98,6 +124,13 @@ class CallContext:
 def leave(token: contextvars.Token[CallContext | None]) -> None:
     """End what `CallContext.enter` began."""
     _current.reset(token)
+
+
+def held_seconds() -> float:
+    """Seconds the current call spent holding questions open (``0.0`` outside a call): what a
+    transport adds to a request's deadline."""
+    context = _current.get()
+    return context.held_seconds if context is not None else 0.0
 
 
 def current() -> CallContext | None:

@@ -7,7 +7,9 @@ request bodies: they name the server, the method and what went wrong.
     MCPError                        a protocol error, or no revision we know (.code, .data, .server)
     ├── ConnectionError             unreachable, or HTTP 429/5xx (.status, .retry_after; also the builtin)
     │   ├── ServerTimeoutError      no answer within the request's timeout (.timed_out is True)
-    │   └── ProcessExitedError      a stdio server's process ended (.exit_status)
+    │   ├── ProcessExitedError      a stdio server's process ended (.exit_status, .stderr)
+    │   │   └── StartupFailedError  it ended before reading its first request: starting again won't help
+    │   └── AddressRefusedError     an address policy refused the address a name resolves to
     ├── StreamBrokenError           a response stream ended before the response and could not be resumed
     ├── LegacyProtocolError         HTTP 400/404/405 without a JSON-RPC body: a server older than 2026-07-28
     ├── SessionExpiredError         a handshake-era server ended our Mcp-Session-Id (HTTP 404)
@@ -23,7 +25,7 @@ request bodies: they name the server, the method and what went wrong.
 
 Three questions about a failure are answered here and nowhere else:
 
-* may it be retried? `is_refusal` says when retrying will not help (401, 403, HTTP 404);
+* may it be retried? `is_refusal` says when retrying will not help (401, 403, HTTP 404, a refused address);
 * has the call partly run? `may_have_run`;
 * is the server down? `is_outage` (the chat's backoff in `llm_mcp.client.outages` acts on it).
 
@@ -57,6 +59,7 @@ if TYPE_CHECKING:
     import httpx
 
 __all__ = [
+    "AddressRefusedError",
     "CancelledError",
     "ConfigurationError",
     "ConnectionError",
@@ -69,6 +72,7 @@ __all__ = [
     "ProcessExitedError",
     "ServerTimeoutError",
     "SessionExpiredError",
+    "StartupFailedError",
     "StreamBrokenError",
     "TokenRequestError",
     "TurnLimitError",
@@ -115,8 +119,11 @@ class ConnectionError(MCPError, builtins.ConnectionError):  # noqa: A001 - the p
         exit_status: a stdio server's exit status when its process ended (`ProcessExitedError`), else ``None``.
         retry_after: seconds the server asked us to wait (``Retry-After``), else ``None``.
         timed_out: ``True`` for a `ServerTimeoutError` (read-only: it is the class).
+        stderr: the last lines a stdio server wrote to its stderr (bounded, control characters
+            escaped, environment values redacted; ``""`` when none or not stdio).
         request_sent: whether the request had left when the failure came (``True``/``False``),
-            or ``None`` when unknown. `from_httpx` knows it; nothing reads it yet.
+            or ``None`` when unknown. `from_httpx` knows it; `may_have_run` reads it: a failure
+            after the request left (other than a 429) means the server may have started the work.
 
     ``ConnectionError(message, timed_out=True)`` or ``exit_status=<int>`` builds the subclass
     the flag stands for (a timeout first), as callers wrote before the subclasses existed.
@@ -133,8 +140,9 @@ class ConnectionError(MCPError, builtins.ConnectionError):  # noqa: A001 - the p
 
     def __init__(self, message: str = "", *, server: str | None = None, status: int | None = None,
                  exit_status: int | None = None, retry_after: float | None = None, timed_out: bool = False,
-                 request_sent: bool | None = None):
+                 request_sent: bool | None = None, stderr: str = ""):
         super().__init__(message, server=server)
+        self.stderr = stderr
         self.status = status
         self.exit_status = exit_status
         self.retry_after = retry_after
@@ -160,6 +168,18 @@ class ProcessExitedError(ConnectionError):
         exit_status: the process's exit status (``int``; negative for a signal), or ``None``
             when unknown.
     """
+
+
+class StartupFailedError(ProcessExitedError):
+    """A stdio server's process ended before it read its first request: it failed while
+    starting (a package that does not exist, a bad command, a missing variable). The client
+    does not start it again within the same call; ``.stderr`` usually says why."""
+
+
+class AddressRefusedError(ConnectionError):
+    """The connection was not made: the address the server's name resolves to is one the
+    connection's address policy refuses (`llm_mcp.client.addresses.PublicAddressesOnly`:
+    loopback, private, link-local, ...). Nothing was sent; `is_refusal` is true for it."""
 
 
 # -- spoke, but not as expected ------------------------------------------------------------------
@@ -309,16 +329,27 @@ class TurnLimitError(MCPError, RuntimeError):
 
 
 def is_refusal(exc: BaseException) -> bool:
-    """Whether retrying will not fix the failure: 401, 403 (scopes included) and HTTP 404."""
-    return isinstance(exc, (UnauthorizedError, ForbiddenError)) or (
+    """Whether retrying will not fix the failure: 401, 403 (scopes included), HTTP 404, and an
+    address the connection's policy refuses."""
+    return isinstance(exc, (UnauthorizedError, ForbiddenError, AddressRefusedError)) or (
         isinstance(exc, ConnectionError) and exc.status == 404)
 
 
 def may_have_run(exc: BaseException) -> bool:
     """Whether a call that failed this way may have partly run on the server: it timed out,
-    its process exited, the server answered 5xx, or its response stream broke."""
-    return isinstance(exc, (StreamBrokenError, ServerTimeoutError, ProcessExitedError)) or (
-        isinstance(exc, ConnectionError) and exc.status is not None and exc.status >= 500)
+    its process exited, the server answered 5xx, its response stream broke, or the connection
+    failed after the request had left (``request_sent``; over HTTP, both eras). A refused
+    connect, an HTTP 429 ("not now", said before any work) and a process that never read the
+    request (`StartupFailedError`) are the failures that did not."""
+    if isinstance(exc, StartupFailedError):
+        return False  # it never read the request
+    if isinstance(exc, (StreamBrokenError, ServerTimeoutError, ProcessExitedError)):
+        return True
+    if not isinstance(exc, ConnectionError):
+        return False
+    if exc.status is not None:
+        return exc.status >= 500
+    return exc.request_sent is True
 
 
 def is_outage(exc: BaseException, *, tool_call: bool = False) -> bool:
@@ -358,7 +389,7 @@ def retry_after_seconds(value: str | None) -> float | None:
 
 
 def from_httpx(failure: httpx.HTTPError | httpx.Response, *, server: str | None, message: str,
-               timeout_message: str | None = None) -> ConnectionError:
+               timeout_message: str | None = None, broke_message: str | None = None) -> ConnectionError:
     """The error for a failed ``httpx`` request, to raise ``from None``.
 
         except httpx.HTTPError as exc:
@@ -371,6 +402,8 @@ def from_httpx(failure: httpx.HTTPError | httpx.Response, *, server: str | None,
         message: the message for a failure to reach the server (or for a response).
         timeout_message: the message for a timeout; ``None`` treats a timeout as any other
             failure to reach the server.
+        broke_message: the message for a failure after the request had left (the connection
+            reset or closed before the answer); ``None`` uses ``message``.
 
     Returns:
         `ConnectionError` with ``.status`` and ``.retry_after`` for a response or an
@@ -390,4 +423,6 @@ def from_httpx(failure: httpx.HTTPError | httpx.Response, *, server: str | None,
                                     httpx.UnsupportedProtocol, httpx.ProxyError))
     if timeout_message is not None and isinstance(failure, httpx.TimeoutException):
         return ServerTimeoutError(timeout_message, server=server, request_sent=sent)
+    if sent and broke_message is not None:
+        message = broke_message
     return ConnectionError(message, server=server, request_sent=sent)

@@ -24,6 +24,7 @@ from functools import cache
 from typing import Any
 from urllib.parse import urlsplit
 
+from . import offload
 from .protocol import as_object, as_text
 
 __all__ = ["WEB_SCHEMES", "Field", "Question"]
@@ -188,6 +189,9 @@ class Question:
             which are answered in line).
         response: the answer once given: ``{"action": "accept", "content": {...}}`` for a form,
             ``{"action": "accept"}`` for a URL, ``{"action": "decline"}``; ``None`` until then.
+        held: whether a handshake-era server asked it during a chat's call that is still open,
+            waiting for the answer (answer it and the call goes on: no ``complete()`` or
+            ``resume_chat`` is needed; the call declines it after ``question_timeout`` seconds).
         tool_call_id: the id of the chat's tool call that asked it (set by ``chat.pending_questions``;
             ``None`` elsewhere, and not part of [`to_dict`][llm_mcp.Question.to_dict]).
 
@@ -196,8 +200,9 @@ class Question:
     """
 
     def __init__(self, key: str, params: dict[str, Any], *, server: str = "", request: dict[str, Any] | None = None,
-                 response: dict[str, Any] | None = None):
+                 response: dict[str, Any] | None = None, held: bool = False):
         self.key = str(key)
+        self.held = held
         self.server = server
         self.params: dict[str, Any] = as_object(params)
         self.request = request
@@ -296,6 +301,15 @@ class Question:
         self._check_open()
         self._settle({"action": "decline"})
 
+    async def aanswer(self, value: Any = _MISSING, /, **values: Any) -> None:
+        """The async twin of [`answer`][llm_mcp.Question.answer]: saving the answer is database work
+        for a chat record, so it runs where Django wants it (``llm_mcp.client.offload.on_orm``)."""
+        await offload.on_orm(self.answer, value, **values)
+
+    async def adecline(self) -> None:
+        """The async twin of [`decline`][llm_mcp.Question.decline] (see [`aanswer`][llm_mcp.Question.aanswer])."""
+        await offload.on_orm(self.decline)
+
     def _check_open(self) -> None:
         if self.response is not None:
             raise ValueError(f"question {self.key!r} of {self.server or 'the server'} is answered already "
@@ -313,9 +327,13 @@ class Question:
     # -- as data ----------------------------------------------------------------------------------
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-friendly form: ``{"key", "server", "params", "request", "response"}``."""
-        return {"key": self.key, "server": self.server, "params": copy.deepcopy(self.params),
+        """JSON-friendly form: ``{"key", "server", "params", "request", "response"}``, and
+        ``"held": True`` for a held question."""
+        data = {"key": self.key, "server": self.server, "params": copy.deepcopy(self.params),
                 "request": copy.deepcopy(self.request), "response": copy.deepcopy(self.response)}
+        if self.held:
+            data["held"] = True
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Question:
@@ -325,7 +343,7 @@ class Question:
         response = data.get("response")
         return cls(data["key"], data["params"], server=str(data.get("server") or ""),
                    request=data.get("request") if isinstance(data.get("request"), dict) else None,
-                   response=response if isinstance(response, dict) else None)
+                   response=response if isinstance(response, dict) else None, held=data.get("held") is True)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Question) and self.to_dict() == other.to_dict()

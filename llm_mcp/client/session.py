@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from . import protocol, state
 from .cancel import current_scope
+from .context import current as current_context
 from .errors import (
     CancelledError,
     ConnectionError,
@@ -26,10 +27,12 @@ from .errors import (
     MCPError,
     ServerTimeoutError,
     SessionExpiredError,
+    StartupFailedError,
     StreamBrokenError,
 )
-from .logs import LOG_LEVEL_META, check_log_level, wanted
+from .logs import LOG_LEVEL_META, check_log_level, printable, wanted
 from .logs import write as write_log
+from .offered import missing_capability, not_offered
 from .transports.base import Transport, adopt
 
 if TYPE_CHECKING:
@@ -84,7 +87,12 @@ class Client:
         on_input_request: answers a handshake-era server's ``elicitation/create`` request in
             line: takes its params, returns the ``ElicitResult`` dict; ``None`` refuses such
             requests (``-32601``). An exception it raises declines the request, then comes out
-            of the call that was running.
+            of the call that was running; a ``CancelledError`` stops the call at once.
+        request_handlers: answers to other requests a handshake-era server sends (``"roots/list"``,
+            ``"sampling/createMessage"``), by method: each takes the params and returns the
+            result dict; ``ValueError`` becomes a ``-32602`` error, another exception ``-32603``
+            (its type only: no message, which could carry a secret), an `MCPError` with a
+            ``code`` that error.
         protocol_version: the revision in use once connected, e.g. ``"2026-07-28"``.
         server_info: the server's ``{"name", "version", ...}``, once connected.
         capabilities: the server's capabilities dict, once connected.
@@ -109,6 +117,7 @@ class Client:
         self._identity({})  # server_info {}, capabilities {}, instructions None: nothing said yet
         self.on_notification: list[Callable[[dict[str, Any]], None]] = []
         self.on_input_request: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+        self.request_handlers: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {}
         self._inline_errors: list[BaseException] = []
         self._on_legacy = False
         self._progress: dict[Any, Callable[[dict[str, Any]], None]] = {}
@@ -169,6 +178,8 @@ class Client:
             response = self._exchange(message, version, probe)
         except LegacyProtocolError:
             return False
+        except StartupFailedError:
+            raise  # it never read the probe: the handshake would start it again for nothing
         except ConnectionError as exc:
             if self.era_key or exc.status is not None:
                 raise
@@ -250,10 +261,19 @@ class Client:
             log.debug("MCP server %s refused logging/setLevel %s", self.name, self.log_level)
 
     def _exchange(self, message: dict[str, Any], version: str | None, timeout: float | None,
-                  headers: dict[str, str] | None = None) -> dict[str, Any]:
-        """One request through the transport; an answer that is not an object counts as empty."""
+                  headers: dict[str, str] | None = None, context: CallContext | None = None) -> dict[str, Any]:
+        """One request through the transport; an answer that is not an object counts as empty.
+        ``context``: the call the request belongs to, active while the server's requests on its
+        stream are answered (whichever thread reads them), so a question can reach its chat."""
+        handler = self._on_message
+        if context is not None:
+            def handler(incoming: dict[str, Any]) -> dict[str, Any] | None:
+                if current_context() is context or not protocol.is_request(incoming):
+                    return self._on_message(incoming)  # a notification: in the reading thread, as it was
+                with context.active():
+                    return self._on_message(incoming)
         return protocol.as_object(self.transport.request(message, version=version, timeout=timeout, headers=headers,
-                                                         on_message=self._on_message))
+                                                         on_message=handler))
 
     def _identity(self, result: dict[str, Any], fallback_info: Any = None) -> None:
         """Keep what a discover or initialize result says about the server, ignoring ill-typed fields."""
@@ -312,6 +332,9 @@ class Client:
                 ``MCP.run`` turns them into questions).
         """
         self.connect()
+        missing = missing_capability(method, self.capabilities)
+        if missing is not None:
+            raise not_offered(self.name, method, missing)
         token = None
         params = dict(params or {})
         if on_progress is not None:
@@ -320,7 +343,8 @@ class Client:
             self._progress[token] = on_progress
         try:
             result = self._send(method, params, headers, timeout, resend,
-                                context.cancel if context is not None else current_scope())
+                                context.cancel if context is not None else current_scope(),
+                                context or current_context())
         finally:
             if token is not None:
                 self._progress.pop(token, None)
@@ -330,7 +354,8 @@ class Client:
         return result
 
     def _send(self, method: str, params: dict[str, Any], headers: dict[str, str] | None,
-              timeout: float | None, resend: bool, scope: CancelScope | None) -> dict[str, Any]:
+              timeout: float | None, resend: bool, scope: CancelScope | None,
+              context: CallContext | None = None) -> dict[str, Any]:
         renegotiated = renewed = False
         attempts = 0  # streams read for this request, resumptions included; three at most
         while True:
@@ -347,7 +372,7 @@ class Client:
                     scope.check()
                 try:
                     response = self._exchange(message, version, timeout or self.timeout,
-                                              headers if self.era == MODERN else None)
+                                              headers if self.era == MODERN else None, context)
                 except Exception:
                     if scope is not None and scope.cancelled:
                         self._cancel(message["id"], scope.reason or "cancelled")
@@ -425,7 +450,13 @@ class Client:
             log.debug("MCP server %s: cancellation not sent (%s)", self.name, type(exc).__name__)
 
     def list(self, method: str, key: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
-        """Every item of a paginated list (``tools/list`` -> ``"tools"``), following ``nextCursor``."""
+        """Every item of a paginated list (``tools/list`` -> ``"tools"``), following ``nextCursor``;
+        empty, with no request, when the server's capabilities do not offer it (`llm_mcp.client.offered`)."""
+        self.connect()
+        missing = missing_capability(method, self.capabilities)
+        if missing is not None:
+            log.debug("MCP server %s offers no %s: %s not sent, the list is empty", self.name, missing, method)
+            return []
         items: list[dict[str, Any]] = []
         seen: set[str] = set()
         cursor = None
@@ -472,6 +503,9 @@ class Client:
                 return {"jsonrpc": "2.0", "id": message["id"], "result": {}}
             if method == "elicitation/create" and self.on_input_request is not None:
                 return {"jsonrpc": "2.0", "id": message["id"], "result": self._answer_inline(message)}
+            handler = self.request_handlers.get(method) if isinstance(method, str) else None
+            if handler is not None:
+                return self._answer_request(handler, message)
             log.debug("MCP server %s asked %r, which we do not support", self.name, method)
             return protocol.error_response(message["id"], protocol.METHOD_NOT_FOUND, "Method not supported")
         params = protocol.as_object(message.get("params"))
@@ -491,6 +525,26 @@ class Client:
         if scope is not None:
             scope.poll()  # an event: the moment to notice a cancellation made elsewhere (raises CancelledError)
         return None
+
+    def _answer_request(self, handler: Callable[[dict[str, Any]], dict[str, Any]],
+                        message: dict[str, Any]) -> dict[str, Any]:
+        """A server's request answered by one of `request_handlers` (see there for errors)."""
+        try:
+            result = handler(protocol.as_object(message.get("params")))
+        except CancelledError:
+            raise
+        except MCPError as exc:
+            if exc.code is None:
+                raise
+            return protocol.error_response(message["id"], exc.code, str(exc)[:500])
+        except ValueError as exc:
+            return protocol.error_response(message["id"], protocol.INVALID_PARAMS, str(exc)[:500])
+        except Exception as exc:  # noqa: BLE001 - the server gets an error; its message may hold secrets
+            log.warning("MCP server %s: answering %s failed (%s)", self.name, message.get("method"),
+                        type(exc).__name__)
+            return protocol.error_response(message["id"], protocol.INTERNAL_ERROR,
+                                           f"the client could not answer {message.get('method')}")
+        return {"jsonrpc": "2.0", "id": message["id"], "result": result}
 
     def on_message(self, message: dict[str, Any]) -> dict[str, Any] | None:
         """Handle one message the server sent that answers no request of ours (a notification,
@@ -512,6 +566,8 @@ class Client:
         assert self.on_input_request is not None
         try:
             return self.on_input_request(protocol.as_object(message.get("params")))
+        except CancelledError:
+            raise  # the chat was cancelled while a question was held: the call stops now
         except Exception as exc:  # noqa: BLE001 - raised from the call (request()), not from the reader
             self._inline_errors.append(exc)
             return {"action": "decline"}
@@ -520,5 +576,5 @@ class Client:
         error = protocol.as_object(error)
         code = error.get("code") if isinstance(error.get("code"), int) else None
         return MCPError(f"MCP server {self.name!r} answered {method} with error {code}: "
-                        f"{str(error.get('message', ''))[:500]}", code=code, data=error.get("data"),
+                        f"{printable(str(error.get('message', ''))[:500])}", code=code, data=error.get("data"),
                         server=self.name)

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from .server.base import MCP
     from .tool import Tool
 
-__all__ = ["SHAPING", "check_shaping", "failure_text", "invoke", "is_refusal", "model_tools", "shape"]
+__all__ = ["PARTLY_RUN", "SHAPING", "check_shaping", "failure_text", "invoke", "is_refusal", "model_tools", "shape"]
 
 log = logging.getLogger("llm_mcp.client")
 
@@ -177,6 +177,8 @@ def declared_names(server: MCP) -> dict[str, list[str]]:
         if key == "requires_approval" and isinstance(value, str):
             continue  # a tool property or a method, not a name
         found[key] = _names(value, key, server.name)
+        if key == "requires_approval":  # "sampling" names the server's sampling requests, not a tool
+            found[key] = [name for name in found[key] if name != "sampling"]
     found["tool_options"] = list(server.settings.option("tool_options") or {})
     return found
 
@@ -226,13 +228,17 @@ def _build_extra(extra: Any, server: MCP) -> Any:
 # -- calls ------------------------------------------------------------------------------------
 
 
+PARTLY_RUN = (" The call may have partly run before it broke off: check its effects before "
+              "calling it again.")
+"""What `failure_text` adds when a failed call may have partly run (pages look for it)."""
+
+
 def failure_text(tool: Tool, exc: BaseException) -> str:
     """What the model is told when the server failed a call: the server's own words, and a
     warning when a tool with effects may have partly run."""
     text = f"The MCP server {tool.server.name!r} failed to run {tool.server_name}: {str(exc).rstrip('.')}."
     if may_have_run(exc) and not tool.read_only and not (tool.idempotent and not tool.destructive):
-        text += (" The call may have partly run before it broke off: check its effects before "
-                 "calling it again.")
+        text += PARTLY_RUN
     return text
 
 

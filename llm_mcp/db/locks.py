@@ -66,11 +66,24 @@ class TurnLock:
             finally:
                 release()
 
-    def _acquire(self) -> Callable[[], None]:
+    @property
+    def busy(self) -> bool:
+        """Whether a turn of this chat runs now, in this process or another (the lock is
+        held). Asks without waiting; not meaningful in a thread that holds the lock itself."""
+        if getattr(self._held, "depth", 0):
+            return True
+        try:
+            release = self._acquire(wait=False)
+        except TimeoutError:
+            return True
+        release()
+        return False
+
+    def _acquire(self, *, wait: bool = True) -> Callable[[], None]:
         db = db_alias(self.record)
         connection = connections[db]
         name = f"{self.record._meta.db_table}:{self.record.pk}"
-        deadline = time.monotonic() + float(conf.get("TURN_LOCK_TIMEOUT"))
+        deadline = time.monotonic() + (float(conf.get("TURN_LOCK_TIMEOUT")) if wait else -1.0)
         if connection.vendor == "postgresql":
             key = int.from_bytes(hashlib.blake2b(name.encode(), digest_size=8).digest(), "big", signed=True)
 

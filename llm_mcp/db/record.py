@@ -13,13 +13,14 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from django.db import router, transaction
+from django.db import connections, router, transaction
 
 from .. import conf
 from ..chat import Agent
 from ..chat import Chat as LiveChat
 from ..chat.messages import Message, ToolCall
 from ..chat.store import is_waiting, pending_approvals, pending_questions
+from ..client import offload
 from ..client.prompt import Prompt
 from .agents import agent_path, decode_inputs, encode_inputs
 from .store import DatabaseStore
@@ -177,6 +178,19 @@ class ChatRecord:
         finally:
             self.store.on_open_calls = None
 
+    async def aask(self, text: str | Prompt, *, with_: Any = None, stream: Callable[[str], None] | None = None,
+                   key: str | None = None) -> Message:
+        """The async twin of `ask`, for async views: the turn (its database, model and MCP work)
+        runs in a thread of its own (``llm_mcp.client.offload``), whose database connections
+        are closed when it ends. Cancelling the awaiting task cancels the turn (`cancel`) and
+        raises ``asyncio.CancelledError``."""
+        return await offload.in_thread(_closing(self.ask), text, with_=with_, stream=stream, key=key,
+                                       on_cancel=self.cancel)
+
+    async def acomplete(self, *, stream: Callable[[str], None] | None = None) -> Message:
+        """The async twin of `complete` (see `aask`)."""
+        return await offload.in_thread(_closing(self.complete), stream=stream, on_cancel=self.cancel)
+
     @property
     def waiting(self) -> bool:
         """Whether a tool call waits for a person (or a server task)."""
@@ -220,10 +234,15 @@ class ChatRecord:
     # -- agents -----------------------------------------------------------------------------
 
     @classmethod
-    def for_agent(cls, agent: Agent) -> ChatRecord:
+    def for_agent(cls, agent: Agent, *, owner: Any = None) -> ChatRecord:
         """A new row for ``agent`` (what ``Agent.chat()`` returns when ``chat_class`` names
         this model). The chat is set up at once, so a bad declaration raises here and saves
-        nothing; no server is contacted."""
+        nothing; no server is contacted.
+
+        The row's ``user`` (when the model has that field) is ``owner``, else the agent's
+        ``user`` input when it is an instance of ``AUTH_USER_MODEL``. Raises ``TypeError`` for
+        an ``owner`` that is not a saved user, or given to a model without a ``user`` field."""
+        owner = _owner_for(cls, agent, owner)
         path = agent_path(type(agent))
         if "<locals>" in path or path.startswith("__main__."):
             log.warning("%s is defined where no other process can import it (%s): its chats cannot be resumed "
@@ -232,7 +251,7 @@ class ChatRecord:
         with transaction.atomic(using=router.db_for_write(cls)):
             record = cls._default_manager.create(  # type: ignore[attr-defined]
                 model=agent.model, provider=provider or "openai", agent_class=path,
-                agent_inputs=encode_inputs(agent))
+                agent_inputs=encode_inputs(agent), **({"user": owner} if owner is not None else {}))
             record.__dict__["_agent"] = agent
             record.chat  # noqa: B018 - builds the chat: declarations are checked now
         return record
@@ -247,3 +266,34 @@ class ChatRecord:
             raise ValueError(f"chat {pk} was set up by {record.agent_class}, not {agent_path(agent_class)}")
         record.__dict__["_agent"] = agent_class(**decode_inputs(record.agent_inputs or {}))
         return record
+
+
+def _owner_for(model: Any, agent: Agent, owner: Any) -> Any:
+    """The user a new row of ``model`` for ``agent`` belongs to (see `ChatRecord.for_agent`)."""
+    from django.contrib.auth import get_user_model
+
+    has_field = any(field.name == "user" for field in model._meta.get_fields())
+    user_model = get_user_model()
+    if owner is not None:
+        if not has_field:
+            raise TypeError(f"{model.__name__} has no user field: a chat of it cannot have an owner")
+        if not isinstance(owner, user_model) or owner.pk is None:
+            raise TypeError(f"a chat's owner must be a saved {user_model.__name__}, not {type(owner).__name__}")
+        return owner
+    candidate = getattr(agent, "user", None) if "user" in _input_names(agent) else None
+    if has_field and isinstance(candidate, user_model) and candidate.pk is not None:
+        return candidate
+    return None
+
+
+def _input_names(agent: Agent) -> list[str]:
+    return [agent.inputs] if isinstance(agent.inputs, str) else list(agent.inputs or ())
+def _closing(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``func`` closing the database connections of the thread it ran in (a thread of the async
+    twins' executor, which Django's request signals never clean)."""
+    def run(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        finally:
+            connections.close_all()
+    return run

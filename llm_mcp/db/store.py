@@ -96,15 +96,33 @@ class DatabaseStore(Store):
         each step and, through its cancel scope, at each event a server streams, also in the
         worker threads of concurrent tool calls. A worker thread that had no database
         connection closes the one this read opened, so none is left behind."""
+        value = self._read(lambda: self._read_flag(connections[self._db]))
+        self._cancelled = bool(value)
+        return self._cancelled
+
+    def held_answer(self, message: Message, call: ToolCall, key: str) -> tuple[dict[str, Any] | None, bool]:
+        """One query: the stored response of `call`'s question `key` (``None`` while open)
+        and the chat's cancel flag, read fresh (an answer saved by any process is seen)."""
+        calls = tool_call_model().objects.using(self._db).filter(tool_call_id=call.id, message__chat_id=self.record.pk)
+        if message.id is not None:
+            calls = calls.filter(message_id=message.id)
+        row = self._read(lambda: calls.values_list("pending_questions", "message__chat__cancelled").first())
+        if row is None:
+            return None, self.cancelled
+        self._cancelled = bool(row[1])
+        found = next((q for q in row[0] or [] if isinstance(q, dict) and q.get("key") == key), None)
+        return (found or {}).get("response"), self._cancelled
+
+    def _read(self, query: Any) -> Any:
+        """``query()``; in a thread that had no database connection, the one it opened is
+        closed after, so none is left behind (the worker threads of concurrent tool calls)."""
         connection = connections[self._db]
         opened = threading.get_ident() != self._owner_thread and connection.connection is None
         try:
-            value = self._read_flag(connection)
+            return query()
         finally:
             if opened and not connection.in_atomic_block:
                 connection.close()
-        self._cancelled = bool(value)
-        return self._cancelled
 
     def _read_flag(self, connection: Any) -> bool:
         """The ``cancelled`` column of the chat row, or ``False`` when the row is gone: plain SQL,

@@ -14,6 +14,7 @@ A command names its server in one of three ways:
 
 from __future__ import annotations
 
+import inspect
 import json
 import shlex
 from collections.abc import Iterator
@@ -56,8 +57,8 @@ def build_server(target: str | None, options: dict[str, Any]) -> llm_mcp.MCP:
     """Return an unopened server object for TARGET or ``--url``/``--command``.
 
     Raises CommandError for a missing or conflicting choice, a path that does not
-    import, a class that is not an ``llm_mcp.MCP`` subclass, and a configuration
-    the client rejects.
+    import, a class that is not an ``llm_mcp.MCP`` subclass or that needs constructor
+    arguments, and a configuration the client rejects.
     """
     url = options.get("url")
     command_line = options.get("server_command")
@@ -107,6 +108,13 @@ def _instantiate(target: str, *, timeout: float | None = None) -> llm_mcp.MCP:
         raise CommandError(f"Cannot import {target!r}: {exc}") from exc
     if not (isinstance(cls, type) and issubclass(cls, llm_mcp.MCP)):
         raise CommandError(f"{target!r} is not a subclass of llm_mcp.MCP.")
+    try:
+        inspect.signature(cls).bind()
+    except TypeError as exc:
+        raise CommandError(f"{target!r} cannot be built with no arguments ({exc}); a command creates TARGET() "
+                           "itself, so give it a class whose arguments all have defaults.") from None
+    except ValueError:  # no signature to inspect: let the call tell
+        pass
     if timeout is not None:
         cls = type(cls.__name__, (cls,), {"timeout": timeout, "__module__": cls.__module__})
     return cls()
@@ -114,7 +122,8 @@ def _instantiate(target: str, *, timeout: float | None = None) -> llm_mcp.MCP:
 
 @contextmanager
 def reporting_errors() -> Iterator[None]:
-    """Turn client errors into CommandError so manage.py prints one line and exits 1."""
+    """Turn client errors into CommandError so manage.py prints the error (with a stdio server's stderr tail,
+    when it has one) and exits 1."""
     try:
         yield
     except CommandError:

@@ -22,6 +22,7 @@ import time
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from ..client.transports.stdio import child_environment
 from .serve import ERAS
 
 __all__ = ["RunningServer", "free_port", "running_server"]
@@ -175,7 +176,7 @@ def _check_importable(module: str, startup_timeout: float, env: dict[str, str] |
     code = "import importlib, sys; importlib.import_module(sys.argv[1])"
     try:
         done = subprocess.run([sys.executable, "-c", code, module], capture_output=True, text=True, cwd=cwd,
-                              env={**os.environ, **env} if env else None, timeout=startup_timeout, check=False)
+                              env=child_environment(env), timeout=startup_timeout, check=False)
     except subprocess.TimeoutExpired:
         raise RuntimeError(f"importing {module} took more than {startup_timeout:g} s (startup_timeout)") from None
     if done.returncode != 0:
@@ -268,6 +269,8 @@ def running_server(target: Any, *, transport: str = "http", era: str = "auto", a
         extra = [*args, *(["--json-response"] if json_response else [])]
         if transport == "stdio":
             directory = cwd or os.getcwd()
+            if os.environ.get("PYTHONPATH") and "PYTHONPATH" not in (env or {}):  # importable here: there too,
+                env = {"PYTHONPATH": os.environ["PYTHONPATH"], **(env or {})}     # as over HTTP
             _check_importable(target, startup_timeout, env, directory)
             running = RunningServer(transport="stdio", era=era, cwd=directory, env=env,
                                     command=[sys.executable, "-m", target, "--era", era, *extra])

@@ -35,6 +35,7 @@ from __future__ import annotations
 import json
 import socket
 import threading
+import time
 import traceback
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -512,10 +513,23 @@ class _Handler(BaseHTTPRequestHandler):
             lines.append(f"data: {json.dumps(data)}\n\n")
         if self.server.owner_api_is_openai(self.path):
             lines.append("data: [DONE]\n\n")
-        payload = "".join(lines).encode()
+        delay = self.server.owner.chunk_delay
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Cache-Control", "no-cache")
+        if delay > 0:  # one event at a time, the body ending when the connection closes
+            self.send_header("Connection", "close")
+            self.close_connection = True
+            self.end_headers()
+            try:
+                for line in lines:
+                    self.wfile.write(line.encode())
+                    self.wfile.flush()
+                    time.sleep(delay)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the client stopped reading (a cancelled turn): the rest is not wanted
+            return
+        payload = "".join(lines).encode()
         self.send_header("Content-Length", str(len(payload)))
         self.end_headers()
         self.wfile.write(payload)
@@ -542,6 +556,8 @@ class ScriptedModel:
         input_tokens, output_tokens: default usage numbers of every answer (a turn may
             set its own).
         chunk_size: streamed text and tool arguments come in pieces of this many characters.
+        chunk_delay: seconds between streamed events (0: the whole stream at once), to watch
+            a reply arrive piece by piece or cancel it midway.
 
     Attributes:
         url: ``http://127.0.0.1:<port>`` once started.
@@ -553,9 +569,12 @@ class ScriptedModel:
     """
 
     def __init__(self, script: Sequence[TurnLike] = (), *, input_tokens: int = DEFAULT_INPUT_TOKENS,
-                 output_tokens: int = DEFAULT_OUTPUT_TOKENS, chunk_size: int = 4):
+                 output_tokens: int = DEFAULT_OUTPUT_TOKENS, chunk_size: int = 4, chunk_delay: float = 0.0):
         if chunk_size < 1:
             raise ValueError("chunk_size must be at least 1")
+        if chunk_delay < 0:
+            raise ValueError("chunk_delay must be 0 or more seconds")
+        self.chunk_delay = chunk_delay
         self._script: list[Any] = list(script)
         self.input_tokens = input_tokens
         self.output_tokens = output_tokens

@@ -178,16 +178,24 @@ class Server:
         Raises ``TypeError`` for an item that is not a kit class, ``ValueError`` for a name or
         URI already served."""
         kinds = set()
-        for item in items:
-            for kind, attribute in ((Tool, "tools"), (Resource, "resources"), (ResourceTemplate, "resource_templates"),
-                                    (Prompt, "prompts")):
-                if isinstance(item, type) and issubclass(item, kind):
-                    getattr(self, attribute).append(item)
-                    kinds.add("resources" if attribute == "resource_templates" else attribute)
-                    break
-            else:
-                raise TypeError(f"add() takes kit Tool, Resource, ResourceTemplate or Prompt classes; got {item!r}")
-        self._reindex()
+        before = {attribute: list(getattr(self, attribute))
+                  for attribute in ("tools", "resources", "resource_templates", "prompts")}
+        try:
+            for item in items:
+                for kind, attribute in ((Tool, "tools"), (Resource, "resources"),
+                                        (ResourceTemplate, "resource_templates"), (Prompt, "prompts")):
+                    if isinstance(item, type) and issubclass(item, kind):
+                        getattr(self, attribute).append(item)
+                        kinds.add("resources" if attribute == "resource_templates" else attribute)
+                        break
+                else:
+                    raise TypeError(f"add() takes kit Tool, Resource, ResourceTemplate or Prompt classes; got {item!r}")
+            self._reindex()
+        except (TypeError, ValueError):  # refused: the server stays as it was
+            for attribute, classes in before.items():
+                getattr(self, attribute)[:] = classes
+            self._reindex()
+            raise
         for kind in sorted(kinds):
             self.announce(kind)
 
@@ -253,6 +261,8 @@ class Server:
         self._by_name = self._index(self.tools, lambda t: t.definition()["name"], "tool name")
         self._resources = self._index(self.resources, lambda r: r.definition()["uri"], "resource URI")
         self._prompts = self._index(self.prompts, lambda p: p.definition()["name"], "prompt name")
+        self._index(self.resource_templates, lambda t: t.definition()["name"], "resource template name")
+        self._index(self.resource_templates, lambda t: t.definition()["uriTemplate"], "uri_template")
 
     @staticmethod
     def _index(items: list[Any], key: Any, what: str) -> dict[str, Any]:

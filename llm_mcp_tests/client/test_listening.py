@@ -268,6 +268,28 @@ def test_listen_08_resources_may_be_uris_or_resource_objects():
             server.close()
 
 
+@pytest.mark.parametrize(("resources", "error", "words"), [
+    (5, TypeError, "not int"),
+    (object(), TypeError, "not object"),
+    (b"memo://note", TypeError, "not bytes"),
+    ({"memo://note": True}, TypeError, "not dict"),
+    ([None], TypeError, "not NoneType"),
+    (["not a uri"], ValueError, "'not a uri' is not a URI"),
+    ([" memo://note"], ValueError, "is not a URI"),
+    (["memo://note\nINFO forged"], ValueError, "is not a URI"),
+    ([""], ValueError, "an empty string is not a URI"),
+])
+def test_listen_08_resources_that_are_not_uris_are_refused_before_the_server_is_contacted(resources, error, words):
+    """MCP-LISTEN-08: ``resources`` must be URI strings or ``Resource`` objects (one, or an
+    iterable of them); anything else raises an error naming what was given, before any connection
+    is attempted (the URL here answers nothing, so contacting it would raise ConnectionError)."""
+    server = llm_mcp.mcp(url="http://127.0.0.1:9/mcp", name="nowhere")
+    with pytest.raises(error) as raised:
+        server.listen(resources=resources)
+    assert words in str(raised.value)
+    assert not server.listening
+
+
 def test_listen_09_returns_once_confirmed_and_calls_keep_working_meanwhile():
     """MCP-LISTEN-09: ``listen`` returns after the server confirmed (the listener is running) and
     ordinary requests and calls go on while it listens."""
@@ -282,15 +304,20 @@ def test_listen_09_returns_once_confirmed_and_calls_keep_working_meanwhile():
             server.close()
 
 
-def test_listen_10_listening_again_replaces_the_resources():
-    """MCP-LISTEN-10: calling ``listen`` again replaces the resources listened to."""
+@pytest.mark.parametrize(("era", "transport"), [("modern", "stdio"), ("handshake", "http"), ("handshake", "stdio")])
+def test_listen_10_listening_again_replaces_the_resources(era, transport):
+    """MCP-LISTEN-10, MCP-LISTEN-18: calling ``listen`` again replaces the resources listened to.
+    On the handshake era a resource subscription belongs to the session, which outlives the
+    listener: listening again without the resource sends ``resources/unsubscribe``, so its
+    updates stop coming."""
     heard = Heard()
-    with running_server(CHANGING, transport="stdio", era="modern") as running:
+    with running_server(CHANGING, transport=transport, era=era) as running:
         server = running.mcp(after_change=heard)
         try:
             server.listen(resources=[NOTE])
             server.listen(resources=[])
             assert len(listener_threads()) == 1
+            assert server._listener.resources == []
             server.call("edit", text="unheard")
             server.call("add_tool")
             assert heard.wait_for("tools")
@@ -598,6 +625,37 @@ def test_a_server_that_never_acknowledges_makes_listen_time_out_and_stop():
         server.listen()
     assert isinstance(transport.stopped_by, llm_mcp.CancelledError)
     assert not listener_threads() and not server.listening
+
+
+def test_a_server_ending_the_first_subscription_without_acknowledging_it_fails_listen_at_once():
+    """MCP-LISTEN-09/13: a server that answers ``subscriptions/listen`` with a result before any
+    acknowledgement confirmed nothing: ``listen`` raises MCPError saying so after that one
+    attempt, instead of subscribing again until its timeout."""
+    transport = Acknowledging(script=["unacknowledged"] * 100)
+    server = llm_mcp.mcp(transport=lambda: transport, name="tunnel", timeout=3)
+    try:
+        with pytest.raises(llm_mcp.MCPError, match="without acknowledging") as raised:
+            server.listen()
+        assert not isinstance(raised.value, llm_mcp.ServerTimeoutError)
+        assert transport.attempts == 1
+        assert not server.listening and not listener_threads()
+    finally:
+        server.close()
+
+
+def test_a_refused_subscription_s_error_text_cannot_forge_lines():
+    """MCP-LISTEN-13: a server refusing ``subscriptions/listen`` with an error: ``listen`` raises
+    MCPError carrying its code and text, with control characters escaped, so the text cannot
+    start a line of its own where the error is printed or logged (``mcp_listen`` prints it)."""
+    transport = Acknowledging(script=["error"])
+    server = llm_mcp.mcp(transport=lambda: transport, name="tunnel")
+    try:
+        with pytest.raises(llm_mcp.MCPError) as raised:
+            server.listen()
+        assert raised.value.code == -32603
+        assert "\n" not in str(raised.value) and "no listening today\\n2026 ERROR forged" in str(raised.value)
+    finally:
+        server.close()
 
 
 def test_a_transport_without_a_listen_hook_cannot_listen():

@@ -14,6 +14,7 @@ import json
 import logging
 import math
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -25,7 +26,7 @@ from llm_mcp.client.asking import MAX_INPUT_ROUNDS
 from llm_mcp.testing import running_server
 from llm_mcp.testing.scripted_model import reply, tool_call
 
-from llm_mcp_tests.support.chats import make_chat
+from llm_mcp_tests.support.chats import answer_when_asked, make_chat
 from llm_mcp_tests.support.servers.asking_kit import server
 from llm_mcp_tests.support.servers.questions import DEPLOY_STATE
 
@@ -166,6 +167,17 @@ def test_quest_09_url_question_answer_means_agreed(model, q_modern):
     last = q_modern.received("connect")[-1]
     assert last["responses"] == {"login": {"action": "accept"}} and last["state"] == "connect-1"
     assert tool_text(model.requests[1]) == "connected"
+
+
+def test_tool_11_tool_call_raises_when_the_callbacks_leave_a_question_open(q_modern):
+    """MCP-TOOL-11: ``tool.call()`` raises llm_mcp.InputRequiredError when the server still needs input
+    after the ``before_input_request`` callbacks ran (this one sees the question and answers nothing)."""
+    seen: list[llm_mcp.Question] = []
+    server = q_modern.mcp(before_input_request=seen.append)
+    with pytest.raises(llm_mcp.InputRequiredError) as caught:
+        server.tool("deploy").call(branch="x")
+    assert [q.key for q in seen] == ["env"]  # the callback ran first
+    assert [q.key for q in caught.value.requests] == ["env"] and caught.value.request_state == DEPLOY_STATE
 
 
 @pytest.mark.parametrize("url", ["javascript:alert(1)", "data:text/html,<script>x</script>", "file:///etc/passwd"])
@@ -406,13 +418,70 @@ def test_handshake_callback_declares_and_answers_in_line(q_handshake, setting, d
             "env": {"action": "accept", "content": {"environment": "production"}}}
 
 
-def test_handshake_chat_callback_leaves_open_declined(model, q_handshake):
-    """MCP-QUEST-16, MCP-QUEST-08: a handshake-era question cannot wait: what the callback leaves open is
-    declined in line, and the chat goes on without pausing."""
+def test_handshake_chat_callback_leaves_open_held_for_a_person(model, q_handshake):
+    """MCP-QUEST-16, MCP-QUEST-08: in a chat, a handshake-era question the callback leaves open is held: it shows
+    in chat.pending_questions (held) while the call stays open, an answer given in another thread goes back
+    on the call's stream, and the call finishes with it (no complete() needed)."""
     chat = make_chat(model, [tool_call("deploy"), reply("ok")])
     chat.with_mcp(deploys(q_handshake)(default_environment="moon"))
+    person = answer_when_asked(chat, lambda question: question.answer("staging"))
     assert chat.ask("deploy").content == "ok" and not chat.waiting
-    assert tool_text(model.requests[1]) == "deploy declined"
+    person.join()
+    [seen] = person.seen
+    assert seen.held and seen.message == "Which environment?" and seen.tool_call_id == chat.messages[1].tool_calls[0].id
+    assert tool_text(model.requests[1]) == "deployed main to staging"
+    assert q_handshake.received("deploy")[-1]["responses"] == {
+        "env": {"action": "accept", "content": {"environment": "staging"}}}
+    assert chat.messages[1].tool_calls[0].pending_questions == []
+
+
+def test_handshake_held_question_times_out_declined_and_the_model_told(model, q_handshake):
+    """MCP-QUEST-16: nobody answers within question_timeout: the question is declined, the server gets the
+    decline, and the model's tool result says the question went unanswered."""
+    cls = type("Deploys", (DeploysBase,), {**q_handshake.location, "question_timeout": 0.5})
+    chat = make_chat(model, [tool_call("deploy"), reply("ok")])
+    chat.with_mcp(cls(default_environment="moon"))
+    assert chat.ask("deploy").content == "ok" and not chat.waiting
+    text = tool_text(model.requests[1])
+    assert text.startswith("[questions asked: 'Which environment?'; nobody answered within 0.5 s")
+    assert text.endswith("deploy declined")
+    assert q_handshake.received("deploy")[-1]["responses"] == {"env": {"action": "decline"}}
+
+
+def test_handshake_held_wait_not_counted_against_the_timeout(model, q_handshake):
+    """MCP-QUEST-16: with timeout=4, an answer given after 6 s still reaches the server and the call finishes:
+    the time the question was held is added to the request's deadline."""
+    cls = type("Deploys", (DeploysBase,), {**q_handshake.location, "timeout": 4, "question_timeout": 30})
+    chat = make_chat(model, [tool_call("deploy"), reply("ok")])
+    chat.with_mcp(cls(default_environment="moon"))
+    person = answer_when_asked(chat, lambda question: (time.sleep(6), question.answer("production")))
+    assert chat.ask("deploy").content == "ok"
+    person.join()
+    assert tool_text(model.requests[1]) == "deployed main to production"
+
+
+def test_handshake_question_outside_a_chat_declined_at_once(q_handshake):
+    """MCP-QUEST-16: a server a chat uses declares elicitation, but a call made outside a chat keeps
+    today's rule: a question the callback leaves open is declined at once."""
+    server = deploys(q_handshake)(default_environment="moon")
+    server.hold_questions()
+    assert json.loads(server.call("capabilities").text) == BOTH
+    assert server.call("deploy").text == "deploy declined"
+
+
+def test_handshake_chat_cancelled_while_a_question_waits(model, q_handshake):
+    """MCP-QUEST-16: cancelling the chat while a question is held stops the call at once (CancelledError),
+    long before question_timeout; the call gets a result saying it was cancelled."""
+    cls = type("Deploys", (DeploysBase,), {**q_handshake.location, "question_timeout": 120})
+    chat = make_chat(model, [tool_call("deploy"), reply("ok")])
+    chat.with_mcp(cls(default_environment="moon"))
+    person = answer_when_asked(chat, lambda question: chat.cancel())
+    started = time.monotonic()
+    with pytest.raises(llm_mcp.CancelledError):
+        chat.ask("deploy")
+    assert time.monotonic() - started < 60  # half the question_timeout: the wait did not run out
+    person.join()
+    assert person.seen and chat.messages[-1].content == "The call was cancelled before it finished."
 
 
 def test_handshake_several_fields_defaults_and_url(q_handshake):
@@ -711,3 +780,23 @@ def test_answers_do_not_reach_logs_at_info(model, transport, era, caplog):
         assert SECRET in answering.call("asks", schema="secret").text
     loud = [r.getMessage() for r in caplog.records if r.levelno >= logging.INFO and SECRET in r.getMessage()]
     assert loud == []
+
+
+def test_modern_roots_input_request_answered_by_the_client(q_modern, tmp_path):
+    """2026-07-28: a roots/list input request is answered from the roots setting, without anyone seeing it:
+    the request is sent again with the roots in inputResponses and the requestState unchanged. Without
+    roots, the same request is an MCPError naming it."""
+    root = {"uri": tmp_path.as_uri(), "name": "Work"}
+    server = q_modern.mcp(roots=[root])
+    assert json.loads(server.call("list_roots").text) == {"roots": {"roots": [root]}, "state": "roots-1"}
+    assert json.loads(server.call("capabilities").text)["roots"] == {"listChanged": True}
+    with pytest.raises(llm_mcp.MCPError, match="'roots/list'"):
+        q_modern.mcp().call("list_roots")
+
+
+def test_question_timeout_is_checked():
+    """question_timeout must be a positive, finite number of seconds: anything else is refused naming it."""
+    for bad in (0, -1, True, "60", float("inf"), float("nan")):
+        with pytest.raises(ValueError, match="question_timeout"):
+            llm_mcp.mcp(url="http://127.0.0.1:1/mcp", question_timeout=bad)
+    assert llm_mcp.mcp(url="http://127.0.0.1:1/mcp", question_timeout=0.5).settings.option("question_timeout") == 0.5

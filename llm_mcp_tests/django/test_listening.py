@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -19,7 +20,7 @@ from llm_mcp.signals import guard_database, mcp_changed
 from llm_mcp.testing import running_server
 from llm_mcp_tests.support.listen_targets import ChangingOverHTTP
 from llm_mcp_tests.support.listening import wait_until
-from llm_mcp_tests.support.processes import REPO_ROOT
+from llm_mcp_tests.support.processes import REPO_ROOT, ServerProcess, free_port
 
 CHANGING = "llm_mcp_tests.support.servers.changing"
 
@@ -120,6 +121,55 @@ def test_listen_20_mcp_listen_over_stdio_leaves_no_child_process(stop):
         if process.poll() is None:
             process.kill()
             process.wait()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_listen_20_mcp_listen_stops_within_seconds_while_the_server_has_not_answered_yet(stop):
+    """MCP-LISTEN-20: a signal while ``listen`` still waits for the server (here a socket that
+    takes the connection and never answers) stops the command within 5 s, exit 0, instead of
+    after the whole confirmation timeout."""
+    with socket.create_server(("127.0.0.1", 0)) as silent:
+        silent.settimeout(30)
+        url = f"http://127.0.0.1:{silent.getsockname()[1]}/mcp"
+        process, err = start_listen("llm_mcp_tests.support.listen_targets.ChangingOverHTTP",
+                                    env={"LLM_MCP_TEST_LISTEN_URL": url})
+        try:
+            connection, _ = silent.accept()  # the command is now waiting for an answer
+            with connection:
+                time.sleep(0.5)
+                process.send_signal(stop)
+                assert process.wait(timeout=5) == 0, err.text
+                assert "Traceback" not in err.text
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+
+
+@pytest.mark.slow
+def test_listen_20_mcp_listen_wait_outlasts_a_server_that_starts_after_it():
+    """MCP-LISTEN-20: in a Procfile the listener may start before its server; with ``--wait``
+    it keeps trying to reach it (logging why) and listens once the server is up."""
+    port = free_port()
+    process, err = start_listen("llm_mcp_tests.support.listen_targets.ChangingOverHTTP", "--wait", "60",
+                                env={"LLM_MCP_TEST_LISTEN_URL": f"http://127.0.0.1:{port}/mcp"})
+    server = None
+    try:
+        assert err.wait_for("cannot be reached yet"), err.text
+        assert process.poll() is None
+        server = ServerProcess([sys.executable, "-m", CHANGING, "--http", str(port), "--era", "modern"], port)
+        server.wait_ready()
+        assert err.wait_for("Listening to MCP server changing: tools, prompts, resources"), err.text
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=5) == 0
+        assert "Traceback" not in err.text
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        if server is not None:
+            server.stop()
 
 
 def test_mcp_listen_reports_a_server_it_cannot_reach():

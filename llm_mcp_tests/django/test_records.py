@@ -133,6 +133,35 @@ def test_tool_call_row_decisions_without_loading_the_chat(model):
         record.with_mcp(None)
 
 
+def test_async_twins_of_a_record_and_its_rows(model):
+    """``record.aask``/``acomplete`` and ``ToolCall.aapprove``/``adecline`` (rows) do what the blocking ones
+    do, from a coroutine (the row's decision through ``sync_to_async``, the turn in a thread of its own)."""
+    import asyncio
+
+    record = record_on(model, tool_call("echo", {"message": "y"}, id="call_a1"), reply("fine"),
+                       tool_call("echo", {"message": "z"}, id="call_a2"), reply("refused"))
+    record.with_mcp(ApprovedEcho)
+
+    async def run() -> None:
+        paused = await record.aask("Echo y")
+        assert paused.tool_calls[0].id == "call_a1"
+        row = await ToolCallRow.objects.aget(tool_call_id="call_a1")
+        await row.aapprove()
+        with pytest.raises(ValueError, match="not waiting"):
+            await row.adecline()
+        assert (await record.acomplete()).content == "fine"
+        await record.aask("Echo z")
+        await (await ToolCallRow.objects.aget(tool_call_id="call_a2")).adecline()
+        assert (await record.acomplete()).content == "refused"
+
+    try:
+        asyncio.run(run())
+    finally:
+        record.with_mcp(None)
+    assert ToolCallRow.objects.get(tool_call_id="call_a1").result.content == "y"
+    assert ToolCallRow.objects.get(tool_call_id="call_a2").result.content == DECLINED
+
+
 def test_idempotent_ask_with_a_key(model):
     """A background ``ask`` run twice (same key) adds its user message once."""
     record = record_on(model, reply("first answer"))

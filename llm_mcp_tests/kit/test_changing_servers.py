@@ -65,6 +65,20 @@ def test_bad_changes_are_refused_by_name():
         server.announce("tasks")
 
 
+def test_a_refused_change_leaves_the_server_as_it_was():
+    """A refused ``add`` (a name already served, or one bad class among good ones) changes
+    nothing: the server lists what it listed before and later changes still work."""
+    server = Server("x", tools=[Plain])
+    with pytest.raises(ValueError, match="plain"):
+        server.add(Plain)
+    with pytest.raises(TypeError, match="kit Tool"):
+        server.add(Other, str)
+    assert [t.name for t in server.tools] == ["plain"]
+    server.add(Other)
+    server.remove("plain")
+    assert [t.name for t in server.tools] == ["other"]
+
+
 def test_kit_servers_announce_list_changed_in_their_capabilities():
     """A kit server says its lists may change: ``listChanged`` for tools, prompts and resources,
     and ``resources.subscribe``, in the handshake era (2026-07-28 derives them from listen)."""

@@ -268,3 +268,24 @@ def test_concurrent_requests_each_get_one_turn(scripted_model):
     assert sorted(answers, key=int) == [str(i) for i in range(count)]
     assert sorted(r.index for r in model.requests) == list(range(1, count + 1))
     assert model.remaining == 0
+
+
+def test_chunk_delay_sends_the_same_stream_event_by_event(scripted_model):
+    """With ``chunk_delay`` the events come one write at a time on a closing connection; the SDK reads
+    the same reply, and the first piece can be read before the last one is written."""
+    text = "slow and steady"
+    model = scripted_model([reply(text), reply(text)], chunk_size=2, chunk_delay=0.01)
+    client = openai.OpenAI(base_url=model.openai_base_url, api_key="test-key")
+    pieces = [chunk.choices[0].delta.content for chunk in
+              client.chat.completions.create(model="m", messages=[{"role": "user", "content": "x"}], stream=True)
+              if chunk.choices and chunk.choices[0].delta.content]
+    assert "".join(pieces) == text and len(pieces) == -(-len(text) // 2)
+    request = urllib.request.Request(model.openai_base_url + "/chat/completions", method="POST",
+                                     data=json.dumps({"model": "m", "messages": [], "stream": True}).encode(),
+                                     headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=10) as response:
+        assert response.headers["Connection"] == "close" and response.headers["Content-Length"] is None
+        first = response.readline()
+        assert first.startswith(b"data: ")
+    with pytest.raises(ValueError, match="chunk_delay"):
+        ScriptedModel(chunk_delay=-1)

@@ -4,6 +4,7 @@ neither Django nor mcp."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from typing import Any
@@ -157,6 +158,21 @@ def test_env_reaches_http_and_stdio_servers(tmp_path: Any, mcp_test_server: Any)
         assert mcp_test_server("env_server", transport=transport, env={"KIT_MARK": transport}, cwd=cwd) is running
         with running.mcp(timeout=20) as client:
             assert client.call("env").text == transport
+
+
+def test_a_stdio_module_found_through_pythonpath_starts_like_an_http_one(tmp_path: Any, monkeypatch: Any) -> None:
+    """A server module importable only through this process's PYTHONPATH (not from the working
+    directory) runs over stdio as it does over HTTP: the import check and the server the client
+    starts see the same environment."""
+    where = _module(tmp_path, "pythonpath_server", "from llm_mcp.testing import Server, Tool\n"
+                    "class Ping(Tool):\n    name = 'ping'\n"
+                    "    def call(self):\n        return 'pong'\n"
+                    "server = Server('pythonpath', tools=[Ping])\n"
+                    "if __name__ == '__main__':\n    server.serve()\n")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(where), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep))
+    for transport in ("http", "stdio"):
+        with running_server("pythonpath_server", transport=transport) as running, running.mcp(timeout=20) as client:
+            assert client.call("ping").text == "pong"
 
 
 def test_an_orphaned_stdio_server_exits_when_stdin_closes(tmp_path: Any) -> None:

@@ -65,3 +65,26 @@ def error_text(result: dict[str, Any]) -> str:
     """``tool_result_text`` of a result that is a tool error (``is_error`` None in OpenAI's format, or True)."""
     assert result["is_error"] in (None, True)
     return tool_result_text(result)
+
+
+def answer_when_asked(chat: Any, answer: Callable[[llm_mcp.Question], Any], seconds: float = 30.0) -> Any:
+    """Start a thread that waits (up to ``seconds``) for ``chat`` to show a pending question, then
+    runs ``answer(question)`` on it, as a person's request would; ``thread.seen`` holds the question.
+    Join the returned thread."""
+    import threading
+    import time
+
+    def run() -> None:
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            questions = chat.pending_questions
+            if questions:
+                thread.seen.append(questions[0])
+                answer(questions[0])
+                return
+            time.sleep(0.05)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.seen = []  # type: ignore[attr-defined]
+    thread.start()
+    return thread

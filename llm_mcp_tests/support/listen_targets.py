@@ -13,7 +13,7 @@ import llm_mcp
 
 from .processes import REPO_ROOT
 
-__all__ = ["ChangingOverHTTP", "ChangingOverStdio"]
+__all__ = ["ChangingOverHTTP", "ChangingOverStdio", "NeedsArguments"]
 
 CHANGING = "llm_mcp_tests.support.servers.changing"
 
@@ -30,3 +30,14 @@ class ChangingOverStdio(llm_mcp.MCP):
     name = "changing"
     command = [sys.executable, "-m", CHANGING]
     directory = str(REPO_ROOT)
+
+
+class NeedsArguments(llm_mcp.MCP):
+    """A server class a command cannot build: its constructor wants an argument."""
+
+    name = "needs_arguments"
+    url = "http://127.0.0.1:9/mcp"
+
+    def __init__(self, token: str):
+        super().__init__()
+        self.token = token

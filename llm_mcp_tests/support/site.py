@@ -37,15 +37,19 @@ def _require_chromium() -> None:
 
 
 class Site(ServerProcess):
-    """``manage.py runserver`` of the example project in a subprocess, on its own SQLite file,
-    once it answers ``/``."""
+    """``manage.py runserver`` (or uvicorn) of the example project in a subprocess, on its own
+    SQLite file, once it answers ``/``."""
 
-    def __init__(self, env: dict[str, str], folder: Path):
+    def __init__(self, env: dict[str, str], folder: Path, *, server: str = "runserver"):
+        self.env = env
         manage = [sys.executable, str(REPO_ROOT / "manage.py")]
         subprocess.run([*manage, "migrate", "--no-input", "-v", "0"], env=env, cwd=REPO_ROOT, check=True,
                        capture_output=True, timeout=120)
         port = free_port()
-        super().__init__([*manage, "runserver", f"127.0.0.1:{port}", "--noreload"], port, env=env)
+        argv = ([*manage, "runserver", f"127.0.0.1:{port}", "--noreload"] if server == "runserver" else
+                [sys.executable, "-m", "uvicorn", "example_project.asgi:application", "--host", "127.0.0.1",
+                 "--port", str(port), "--no-access-log"])
+        super().__init__(argv, port, env=env)
         self.url = f"http://127.0.0.1:{port}"
         self.wait_ready(30)
         deadline = time.monotonic() + 30
@@ -65,17 +69,18 @@ class Site(ServerProcess):
 
 @pytest.fixture
 def start_site() -> Iterator:
-    """``start_site(**env) -> Site``: the example site on a fresh database, with only the given
-    model settings in its environment (no model key, no broker otherwise)."""
+    """``start_site(server="runserver", **env) -> Site``: the example site on a fresh database, with
+    only the given model settings in its environment (no model key, no broker otherwise), under
+    ``manage.py runserver`` (WSGI) or ``server="uvicorn"`` (ASGI)."""
     started: list[Site] = []
     folder = Path(tempfile.mkdtemp(prefix="llm-mcp-site-"))
 
-    def start(**extra: str) -> Site:
+    def start(*, server: str = "runserver", **extra: str) -> Site:
         env = {k: v for k, v in os.environ.items()
                if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY", "LLM_MCP_EXAMPLE_MODEL",
                             "CELERY_BROKER_URL", "DJANGO_DB_ENGINE")}
         env.update(DJANGO_DB_PATH=str(folder / "site.sqlite3"), PYTHONUNBUFFERED="1", **extra)
-        site = Site(env, folder)
+        site = Site(env, folder, server=server)
         started.append(site)
         return site
 

@@ -16,6 +16,10 @@ prints one JSON line on stdout.
 * ``dump CHAT``              the chat's messages and tool calls
 * ``question-chat TEXT``     a ``QuestionAgent`` chat asks TEXT (its ``deploy`` call pauses on a question)
 * ``answer CHAT VALUE``      answer the chat's first pending question through the Django model (no server)
+* ``held-chat TARGET SECONDS TEXT``  an ``EverythingAgent`` chat (server-everything at TARGET, its
+                             ``question_timeout`` SECONDS); enqueues ``ask_chat`` with TEXT
+* ``pending CHAT``           the chat's pending questions (``to_dict()`` and ``tool_call_id``)
+* ``answer-json CHAT JSON``  answer the first pending question with the JSON object's values (``null``: decline)
 * ``resume CHAT``            enqueue ``resume_chat`` for the chat
 * ``questions CHAT``         the chat's tool calls' ``pending_questions`` and ``request_state``
 * ``write KEY JSON``         store credentials
@@ -124,6 +128,20 @@ class QuestionAgent(llm_mcp.Agent):
     mcp = [Questions]
 
 
+class EverythingAgent(llm_mcp.Agent):
+    """A chat with the npm ``server-everything``: ``target`` is its URL, or its argv as JSON (stdio)."""
+
+    chat_class = "llm_mcp.models.Chat"
+    model = "gpt-test"
+    provider_options = options()
+    inputs = ["target", "question_timeout"]
+    mcp = "everything"
+
+    def everything(self) -> list[llm_mcp.MCP]:
+        where = {"url": self.target} if self.target.startswith("http") else {"command": json.loads(self.target)}
+        return [llm_mcp.mcp(name="everything", question_timeout=float(self.question_timeout), **where)]
+
+
 def dump(chat_id: Any) -> dict[str, Any]:
     from llm_mcp.models import Message, ToolCall
 
@@ -213,6 +231,24 @@ def main(argv: list[str]) -> int:
         question = record.pending_questions[0]
         question.answer(args[1])
         out = {"answered": question.key, "waiting": Chat.objects.get(pk=args[0]).waiting}
+    elif step == "held-chat":
+        from llm_mcp.tasks import ask_chat
+
+        record = EverythingAgent.chat(target=args[0], question_timeout=args[1])
+        ask_chat.delay(record.pk, args[2])
+        out = {"chat": record.pk}
+    elif step == "pending":
+        from llm_mcp.models import Chat
+
+        out = {"questions": [dict(q.to_dict(), tool_call_id=q.tool_call_id)
+                             for q in Chat.objects.get(pk=args[0]).pending_questions]}
+    elif step == "answer-json":
+        from llm_mcp.models import Chat
+
+        question = Chat.objects.get(pk=args[0]).pending_questions[0]
+        values = json.loads(args[1])
+        question.decline() if values is None else question.answer(**values)
+        out = {"answered": question.key, "held": question.held}
     elif step == "resume":
         from llm_mcp.tasks import resume_chat
 
@@ -238,18 +274,24 @@ def main(argv: list[str]) -> int:
 
 
 def approve_through_view(chat_id: Any, call_id: str) -> dict[str, Any]:
-    """POST the example site's approve form, as a browser would (CSRF checks on)."""
+    """POST the chat page's approve form (the app's ``llm_mcp:chat_approve``), as a browser of the
+    chat's owner would (CSRF checks on; a staff user with the app's permissions when it has none)."""
+    from django.contrib.auth import get_user_model
     from django.test import Client
     from django.urls import reverse
 
-    from llm_mcp.models import ToolCall
+    from llm_mcp.models import Chat, ToolCall
 
     call = ToolCall.objects.get(tool_call_id=call_id, message__chat_id=chat_id)
+    owner = Chat.objects.get(pk=chat_id).user
+    if owner is None:
+        owner, _ = get_user_model().objects.get_or_create(username="steps-admin",
+                                                           defaults={"is_staff": True, "is_superuser": True})
     client = Client(enforce_csrf_checks=True, HTTP_HOST="127.0.0.1")
-    page = client.get(reverse("chat", args=[chat_id]))
+    client.force_login(owner)
+    page = client.get(reverse("llm_mcp:chat_detail", args=[chat_id]))
     token = page.cookies["csrftoken"].value
-    response = client.post(reverse("decide", args=[chat_id, call.pk]), {"decision": "approve",
-                                                                         "csrfmiddlewaretoken": token})
+    response = client.post(reverse("llm_mcp:chat_approve", args=[chat_id, call.pk]), {"csrfmiddlewaretoken": token})
     return {"status": response.status_code, "approval": ToolCall.objects.get(pk=call.pk).approval}
 
 

@@ -30,8 +30,9 @@ class Duck:
 class Acknowledging(Duck):
     """A custom transport (no base class) speaking 2026-07-28, with a ``listen`` hook that
     acknowledges what it is asked (all of it, or all but the resources) and, per ``script``,
-    ends the subscription gracefully ("ok": a result; "cancelled": ``notifications/cancelled``), fails before the acknowledgement ("fail") or never
-    acknowledges ("silent"); with no script left it waits, passing on notifications from
+    ends the subscription gracefully ("ok": a result; "cancelled": ``notifications/cancelled``), fails before the acknowledgement ("fail"), never
+    acknowledges ("silent"), ends it with a result and no acknowledgement ("unacknowledged") or
+    answers with a JSON-RPC error ("error"); with no script left it waits, passing on notifications from
     ``queue``, until cancelled."""
 
     def __init__(self, *, grant_resources: bool = True, script: list[str] | None = None):
@@ -60,6 +61,13 @@ class Acknowledging(Duck):
         step = self.script.pop(0) if self.script else "stay"
         if step == "fail":
             raise llm_mcp.ConnectionError("the tunnel is down")
+        if step == "error":  # refuses the subscription with a JSON-RPC error whose text tries a second line
+            assert message is not None
+            return {"jsonrpc": "2.0", "id": message["id"],
+                    "error": {"code": -32603, "message": "no listening today\n2026 ERROR forged"}}
+        if step == "unacknowledged":  # ends the subscription at once, without acknowledging it
+            assert message is not None
+            return {"jsonrpc": "2.0", "id": message["id"], "result": {"resultType": "complete"}}
         if step == "silent":  # never acknowledges; stops when cancelled
             try:
                 while True:

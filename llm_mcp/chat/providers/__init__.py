@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from .openai import OpenAIProvider
 
 __all__ = ["AnthropicProvider", "ModelRequest", "OpenAIProvider", "Provider", "ToolSpec", "get_provider",
-           "register_provider"]
+           "provider_names", "register_provider"]
 
 ProviderFactory = Callable[..., Provider]
 
@@ -58,6 +58,12 @@ def register_provider(name: str, factory: ProviderFactory) -> None:
         raise TypeError(f"the factory of provider {name!r} must be callable, not {type(factory).__name__}")
     with _lock:
         _factories[name] = factory
+
+
+def provider_names() -> list[str]:
+    """The registered provider names, sorted (``["anthropic", "openai", ...]``)."""
+    with _lock:
+        return sorted(_factories)
 
 
 def get_provider(spec: Provider | str, **options: Any) -> Provider:

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ...client.protocol import origin
-from ...client.result import Attachment
+from ...client.result import Attachment, sniff_mime_type
 from ..messages import clean_text, loads_object
 
 RAW_ARGUMENTS = "_raw_arguments"
@@ -53,15 +53,45 @@ IMAGE_TYPES = ("image/jpeg", "image/png", "image/gif", "image/webp")
 """The image types both APIs accept; other images are described in a text line."""
 
 
+def real_type(attachment: Attachment) -> str | None:
+    """What an attachment's bytes are, by their first bytes (`sniff_mime_type`, plus MP3 frames
+    without an ID3 tag); ``None`` for text and links. The server's label is not trusted: an
+    "image/png" whose bytes are text, or a GIF, is sent as what it is."""
+    content = attachment.content
+    if not isinstance(content, bytes):
+        return None
+    sniffed = sniff_mime_type(content)
+    if sniffed == "application/octet-stream" and len(content) > 1 and content[0] == 0xFF and content[1] & 0xE0 == 0xE0:
+        return "audio/mpeg"
+    return sniffed
+
+
+def image_type(attachment: Attachment) -> str | None:
+    """The media type to send an image attachment as: what its bytes are, when that is one of
+    `IMAGE_TYPES` (whatever the label says); ``None`` when it is not an image both APIs accept."""
+    if attachment.kind not in ("image", "resource"):
+        return None
+    sniffed = real_type(attachment)
+    return sniffed if sniffed in IMAGE_TYPES else None
+
+
 def is_image(attachment: Attachment) -> bool:
-    """Whether the attachment is image bytes of a type both APIs accept."""
-    return (isinstance(attachment.content, bytes) and attachment.kind in ("image", "resource")
-            and attachment.mime_type in IMAGE_TYPES)
+    """Whether the attachment's bytes are an image of a type both APIs accept (sniffed, not labelled)."""
+    return image_type(attachment) is not None
 
 
 def is_pdf(attachment: Attachment) -> bool:
-    return (isinstance(attachment.content, bytes) and attachment.kind == "resource"
-            and attachment.mime_type == "application/pdf")
+    """Whether the attachment is an embedded resource whose bytes are a PDF (sniffed)."""
+    return attachment.kind == "resource" and real_type(attachment) == "application/pdf"
+
+
+def audio_type(attachment: Attachment) -> str | None:
+    """The type of an audio attachment's bytes (``audio/wav``, ``audio/mpeg``, ``audio/ogg``), or
+    ``None`` when its bytes are not audio we can tell."""
+    if attachment.kind != "audio":
+        return None
+    sniffed = real_type(attachment)
+    return sniffed if sniffed and sniffed.startswith("audio/") else None
 
 
 def filename(attachment: Attachment, default: str) -> str:

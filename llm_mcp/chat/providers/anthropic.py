@@ -29,6 +29,7 @@ creation and cache read tokens the API reports apart.
 
 from __future__ import annotations
 
+import sys
 import json
 from collections.abc import Callable
 from typing import Any
@@ -74,6 +75,11 @@ class AnthropicProvider(common.LazySDKClient, Provider):
 
     def __repr__(self) -> str:
         return f"<AnthropicProvider base_url={self.base_url!r} max_tokens={self.max_tokens}>"
+
+    def refused_request(self, exc: BaseException) -> bool:
+        """Whether ``exc`` is the SDK's ``BadRequestError`` (HTTP 400)."""
+        sdk = sys.modules.get("anthropic")
+        return sdk is not None and isinstance(exc, sdk.BadRequestError)
 
     def complete(self, request: ModelRequest, *, on_text: Callable[[str], None] | None = None) -> Message:
         """Call Messages once; stream when ``on_text`` is given (see `Provider`)."""
@@ -137,7 +143,8 @@ class AnthropicProvider(common.LazySDKClient, Provider):
         if common.is_image(attachment):
             assert isinstance(content, bytes)
             return {"type": "image",
-                    "source": {"type": "base64", "media_type": attachment.mime_type, "data": common.b64(content)}}
+                    "source": {"type": "base64", "media_type": common.image_type(attachment),
+                               "data": common.b64(content)}}
         if common.is_pdf(attachment):
             assert isinstance(content, bytes)
             block: dict[str, Any] = {"type": "document", "source": {"type": "base64", "media_type": "application/pdf",

@@ -80,3 +80,9 @@ class Provider:
         SDK raises them.
         """
         raise NotImplementedError
+
+    def refused_request(self, exc: BaseException) -> bool:
+        """Whether ``exc`` is the API refusing the request as sent (HTTP 400: a part it cannot
+        read, such as an image it rejects). A chat then sends the request once more with every
+        binary attachment described as text. The default: ``False`` (never retried)."""
+        return False

@@ -24,6 +24,7 @@ Shapes sent (``client.chat.completions.create``):
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -67,6 +68,11 @@ class OpenAIProvider(common.LazySDKClient, Provider):
 
     def __repr__(self) -> str:
         return f"<OpenAIProvider base_url={self.base_url!r}>"
+
+    def refused_request(self, exc: BaseException) -> bool:
+        """Whether ``exc`` is the SDK's ``BadRequestError`` (HTTP 400)."""
+        sdk = sys.modules.get("openai")
+        return sdk is not None and isinstance(exc, sdk.BadRequestError)
 
     def complete(self, request: ModelRequest, *, on_text: Callable[[str], None] | None = None) -> Message:
         """Call Chat Completions once; stream when ``on_text`` is given (see `Provider`)."""
@@ -127,12 +133,12 @@ class OpenAIProvider(common.LazySDKClient, Provider):
         if common.is_image(attachment):
             assert isinstance(content, bytes)
             return {"type": "image_url",
-                    "image_url": {"url": f"data:{attachment.mime_type};base64,{common.b64(content)}"}}
+                    "image_url": {"url": f"data:{common.image_type(attachment)};base64,{common.b64(content)}"}}
         if common.is_pdf(attachment):
             assert isinstance(content, bytes)
             return {"type": "file", "file": {"filename": common.filename(attachment, "document.pdf"),
                                              "file_data": f"data:application/pdf;base64,{common.b64(content)}"}}
-        audio_format = _AUDIO_FORMATS.get(attachment.mime_type or "")
+        audio_format = _AUDIO_FORMATS.get(common.audio_type(attachment) or "")
         if attachment.kind == "audio" and isinstance(content, bytes) and audio_format:
             return {"type": "input_audio", "input_audio": {"data": common.b64(content), "format": audio_format}}
         return None

@@ -153,6 +153,8 @@ class OAuth(httpx.Auth):
         timeout: seconds for each request to a metadata, registration or token endpoint.
         capabilities: a callable returning the client capabilities the server is told about
             (``{"extensions": {...}}``), declared on the unauthenticated probe too.
+        http_context: the `llm_mcp.client.httpcontext.HTTPContext` every metadata,
+            registration and token request goes through, or ``None`` (the global settings).
 
     Secrets (tokens, verifiers, client secrets) never appear in its ``repr``, logs or messages.
     """
@@ -162,8 +164,9 @@ class OAuth(httpx.Auth):
 
     def __init__(self, *, server_name: str, url: str, settings: Callable[[], OAuthSettings],
                  owner: Callable[[], Any] | None = None, timeout: float = 30.0,
-                 capabilities: Callable[[], dict[str, Any]] | None = None):
+                 capabilities: Callable[[], dict[str, Any]] | None = None, http_context: Any = None):
         self.server_name = server_name
+        self.http_context = http_context
         self.url = url
         self.settings = settings
         self.owner = owner or (lambda: None)
@@ -188,8 +191,9 @@ class OAuth(httpx.Auth):
         """The client for metadata, registration and token requests (never follows redirects)."""
         with self._lock:
             if self._http_client is None:
-                self._http_client = httpx.Client(verify=shared_ssl_context(), follow_redirects=False,
-                                                 timeout=self.timeout)
+                self._http_client = (self.http_context.client(timeout=self.timeout) if self.http_context is not None
+                                     else httpx.Client(verify=shared_ssl_context(), follow_redirects=False,
+                                                       timeout=self.timeout))
             return self._http_client
 
     @property

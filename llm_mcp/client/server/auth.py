@@ -19,6 +19,7 @@ from ..declared import input_names
 from ..oauth.settings import OAuthSettings, check_oauth, evaluate_settings
 
 if TYPE_CHECKING:
+    from ..httpcontext import HTTPContext
     from ..oauth.flow import OAuth
     from .settings import ServerSettings
 
@@ -37,8 +38,10 @@ class Authorization:
     """
 
     def __init__(self, settings: ServerSettings, *, name: Callable[[], str],
-                 address: Callable[[], tuple[str, float]], capabilities: Callable[[], dict[str, Any]]):
+                 address: Callable[[], tuple[str, float]], capabilities: Callable[[], dict[str, Any]],
+                 http_context: HTTPContext | None = None):
         self.settings, self._name, self._address, self._capabilities = settings, name, address, capabilities
+        self.http_context = http_context
         self._lock = threading.Lock()
         self._flow: OAuth | None = None
 
@@ -99,7 +102,8 @@ class Authorization:
 
                 url, timeout = self._address()
                 self._flow = OAuth(server_name=self._name(), url=url, settings=self.oauth_settings,
-                                   owner=self.owner, timeout=min(timeout, 30.0), capabilities=self._capabilities)
+                                   owner=self.owner, timeout=min(timeout, 30.0), capabilities=self._capabilities,
+                                   http_context=self.http_context)
             return self._flow
 
     def required_flow(self) -> OAuth:

@@ -28,7 +28,9 @@ from typing import Any, Callable
 from urllib.parse import urlsplit
 
 from .. import context as call_context
+from .. import offload
 from ..declared import input_names, snake_case
+from ..httpcontext import HTTPContext
 from ..prompt import Prompt, check_arguments
 from ..question import Question
 from ..resource import Resource, ResourceTemplate, expand_template
@@ -43,6 +45,8 @@ from .changes import Changes
 from .connection import Connection
 from .listener import Listener, resource_uris
 from .questions import Questions, Resume
+from .roots import Roots
+from .sampling import Sampling
 from .settings import (
     SETTINGS,
     ServerSettings,
@@ -54,7 +58,7 @@ from .settings import (
 
 __all__ = ["MCP", "mcp"]
 
-COLLABORATORS = ("settings", "connection", "catalog", "changes")
+COLLABORATORS = ("settings", "connection", "catalog", "changes", "http_context")
 """The public collaborators of a server object (never tools)."""
 
 
@@ -93,7 +97,11 @@ class MCP:
         super().__init_subclass__(**kwargs)
         check_class(cls, MCP, reserved=COLLABORATORS)
 
-    def __init__(self, **inputs: Any):
+    def __init__(self, *, context: HTTPContext | None = None, **inputs: Any):
+        if context is not None and not isinstance(context, HTTPContext):
+            raise TypeError(f"{type(self).__name__}(context=...) takes an llm_mcp.context(), not "
+                            f"{type(context).__name__}")
+        self.http_context = context
         declared = input_names(self.inputs)
         for key in inputs:
             if key not in declared:
@@ -103,13 +111,16 @@ class MCP:
         options = self.__dict__.pop("_inline_options", None)
         settings = self.settings = ServerSettings(self, options or {}, base=MCP, inline=options is not None)
         name = self._name
-        self._questions = Questions(settings, name)
+        self._roots = Roots(settings, name)
+        self._sampling = Sampling(settings, name)
+        self._questions = Questions(settings, name, automatic={"roots/list": self._roots.listing}
+                                    if self._roots.declared else {})  # input requests the client answers itself
         self._auth = Authorization(settings, name=name,
                                    address=lambda: (self.connection.endpoint(), self.connection.timeout()),
-                                   capabilities=lambda: self.declared_capabilities("modern"))
+                                   capabilities=lambda: self.declared_capabilities("modern"), http_context=context)
         self.connection = Connection(settings, self._auth, name=name, declared=self.declared_capabilities,
                                      on_client=self._wire, headers=self.http_headers,
-                                     process_spec=self.process_spec)
+                                     process_spec=self.process_spec, http_context=context)
         self.catalog = Catalog(self, lambda: self.client)
         self.changes = Changes(settings, self.catalog)
         self._listener = Listener(lambda: self.client, self.changes, name, forked=self.connection.forget)
@@ -121,8 +132,11 @@ class MCP:
         return str(self.__dict__.get("name"))
 
     def _wire(self, client: Client) -> None:
-        """What a freshly built client is told: answer questions in line, report changes."""
+        """What a freshly built client is told: the collaborators that answer the server's
+        requests (questions, roots, sampling) hook themselves in; changes are reported."""
         self._questions.wire(client)
+        self._roots.wire(client)
+        self._sampling.wire(client)
         client.on_notification.append(self.changes.notified)
 
     def _default_name(self) -> str:
@@ -189,10 +203,14 @@ class MCP:
         a capability (questions, extensions) add theirs here.
 
         Questions: ``elicitation`` with the modes ``input_requests`` accepts (``{"form": {},
-        "url": {}}`` by default), on 2026-07-28; to a handshake-era server only when the
-        class has ``before_input_request``, which answers its requests in line."""
+        "url": {}}`` by default), on 2026-07-28; to a handshake-era server when a chat uses it
+        (`hold_questions`) or the class has ``before_input_request``. Roots: ``roots`` with
+        ``listChanged`` when the ``roots`` setting is given. Sampling: ``sampling`` when the
+        ``sampling`` setting turns it on."""
         capabilities: dict[str, Any] = {}
         capabilities.update(self.question_capabilities(era))
+        capabilities.update(self._roots.capabilities())
+        capabilities.update(self._sampling.capabilities())
         extensions = self._auth.extensions()
         if extensions:
             capabilities["extensions"] = extensions
@@ -222,7 +240,7 @@ class MCP:
         [`Resource`][llm_mcp.Resource] objects); each change drops the kept list and runs
         ``after_change``. Returns once the server confirmed; calling it again replaces what is
         listened to. A server that announces no changes, with no ``resources``, gets no thread and
-        no connection. A stream that drops is subscribed again after 1 s, doubling to 60 s while
+        no subscription (it is contacted to read what it announces). A stream that drops is subscribed again after 1 s, doubling to 60 s while
         the server stays away; once back, everything listened to counts as changed. In a forked
         child, call it again: the parent's thread is not inherited. See docs/how-to/listening.md;
         MCP 2026-07-28 "Subscriptions" (``subscriptions/listen``), older revisions' GET stream
@@ -235,7 +253,8 @@ class MCP:
             ConnectionError: the server cannot be reached.
             MCPError: the server will not send updates for a resource given (naming it).
             ServerTimeoutError: the server did not confirm within ``timeout`` seconds.
-            TypeError, ValueError: a resource that is neither a URI string nor a ``Resource``.
+            TypeError, ValueError: a resource that is neither a URI string nor a ``Resource``, or a
+                string that is not an absolute URI (checked before the server is contacted).
         """
         uris = resource_uris(resources)
         if tasks:
@@ -317,6 +336,13 @@ class MCP:
             tool = Tool(self, {"name": name})
         return self.run(tool, arguments)
 
+    async def acall(self, name: str, /, **arguments: Any) -> Result:
+        """The async twin of [`call`][llm_mcp.MCP.call], for async views: the call runs in a thread
+        of its own (``llm_mcp.client.offload``), so concurrent awaits run side by side.
+        Cancelling the awaiting task cancels the call (the server is told) and raises
+        ``asyncio.CancelledError``."""
+        return await offload.cancellable(self.call, name, **arguments)
+
     def run(self, tool: Tool, arguments: dict[str, Any], context: Any = None) -> Result:
         """Send ``tools/call`` for ``tool`` with ``arguments`` (as the model or caller gave them).
 
@@ -346,6 +372,32 @@ class MCP:
         """``{"elicitation": {mode: {} ...}}`` for the accepted kinds (``{}`` for none; to a
         handshake-era server only with ``before_input_request``)."""
         return self._questions.capabilities(era)
+
+    def roots_changed(self) -> bool:
+        """Tell the server the ``roots`` setting's value changed (``notifications/roots/list_changed``
+        on a handshake-era session; it then asks ``roots/list`` again). Returns whether it was
+        sent: ``False`` without ``roots``, before the first request, and on 2026-07-28 (where the
+        server asks for the roots with each request that needs them). Spec: MCP 2025-11-25
+        "Client Features / Roots"."""
+        return self.connection.built and self._roots.changed(self.client)
+
+    def hold_questions(self) -> None:
+        """Let chats hold this server's questions open for a person (what ``Chat.with_mcp`` runs).
+
+        A handshake-era session opened from then on declares elicitation. Capabilities are
+        fixed per session: a session opened before (a call made before the server joined the
+        chat) keeps its own until it is closed (`close`; the next request opens a new one).
+        During a chat's call, a question nobody's
+        ``before_input_request`` answers is saved where the chat's ``pending_questions`` shows
+        it, and the call waits up to ``question_timeout`` seconds for an answer given in any
+        thread or process; outside a chat such questions are still declined at once.
+        Spec: MCP 2025-11-25 "Client Features / Elicitation"."""
+        questions = self._questions
+        if questions.held:
+            return
+        questions.hold_in_chats()
+        if self.connection.built and questions.answers_inline:
+            questions.wire(self.client)
 
     def screen_question(self, question: Question) -> None:
         """Decline what must be declined, then run ``before_input_request`` on what is left
@@ -460,6 +512,14 @@ class MCP:
         """List the prompts again."""
         return self.catalog.refresh_prompts()
 
+    async def aresource(self, uri: str, /, **variables: Any) -> Resource:
+        """The async twin of [`resource`][llm_mcp.MCP.resource] (see [`acall`][llm_mcp.MCP.acall])."""
+        return await offload.cancellable(self.resource, uri, **variables)
+
+    async def aprompt(self, name: str, /, **arguments: str) -> Prompt:
+        """The async twin of [`prompt`][llm_mcp.MCP.prompt] (see [`acall`][llm_mcp.MCP.acall])."""
+        return await offload.cancellable(self.prompt, name, **arguments)
+
     def prompt(self, name: str, /, **arguments: str) -> Prompt:
         """Fill in a prompt: sends ``prompts/get`` with ``arguments`` and returns the prompt
         with its ``messages``.
@@ -512,12 +572,12 @@ MCP.__doc__ = (MCP.__doc__ or "") + "\n    Settings:\n\n" + "".join(
 class _Inline(MCP):
     """A server built by [`mcp`][llm_mcp.mcp] from keyword arguments."""
 
-    def __init__(self, options: dict[str, Any]):
+    def __init__(self, options: dict[str, Any], context: HTTPContext | None = None):
         self._inline_options = options
-        super().__init__()
+        super().__init__(context=context)
 
 
-def mcp(**options: Any) -> MCP:
+def mcp(*, context: HTTPContext | None = None, **options: Any) -> MCP:
     """Build a server without writing a class: ``llm_mcp.mcp(url="https://...")``.
 
     Takes the class settings as keywords (every setting of
@@ -528,4 +588,4 @@ def mcp(**options: Any) -> MCP:
     ``transport`` without ``name``.
     """
     check_keywords(options)
-    return _Inline(options)
+    return _Inline(options, context)

@@ -23,6 +23,7 @@ from .settings import check_url
 
 if TYPE_CHECKING:
     from ..context import CallContext
+    from ..httpcontext import HTTPContext
     from ..transports.base import Transport
     from .auth import Authorization
     from .settings import ServerSettings
@@ -65,8 +66,10 @@ class Connection:
 
     def __init__(self, settings: ServerSettings, auth: Authorization, *, name: Callable[[], str],
                  declared: Callable[[str], dict[str, Any]], on_client: Callable[[Client], None],
-                 headers: Callable[[], dict[str, str]], process_spec: Callable[[], tuple[list[str], dict[str, str]]]):
+                 headers: Callable[[], dict[str, str]], process_spec: Callable[[], tuple[list[str], dict[str, str]]],
+                 http_context: HTTPContext | None = None):
         self.settings = settings
+        self.http_context = http_context
         self.auth = auth
         self._headers = headers
         self._process_spec = process_spec
@@ -192,10 +195,12 @@ class Connection:
 
             url = self.endpoint()
             auth = self.auth.flow
-            http = HTTPTransport(url, name=name, headers=self.request_headers, timeout=timeout, auth=auth)
+            ctx = self.http_context
+            http = HTTPTransport(url, name=name, headers=self.request_headers, timeout=timeout, auth=auth,
+                                 http_context=ctx)
             return Client(http, name=name, timeout=timeout, era_key=url, declared=self._declared, log_level=log_level,
                           legacy_transport=lambda: SSETransport(url, name=name, headers=self.request_headers,
-                                                                timeout=timeout, auth=auth))
+                                                                timeout=timeout, auth=auth, http_context=ctx))
         from ..transports.stdio import StdioTransport
 
         directory = settings.value("directory")

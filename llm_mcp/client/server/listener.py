@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import threading
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -105,7 +106,7 @@ class Listener:
 
     def start(self, resources: list[str]) -> None:
         """Subscribe (replacing any subscription of this object) and return once the server
-        confirmed; a server that announces nothing and no resources: no thread, no connection.
+        confirmed; a server that announces nothing and no resources: no thread, no subscription.
 
         Raises ``ConnectionError`` (unreachable), ``MCPError`` (refused, naming what)."""
         with self._lock:
@@ -118,6 +119,10 @@ class Listener:
         self.stop()
         client = self.client()
         client.connect()
+        dropped = [uri for uri in self.resources if uri not in resources]
+        self.resources = []
+        if dropped and client.era != MODERN:  # the session outlives the listener: its subscriptions too
+            self._unsubscribe(client, dropped)
         lists = tuple(kind for kind, _ in _FLAGS
                       if protocol.as_object(client.capabilities.get(kind)).get("listChanged") is True)
         if not lists and not resources:
@@ -142,6 +147,15 @@ class Listener:
             raise failure[0]
         log.info("Listening to MCP server %s: %s", self.name(), ", ".join((*lists, *self.resources)))
 
+    def _unsubscribe(self, client: Client, uris: list[str]) -> None:
+        """``resources/unsubscribe`` each of ``uris`` (handshake era), so their updates stop;
+        a server that refuses is logged, not raised."""
+        for uri in uris:
+            try:
+                client.request("resources/unsubscribe", {"uri": uri})
+            except MCPError as exc:
+                log.debug("MCP server %s: could not unsubscribe from %s (%s)", self.name(), uri, exc)
+
     def stop(self) -> None:
         """End the subscription and the thread (waits up to `STOP_WAIT` seconds). In a forked
         child, only forgets the parent's listener: its thread does not exist here."""
@@ -165,20 +179,28 @@ class Listener:
                 acknowledged = threading.Event()
                 try:
                     self._listen_once(acknowledged, again=rounds > 0, first=confirmed)
-                    log.info("MCP server %s ended the subscription; subscribing again", self.name())
+                    ended = True
                 except CancelledError:
                     if scope.cancelled:
                         break
-                    log.info("MCP server %s ended the subscription; subscribing again", self.name())
+                    ended = True
                 except _Ended:
-                    log.info("MCP server %s ended the subscription; subscribing again", self.name())
+                    ended = True
                 except Exception as exc:  # noqa: BLE001 - a dropped stream is retried
+                    ended = False
                     if not confirmed.is_set():
                         failure.append(exc)
                         confirmed.set()
                         return
                     log.warning("MCP server %s: listening stopped (%s: %s); subscribing again in %g s",
                                 self.name(), type(exc).__name__, str(exc)[:200], delay)
+                if ended and not confirmed.is_set():  # ended before confirming anything: it will not listen
+                    failure.append(MCPError(f"MCP server {self.name()!r} ended the subscription without "
+                                            "acknowledging it", server=self.name()))
+                    confirmed.set()
+                    return
+                if ended:
+                    log.info("MCP server %s ended the subscription; subscribing again", self.name())
                 rounds += 1
                 if acknowledged.is_set():
                     delay = FIRST_DELAY
@@ -279,17 +301,30 @@ class Listener:
 
 
 def resource_uris(resources: Any) -> list[str]:
-    """The URIs of ``resources`` (URI strings or `Resource` objects). Raises ``TypeError`` for
-    anything else, ``ValueError`` for an empty URI."""
+    """The URIs of ``resources`` (a URI string or `Resource` object, or an iterable of them).
+    Raises ``TypeError`` for anything else, ``ValueError`` for an empty string or one that is not
+    an absolute URI (RFC 3986 section 3: ``scheme:...``, no spaces or control characters)."""
     if isinstance(resources, (str, Resource)):
         resources = [resources]
+    if resources is None:
+        resources = ()
+    if isinstance(resources, (bytes, bytearray, dict)) or not hasattr(resources, "__iter__"):
+        raise TypeError("listen(resources=...) takes URI strings or Resource objects (one, or a list of them), "
+                        f"not {type(resources).__name__}")
     uris: list[str] = []
-    for item in resources or ():
+    for item in resources:
         uri = item.uri if isinstance(item, Resource) else item
         if not isinstance(uri, str):
             raise TypeError(f"listen(resources=...) takes URI strings or Resource objects, not {type(item).__name__}")
         if not uri:
-            raise ValueError("listen(resources=...) got an empty URI")
+            raise ValueError("listen(resources=...): an empty string is not a URI")
+        if not _URI.match(uri):
+            raise ValueError(f"listen(resources=...): {repr(uri)[:200]} is not a URI (scheme:..., no spaces "
+                             "or control characters)")
         if uri not in uris:
             uris.append(uri)
     return uris
+
+
+_URI = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:[^\s\x00-\x1f\x7f]*\Z")
+"""An absolute URI as far as listening needs: a scheme, a colon, no whitespace or control characters."""

@@ -12,8 +12,12 @@ callback; when none is left open the original request is sent again with a new J
 ``inputResponses`` keyed like ``inputRequests`` and the ``requestState`` exactly as the server
 sent it (none when it sent none). Open questions raise [`InputRequiredError`][llm_mcp.client.errors.InputRequiredError],
 which a chat turns into a pause. Handshake-era servers ask with ``elicitation/create``
-requests on an open stream: they are told about elicitation only when the class has
-``before_input_request``, which answers them in line (what it leaves open is declined).
+requests on the open stream of the call: they are told about elicitation when the class has
+``before_input_request`` (which answers them in line) or when a chat uses the server
+(`Questions.hold_in_chats`). A question the callback leaves open during a chat's call is held
+open: the chat saves it where ``pending_questions`` shows it and waits, up to
+``question_timeout`` seconds, for an answer recorded by any process (the call context's
+``hold``); outside a chat it is declined at once.
 Spec: MCP 2026-07-28 "Multi Round-Trip Requests" and "Client Features / Elicitation".
 """
 
@@ -24,6 +28,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
+from .. import context as call_context
 from ..declared import call_with
 from ..errors import MCPError
 from ..question import Question, from_input_request
@@ -108,9 +113,29 @@ class Questions:
         name: the server's name, for logs and errors.
     """
 
-    def __init__(self, settings: ServerSettings, name: Callable[[], str]):
+    def __init__(self, settings: ServerSettings, name: Callable[[], str], *,
+                 automatic: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] | None = None):
         self.settings = settings
         self._name = name
+        self.held = False
+        self.automatic = dict(automatic or {})
+
+    def hold_in_chats(self) -> None:
+        """A chat uses the server: handshake-era sessions declare elicitation (the kinds
+        ``input_requests`` accepts) so that questions asked during a chat's call can be held
+        open for a person. Capabilities are fixed per session: see ``MCP.hold_questions``."""
+        self.held = True
+
+    @property
+    def question_timeout(self) -> float:
+        """Seconds a chat waits for the answer to a held question (``question_timeout``)."""
+        return float(self.settings.option("question_timeout"))
+
+    @property
+    def answers_inline(self) -> bool:
+        """Whether a handshake-era server is told about elicitation: a chat uses it, or the class
+        has ``before_input_request``."""
+        return bool(self.input_kinds) and (self.held or self.settings.option("before_input_request") is not None)
 
     @property
     def name(self) -> str:
@@ -123,18 +148,23 @@ class Questions:
 
     def capabilities(self, era: str) -> dict[str, Any]:
         """``{"elicitation": {mode: {} ...}}`` for the accepted kinds (``{}`` for none; to a
-        handshake-era server only with ``before_input_request``)."""
+        handshake-era server only when a chat uses it or with ``before_input_request``)."""
         kinds = self.input_kinds
-        if not kinds or (era != "modern" and self.settings.option("before_input_request") is None):
+        if not kinds or (era != "modern" and not self.answers_inline):
             return {}
         return {"elicitation": {kind: {} for kind in kinds}}
 
     def wire(self, client: Client) -> None:
-        """Let ``client`` answer a handshake-era server's ``elicitation/create`` in line, when
-        the class has ``before_input_request``."""
-        if self.input_kinds and self.settings.option("before_input_request") is not None:
+        """Let ``client`` answer a handshake-era server's ``elicitation/create`` in line (the
+        callback, or a chat holding it open), when it is declared (`answers_inline`); a request
+        waits longer than ``timeout`` by the time a chat holds a question (`CallContext.holding`). Over
+        Streamable HTTP a GET stream is held open during calls for questions sent there (not
+        tied to the call) only with ``before_input_request``: questions held for a chat come
+        on the call's own stream, as servers send them."""
+        if self.answers_inline:
             client.on_input_request = self.answer_inline
-            client.channel.listen_during_calls = True  # Streamable HTTP: requests may come on GET
+            if self.settings.option("before_input_request") is not None:
+                client.channel.listen_during_calls = True  # Streamable HTTP: requests may come on GET
 
     # -- screening one question ----------------------------------------------------------------
 
@@ -163,10 +193,20 @@ class Questions:
             call_with(callback, self.settings.owner, question)
 
     def answer_inline(self, params: dict[str, Any]) -> dict[str, Any]:
-        """A handshake-era ``elicitation/create``, answered through the callback (declined when left open)."""
+        """A handshake-era ``elicitation/create``, answered through the callback; one it leaves
+        open is held for a person when a chat makes the call (the call context's ``hold``, for
+        up to ``question_timeout`` seconds), else declined at once."""
         question = Question("elicitation", params, server=str(self.name))
         self.screen_question(question)
-        return question.response or {"action": "decline"}
+        if question.response is not None:
+            return question.response
+        current = call_context.current()
+        if current is not None and current.hold is not None and self.held:
+            with current.holding():  # the wait does not count against the request's timeout
+                return current.hold(question, self.question_timeout)
+        log.info("MCP server %s asked a question outside a chat and no before_input_request answered it: "
+                 "declined", self.name)
+        return {"action": "decline"}
 
     # -- requests that ask ---------------------------------------------------------------------
 
@@ -195,9 +235,15 @@ class Questions:
             question = from_input_request(key, request, server=str(self.name), original=original)
             if question is None:
                 asked = request.get("method") if isinstance(request, dict) else None
-                raise MCPError(f"MCP server {self.name!r} asked for {asked!r} to finish {method}, which this client "
-                               "did not declare", server=str(self.name))
+                answer = self.automatic.get(asked) if isinstance(asked, str) else None
+                if answer is None:
+                    raise MCPError(f"MCP server {self.name!r} asked for {asked!r} to finish {method}, which this "
+                                   "client did not declare", server=str(self.name))
+                params = request.get("params") if isinstance(request.get("params"), dict) else {}
+                question = Question(key, params, server=str(self.name), request=original,
+                                    response=answer(params))  # answered by the client: nobody sees it
             questions.append(question)
         for question in questions:
-            self.screen_question(question)
+            if question.response is None:
+                self.screen_question(question)
         return questions

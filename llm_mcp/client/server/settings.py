@@ -20,6 +20,7 @@ A server reads its settings through `ServerSettings` (``server.settings``):
 from __future__ import annotations
 
 import inspect
+import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 from urllib.parse import urlsplit
@@ -87,6 +88,23 @@ def _timeout(settings: ServerSettings, timeout: Any, where: str) -> None:
     if timeout is not None and not callable(timeout) and (
             isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0):
         raise ValueError(f"{where}: timeout must be a positive number of seconds, not {timeout!r}")
+
+
+def _question_timeout(settings: ServerSettings, value: Any, where: str) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < math.inf:
+        raise ValueError(f"{where}: question_timeout must be a positive, finite number of seconds, not {value!r}")
+
+
+def _roots_check(settings: ServerSettings, value: Any, where: str) -> None:
+    from .roots import check_roots
+
+    check_roots(settings, value, where)
+
+
+def _sampling_check(settings: ServerSettings, value: Any, where: str) -> None:
+    from .sampling import check_sampling
+
+    check_sampling(settings, value, where)
 
 
 def _log_level(settings: ServerSettings, value: Any, where: str) -> None:
@@ -174,8 +192,19 @@ TABLE: tuple[Setting, ...] = (
             "decline it.", "per call", _named(_callback, "before_input_request"), group="questions"),
     Setting("input_requests", True, "Kinds of question accepted: `True` (form and URL), `\"form\"`, `\"url\"`, "
             "`False`.", check=_input_requests, group="questions"),
+    Setting("roots", None, "Directories the server may work in: `file://` URIs or `{\"uri\", \"name\"}` dicts (or a "
+            "callable or method name returning them); declared as the roots capability.", "per request",
+            check=lambda settings, value, where: _roots_check(settings, value, where), group="roots"),
+    Setting("sampling", False, "Answer the server's sampling requests: `True` (the chat's model), a dict "
+            "`{\"provider\", \"model\", \"models\", \"history\", \"options\"}`, or a callable or method name given the "
+            "request's params.", "per request", check=lambda settings, value, where: _sampling_check(settings, value,
+                                                                                                  where),
+            group="sampling"),
+    Setting("question_timeout", 300, "Seconds a chat holds a handshake-era server's question open for an answer "
+            "before declining it (not counted against `timeout`).", check=_question_timeout, group="questions"),
     Setting("after_change", None, "Run with what changed: `\"tools\"`, `\"prompts\"`, `\"resources\"` or the "
-            "`Resource` whose content changed (see `listen`).", "per change", _named(_callback, "after_change"),
+            "`Resource` whose content changed; a method name (`def f(self, change)`) or a callable "
+            "`f(server, change)` (see `listen`).", "per change", _named(_callback, "after_change"),
             group="changes"),
 )
 """Every server setting, in the order of the reference."""

@@ -18,7 +18,7 @@ import socket
 import ssl
 import threading
 import time
-from typing import Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 from urllib.parse import urlsplit
 
 import httpx
@@ -26,6 +26,7 @@ from httpx_sse import EventSource
 
 from .. import protocol, state
 from ..cancel import current_scope
+from ..context import held_seconds
 from ..errors import (
     CancelledError,
     ForbiddenError,
@@ -40,6 +41,10 @@ from ..errors import (
 from ..param_headers import method_headers
 from ..protocol import origin
 from .base import MessageHandler, Transport
+from .child_output import decode_line
+
+if TYPE_CHECKING:
+    from ..httpcontext import HTTPContext
 
 __all__ = ["HTTPTransport", "OverHTTP", "shared_ssl_context"]
 
@@ -96,6 +101,14 @@ def describe(exc: httpx.HTTPError, url: str) -> str:
     return f"{origin(url)} ({reason})"
 
 
+def broke_off(name: str, message: dict[str, Any] | None, exc: httpx.HTTPError) -> str:
+    """The message of a failure after the request had left: the server received it and may
+    have started the work, then the connection broke before its answer."""
+    what = f" {message.get('method')}" if message else ""
+    return (f"MCP server {name!r} received the request{what} but broke off before its answer "
+            f"({type(exc).__name__})")
+
+
 def parse_challenge(value: str) -> dict[str, str]:
     """The auth-params of a ``WWW-Authenticate: Bearer`` challenge (RFC 6750 §3), lower-cased keys."""
     params: dict[str, str] = {}
@@ -146,8 +159,9 @@ class OverHTTP(Transport):
     the ``httpx.Auth`` they send with, and how they open their ``httpx.Client``."""
 
     def __init__(self, url: str, *, name: str, headers: Callable[[], dict[str, str]] | None,
-                 timeout: float, auth: httpx.Auth | None):
+                 timeout: float, auth: httpx.Auth | None, http_context: HTTPContext | None = None):
         hide_in_logs(url)
+        self.http_context = http_context
         self.url = url
         self.auth = auth
         self.name = name
@@ -155,7 +169,10 @@ class OverHTTP(Transport):
         self.timeout = timeout
 
     def _new_client(self) -> httpx.Client:
-        """An ``httpx.Client`` with the shared TLS context, never following redirects."""
+        """An ``httpx.Client`` with the shared TLS context (or the HTTP context's settings), never
+        following redirects."""
+        if self.http_context is not None:
+            return self.http_context.client(timeout=self.timeout)
         return httpx.Client(verify=shared_ssl_context(), follow_redirects=False, timeout=self.timeout)
 
     @property
@@ -188,8 +205,9 @@ class HTTPTransport(OverHTTP):
     # (2025-11-25 "Streamable HTTP / Listening for Messages from the Server").
 
     def __init__(self, url: str, *, name: str, headers: Callable[[], dict[str, str]] | None = None,
-                 timeout: float = 60.0, client: httpx.Client | None = None, auth: httpx.Auth | None = None):
-        super().__init__(url, name=name, headers=headers, timeout=timeout, auth=auth)
+                 timeout: float = 60.0, client: httpx.Client | None = None, auth: httpx.Auth | None = None,
+                 http_context: HTTPContext | None = None):
+        super().__init__(url, name=name, headers=headers, timeout=timeout, auth=auth, http_context=http_context)
         self.session_id: str | None = None
         self._version: str | None = None
         self._client = client
@@ -392,7 +410,8 @@ class HTTPTransport(OverHTTP):
             response = self.client.send(request, stream=True, auth=self._auth)
         except httpx.HTTPError as exc:
             raise from_httpx(exc, server=self.name, message=f"MCP server {self.name!r} could not be reached at "
-                             f"{describe(exc, self.url)}", timeout_message=self._no_answer(message, timeout)) from None
+                             f"{describe(exc, self.url)}", timeout_message=self._no_answer(message, timeout),
+                             broke_message=broke_off(self.name, message, exc)) from None
         if response.is_success:
             session = response.headers.get("mcp-session-id")
             if session and version != protocol.LATEST:
@@ -448,14 +467,23 @@ class HTTPTransport(OverHTTP):
         try:
             raw = response.read()
         except httpx.HTTPError as exc:
-            raise from_httpx(exc, server=self.name, message=f"MCP server {self.name!r} broke off its answer: "
-                             f"{type(exc).__name__}", timeout_message=f"MCP server {self.name!r} did not finish its "
+            raise from_httpx(exc, server=self.name, message=broke_off(self.name, None, exc), timeout_message=f"MCP server {self.name!r} did not finish its "
                              f"answer within {self.timeout if timeout is None else timeout:g} s") from None
         if not raw.strip():
             return None
         try:
             return protocol.decode(raw)
         except ValueError:
+            text, lenient = decode_line(raw)  # JSON in another encoding (a Windows code page)?
+            if lenient:
+                try:
+                    parsed = protocol.decode(text)
+                except ValueError:
+                    pass
+                else:
+                    log.warning("MCP server %s answered with JSON that is not valid UTF-8 (another encoding?); "
+                                "read it with replacement characters", self.name)
+                    return parsed
             if strict:
                 raise MCPError(f"MCP server {self.name!r} answered with a body that is not JSON",
                                server=self.name) from None
@@ -670,7 +698,7 @@ class _Deadline(httpx.SyncByteStream):
     def __iter__(self) -> Iterator[bytes]:
         for chunk in self._stream:
             yield chunk
-            if time.monotonic() > self._deadline:
+            if time.monotonic() > self._deadline + held_seconds():  # a question held for a person does not count
                 raise httpx.ReadTimeout("the request's deadline passed")
 
     def drain(self, request: httpx.Request, grace: float) -> bool:

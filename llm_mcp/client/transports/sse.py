@@ -36,6 +36,7 @@ from ..errors import (
 from .base import MessageHandler
 from .http import (
     OverHTTP,
+    broke_off,
     describe,
     hide_in_logs,
     insufficient_scope,
@@ -97,8 +98,8 @@ class SSETransport(OverHTTP):
     """
 
     def __init__(self, url: str, *, name: str, headers: Callable[[], dict[str, str]] | None = None,
-                 timeout: float = 60.0, auth: httpx.Auth | None = None):
-        super().__init__(url, name=name, headers=headers, timeout=timeout, auth=auth)
+                 timeout: float = 60.0, auth: httpx.Auth | None = None, http_context: Any = None):
+        super().__init__(url, name=name, headers=headers, timeout=timeout, auth=auth, http_context=http_context)
         self.endpoint: str | None = None
         self.handler: MessageHandler | None = None
         self._client: httpx.Client | None = None
@@ -152,7 +153,8 @@ class SSETransport(OverHTTP):
             with self._lock:
                 self._pending.pop(message["id"], None)
         if pending.response is None:
-            raise ConnectionError(f"MCP server {self.name!r} closed its event stream", server=self.name)
+            raise ConnectionError(f"MCP server {self.name!r} closed its event stream before answering "
+                                  f"{message.get('method')}", server=self.name, request_sent=True)
         return pending.response
 
     @staticmethod
@@ -205,7 +207,8 @@ class SSETransport(OverHTTP):
     def _unreachable(self, exc: httpx.HTTPError) -> ConnectionError:
         """The error for a stream or POST that failed (a timeout included)."""
         return from_httpx(exc, server=self.name,
-                          message=f"MCP server {self.name!r} could not be reached at {describe(exc, self.url)}")
+                          message=f"MCP server {self.name!r} could not be reached at {describe(exc, self.url)}",
+                          broke_message=broke_off(self.name, None, exc))
 
     def notify(self, message: dict[str, Any], *, version: str | None) -> None:
         self.connect()

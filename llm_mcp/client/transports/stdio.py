@@ -20,9 +20,11 @@ from typing import Any, Callable
 
 from .. import protocol
 from ..cancel import current_scope
-from ..errors import ConnectionError, ProcessExitedError, ServerTimeoutError
+from ..context import held_seconds
+from ..errors import ConnectionError, ProcessExitedError, ServerTimeoutError, StartupFailedError
 from ..logs import printable
 from .base import MessageHandler, Transport
+from .child_output import StderrTail, decode_line, never_read_input, with_tail
 
 __all__ = ["INHERITED_ENV", "StdioTransport", "child_environment"]
 
@@ -113,6 +115,9 @@ class _Stream:
 EXIT_CHECK = 0.5
 """Seconds between checks that a server process still lives while a request waits."""
 
+STDERR_WAIT = 1.0
+"""Seconds an error waits for the stderr of a process that just ended to be read to its end."""
+
 JUNK_LINES_LOGGED = 20
 """Lines that are not JSON-RPC logged per process (at debug level) before the log goes quiet."""
 
@@ -176,6 +181,8 @@ class StdioTransport(Transport):
         self._write_lock = threading.Lock()
         self._exit_status: int | None = None
         self._junk_lines = 0
+        self._tail: StderrTail | None = None  # the current process's stderr tail, for errors
+        self._lenient_warned = False
         self._listening: tuple[Any, _Pending] | None = None  # (subscription key, its pending)
 
     @property
@@ -203,10 +210,18 @@ class StdioTransport(Transport):
             with self._lock:
                 self._pending.pop(message["id"], None)
         if pending.response is None:
-            raise ProcessExitedError(f"MCP server {self.name!r} exited with status {self._exit_status} while "
-                                     f"handling {message.get('method')}", server=self.name,
-                                     exit_status=self._exit_status)
+            raise self._exited(pending.stream, message)
         return pending.response
+
+    def _exited(self, stream: _Stream, message: dict[str, Any]) -> ProcessExitedError:
+        """The error for a process that ended while ``message`` waited: with its stderr tail, and
+        `StartupFailedError` when it never read the request (see ``child_output``)."""
+        tail = self._tail.text(wait=STDERR_WAIT) if self._tail is not None else ""
+        kind = StartupFailedError if never_read_input(stream.process) else ProcessExitedError
+        text = (f"MCP server {self.name!r} exited with status {self._exit_status} "
+                f"{'while starting, before reading' if kind is StartupFailedError else 'while handling'} "
+                f"{message.get('method')}")
+        return kind(with_tail(text, tail), server=self.name, exit_status=self._exit_status, stderr=tail)
 
     def notify(self, message: dict[str, Any], *, version: str | None) -> None:
         with self._lock:
@@ -257,9 +272,11 @@ class StdioTransport(Transport):
             assert process.stdin is not None
             os.set_blocking(process.stdin.fileno(), False)  # writes wait with a deadline, in _write
         self._stream, self._exit_status, self._junk_lines = _Stream(process), None, 0
+        self._lenient_warned = False
         weakref.finalize(self, _stop, process)  # a transport never closed still ends its process
-        threading.Thread(target=_log_stderr, args=(process, self.name), name=f"mcp-stderr-{self.name}",
-                         daemon=True).start()
+        self._tail = StderrTail(secrets=[v for k, v in env.items() if k not in INHERITED_ENV])
+        threading.Thread(target=self._tail.read, args=(process, logging.getLogger(f"llm_mcp.server.{self.name}").info),
+                         name=f"mcp-stderr-{self.name}", daemon=True).start()
         log.debug("started MCP server %s (pid %s)", self.name, process.pid)
         return self._stream
 
@@ -301,7 +318,7 @@ class StdioTransport(Transport):
         while True:
             with self._lock:
                 while not pending.done and not pending.inbox and self._reader not in (None, me):
-                    remaining = deadline - time.monotonic()
+                    remaining = deadline + held_seconds() - time.monotonic()
                     if remaining <= 0:
                         return False
                     _check_cancelled()
@@ -343,14 +360,14 @@ class StdioTransport(Transport):
                     self._dispatch(stream.process, message)
             elif stream.eof:
                 self._ended(stream)
-            elif time.monotonic() >= deadline:
+            elif time.monotonic() >= deadline + held_seconds():  # a question held for a person does not count
                 return False
             else:
                 _check_cancelled()
                 try:
                     # In slices, so that a server whose process ended while a child of its own
                     # holds its stdout open is noticed, not waited for until the deadline.
-                    if not stream.fill(min(deadline - time.monotonic(), _slice())) \
+                    if not stream.fill(min(deadline + held_seconds() - time.monotonic(), _slice())) \
                             and stream.process.poll() is not None:
                         stream.eof = True
                 except OSError:
@@ -372,22 +389,27 @@ class StdioTransport(Transport):
 
     def _parse(self, raw: bytes) -> list[dict[str, Any]]:
         """The JSON-RPC messages on one line (a batch array counts as several); junk is skipped."""
-        try:
-            line = raw.decode("utf-8").strip().lstrip("\ufeff")
-        except UnicodeDecodeError:
-            self._skipped("a line that is not UTF-8")
-            return []
+        line, lenient = decode_line(raw)
         if not line:
             return []
         try:
             parsed = protocol.decode(line)
         except ValueError:
-            self._skipped(f"a line that is not JSON: {line[:200]}")
+            self._skipped("a line that is not UTF-8" if lenient else f"a line that is not JSON: {line[:200]}")
             return []
         messages = [m for m in (parsed if isinstance(parsed, list) else [parsed]) if protocol.is_message(m)]
         if not messages:
             self._skipped("JSON that is not JSON-RPC")
+        elif lenient:
+            self._decoded_leniently()
         return messages
+
+    def _decoded_leniently(self) -> None:
+        """Warn (once per process) that a JSON-RPC line held bytes that are not UTF-8."""
+        if not self._lenient_warned:
+            self._lenient_warned = True
+            log.warning("MCP server %s wrote JSON-RPC that is not valid UTF-8 (another encoding?); read it "
+                        "with replacement characters", self.name)
 
     def _skipped(self, what: str) -> None:
         """Log a skipped line at debug level: the first few per process, then one notice."""
@@ -517,10 +539,3 @@ def _check_cancelled() -> None:
     if scope is not None:
         scope.check()
 
-
-def _log_stderr(process: subprocess.Popen[bytes], name: str) -> None:
-    """Copy a server's stderr to the logger ``llm_mcp.server.<name>`` (holds no transport alive)."""
-    assert process.stderr is not None
-    server_log = logging.getLogger(f"llm_mcp.server.{name}")
-    for raw in iter(process.stderr.readline, b""):
-        server_log.info("%s", printable(raw.decode("utf-8", "replace").rstrip()))

@@ -309,3 +309,26 @@ def test_a_huge_foreign_identifier_is_cut_in_the_refusal(store, document):
         with pytest.raises(llm_mcp.MCPError, match="refused") as info:
             hostile_user_server(f"{site.url}/mcp").authorization_url(redirect_uri="http://127.0.0.1:8000/callback")
         assert len(str(info.value)) < 1000
+
+
+def test_desc_05_allow_http_never_relaxes_oauth(store, site, auth_site):
+    """MCP-DESC-05: a server reached over plain http off loopback (``allow_http=True``; its name
+    resolves to the fake site through a context with a controlled resolver) still needs an https
+    authorization server: a plain-http one is refused, and nothing is sent to it."""
+    from llm_mcp.client.addresses import PublicAddressesOnly
+
+    port = urlsplit(site.url).port
+    names = {"mcp.example.test": ["127.0.0.1"], "auth.example.test": ["127.0.0.1"]}
+    ctx = llm_mcp.context(transport=lambda: PublicAddressesOnly(allow=["127.0.0.1/32"],
+                                                                resolve=lambda host, _: names[host]))
+    url = f"http://mcp.example.test:{port}/mcp"
+    protect(site)
+    site.route("/.well-known/oauth-protected-resource/mcp",
+               json={"resource": url, "authorization_servers": [f"http://auth.example.test:{urlsplit(auth_site.url).port}"]})
+    auth_site.route("/.well-known/oauth-authorization-server", json=as_metadata(auth_site.url))
+    server = ctx.mcp(url=url, name="plain", allow_http=True, oauth={"client_id": "app"})
+    with pytest.raises(llm_mcp.MCPError, match="not https"):
+        server.authorization_url(redirect_uri=REDIRECT)
+    assert "/.well-known/oauth-protected-resource/mcp" in site.paths("GET")  # the server itself was reached
+    assert auth_site.paths() == []
+    server.close()

@@ -152,6 +152,18 @@ class Capabilities(Recording):
         return json.dumps(self.client_capabilities, sort_keys=True)
 
 
+class ListRoots(Recording):
+    """2026-07-28: asks the client for its roots with a ``roots/list`` input request, answers them as JSON."""
+
+    name = "list_roots"
+
+    def call(self) -> Any:
+        self.record()
+        reply = self.ask_all({"roots": {"method": "roots/list", "params": {}}}, state="roots-1",
+                             check_capabilities=False)
+        return json.dumps({"roots": reply["roots"], "state": self.request_state}, sort_keys=True)
+
+
 class DeployConfig(Resource):
     uri = "config://deploy"
     name = "deploy_config"
@@ -170,7 +182,7 @@ class ReleaseNotes(Prompt):
         return [self.user_message(f"Write release notes for {reply.get('content', {}).get('environment')}")]
 
 
-server = Server("questions", tools=[Deploy, Profile, Connect, TwoSteps, Both, Pushy, Capabilities],
+server = Server("questions", tools=[Deploy, Profile, Connect, TwoSteps, Both, Pushy, Capabilities, ListRoots],
                 resources=[DeployConfig], prompts=[ReleaseNotes])
 
 if __name__ == "__main__":

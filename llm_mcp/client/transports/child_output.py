@@ -1,0 +1,133 @@
+"""What a stdio server's process writes, read with care: its stdout lines and its stderr tail.
+
+Three small pieces the stdio transport hooks in (`llm_mcp.client.transports.stdio`):
+
+* `decode_line`: a stdout line as text. UTF-8 first; a line with bytes of another encoding
+  (a Windows code page, Latin-1) is decoded with replacement characters, and the caller
+  keeps it only when it still parses as JSON-RPC (warning once per process, naming the
+  server), so the waiting request gets its answer instead of sitting out its timeout.
+* `StderrTail`: the last lines the process wrote to stderr, bounded (`TAIL_LINES` lines of
+  at most `TAIL_LINE_CHARS` characters), control characters escaped, and the values of the
+  environment the server was given replaced by ``[redacted]``: errors carry it
+  (`ProcessExitedError.stderr`), ``mcp_inspect`` and ``mcp_call`` print it.
+* `never_read_input`: whether a process that exited left its first request unread in its
+  stdin pipe: it failed while starting (an ``npx`` package that does not exist, a bad
+  command) and starting it again, for the handshake say, will not help.
+"""
+
+from __future__ import annotations
+
+import collections
+import subprocess
+import sys
+import threading
+from collections.abc import Callable, Iterable
+
+from ..logs import printable
+
+__all__ = ["TAIL_LINES", "TAIL_LINE_CHARS", "StderrTail", "decode_line", "never_read_input", "with_tail"]
+
+TAIL_LINES = 20
+"""Lines of a server's stderr an error carries (the last ones)."""
+
+TAIL_LINE_CHARS = 500
+"""Characters kept of each stderr line (after escaping); longer lines end with ``...``."""
+
+READ_LIMIT = 1 << 16
+"""Bytes read from stderr at most per line: a longer line is read (and kept, cut) in pieces."""
+
+REDACT_MIN_CHARS = 4
+"""Environment values shorter than this are not redacted from the tail (``"1"`` would garble it)."""
+
+
+def decode_line(raw: bytes) -> tuple[str, bool]:
+    """``(text, lenient)``: ``raw`` decoded as UTF-8, or, when it is not valid UTF-8, decoded
+    with U+FFFD for each bad byte and ``lenient`` ``True``. A leading byte-order mark and
+    surrounding whitespace are stripped."""
+    try:
+        text, lenient = raw.decode("utf-8"), False
+    except UnicodeDecodeError:
+        text, lenient = raw.decode("utf-8", "replace"), True
+    return text.strip().lstrip("\ufeff"), lenient
+
+
+class StderrTail:
+    """The last lines a process wrote to stderr, safe to show (bounded, escaped, redacted).
+
+        tail = StderrTail(secrets=["sk-live-123"])
+        tail.add(b"npm error 404 Not Found - GET https://registry.npmjs.org/x\\n")
+        tail.text()   # "npm error 404 Not Found - GET https://registry.npmjs.org/x"
+
+    Thread-safe: the stderr reader thread adds, the waiting request reads.
+
+    Attributes:
+        lines: the kept lines, oldest first (escaped and redacted).
+    """
+
+    def __init__(self, secrets: Iterable[str] = (), *, max_lines: int = TAIL_LINES,
+                 max_chars: int = TAIL_LINE_CHARS):
+        self._secrets = sorted({s for s in secrets if isinstance(s, str) and len(s) >= REDACT_MIN_CHARS},
+                               key=len, reverse=True)
+        self._max_chars = max_chars
+        self.lines: collections.deque[str] = collections.deque(maxlen=max_lines)
+        self._lock = threading.Lock()
+        self.finished = threading.Event()
+
+    def add(self, raw: bytes) -> str:
+        """Keep one line (bytes as read, newline included or not); returns it as kept."""
+        text = raw.decode("utf-8", "replace").rstrip("\r\n")
+        for secret in self._secrets:
+            text = text.replace(secret, "[redacted]")
+        text = printable(text)
+        if len(text) > self._max_chars:
+            text = text[:self._max_chars] + "..."
+        with self._lock:
+            self.lines.append(text)
+        return text
+
+    def text(self, wait: float = 0.0) -> str:
+        """The kept lines joined by newlines (``""`` when none); ``wait`` seconds at most for the
+        reader to reach the end of the stream first (a process that just exited)."""
+        if wait > 0:
+            self.finished.wait(wait)
+        with self._lock:
+            return "\n".join(line for line in self.lines if line.strip())
+
+    def read(self, process: subprocess.Popen[bytes], on_line: Callable[[str], None] | None = None) -> None:
+        """Read ``process``'s stderr to its end (run in a thread), keeping the tail and handing
+        each kept line to ``on_line``."""
+        assert process.stderr is not None
+        try:
+            for raw in iter(lambda: process.stderr.readline(READ_LIMIT), b""):  # a line without end: in pieces
+                line = self.add(raw)
+                if on_line is not None:
+                    on_line(line)
+        except (OSError, ValueError):
+            pass
+        finally:
+            self.finished.set()
+
+
+def with_tail(message: str, tail: str) -> str:
+    """``message`` followed by the server's stderr tail, indented, when there is one."""
+    if not tail:
+        return message
+    indented = "\n".join(f"  {line}" for line in tail.splitlines())
+    return f"{message}. Its stderr ended with:\n{indented}"
+
+
+def never_read_input(process: subprocess.Popen[bytes]) -> bool:
+    """Whether ``process`` (which has exited) left bytes we wrote unread in its stdin pipe:
+    it never read its first request. Linux only (``FIONREAD`` on the pipe); ``False`` when it
+    cannot be told."""
+    if not sys.platform.startswith("linux") or process.stdin is None:
+        return False
+    import fcntl
+    import struct
+    import termios
+
+    try:
+        buffered = fcntl.ioctl(process.stdin.fileno(), termios.FIONREAD, struct.pack("i", 0))
+    except (OSError, ValueError):
+        return False
+    return struct.unpack("i", buffered)[0] > 0

@@ -1,0 +1,125 @@
+"""Sampling (MCP 2025-11-25 "Client Features / Sampling"): server-everything's
+``trigger-sampling-request`` asks the client for a completion during a chat's call; the chat's model
+(the scripted model, through the real OpenAI SDK) answers it, and the server reports what it
+received. With approval, a person approves or declines it as a held question.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+
+import pytest
+
+import llm_mcp
+from llm_mcp.testing.scripted_model import reply, tool_call
+
+from llm_mcp_tests.support.chats import answer_when_asked, make_chat
+
+TOOL = "trigger-sampling-request"
+PROMPT = "Name a colour"
+SECRET_PROMPT = "the prompt text never reaches the log"
+
+
+@pytest.fixture(params=["stdio", "http"])
+def where(request: pytest.FixtureRequest) -> dict:
+    """How to reach server-everything: over stdio or Streamable HTTP."""
+    if request.param == "stdio":
+        return {"command": request.getfixturevalue("everything_stdio_command")}
+    return {"url": request.getfixturevalue("everything_http_url")}
+
+
+def sampled(text: str) -> dict:
+    """The CreateMessageResult server-everything reports having received."""
+    return json.loads(text.split("LLM sampling result: ", 1)[1])
+
+
+def test_sampling_runs_on_the_chats_model_without_history(model, where, caplog):
+    """sampling=True: the server's request goes to the chat's model with its system prompt, its message,
+    max_tokens from maxTokens and no tools, none of the chat's history; the server receives the model's text.
+    The request is logged at INFO without its content."""
+    chat = make_chat(model, [tool_call(TOOL, {"prompt": SECRET_PROMPT, "maxTokens": 42}), reply("Teal."),
+                             reply("The server heard Teal.")])
+    server = llm_mcp.mcp(name="everything", sampling=True, **where)
+    chat.with_mcp(server)
+    with caplog.at_level(logging.INFO, logger="llm_mcp"), server:
+        assert chat.ask("Earlier words the server must not see").content == "The server heard Teal."
+    asked = model.requests[1]
+    assert asked.system == "You are a helpful test server."
+    assert [m["role"] for m in asked.messages if m["role"] != "system"] == ["user"]
+    assert asked.last_user_text == f"Resource {TOOL} context: {SECRET_PROMPT}"
+    assert asked.body["max_tokens"] == 42 and asked.body["temperature"] == 0.7 and asked.tools == []
+    result = sampled(model.requests[2].tool_results[0]["content"])
+    assert result["content"] == {"type": "text", "text": "Teal."} and result["role"] == "assistant"
+    assert result["model"] == "gpt-test"
+    logged = [r.getMessage() for r in caplog.records if "sampling" in r.getMessage()]
+    assert any("asks for a model completion" in line and "maxTokens 42" in line for line in logged)
+    assert not any(SECRET_PROMPT in r.getMessage() for r in caplog.records)
+
+
+def test_sampling_approved_by_a_person(model, where):
+    """requires_approval=["sampling"]: the request waits as a held question showing what the server asks;
+    approved, it runs on the model and the server receives the answer."""
+    chat = make_chat(model, [tool_call(TOOL, {"prompt": PROMPT, "maxTokens": 20}), reply("Red."), reply("ok")])
+    server = llm_mcp.mcp(name="everything", sampling=True, requires_approval=["sampling"], **where)
+    person = answer_when_asked(chat.with_mcp(server), lambda question: question.answer())
+    with server:
+        assert chat.ask("Ask the server").content == "ok"
+    person.join()
+    [question] = person.seen
+    assert question.held and question.fields == []
+    assert f"Resource {TOOL} context: {PROMPT}" in question.message and "at most 20 tokens" in question.message
+    assert question.params["sampling"]["maxTokens"] == 20
+    assert sampled(model.requests[2].tool_results[0]["content"])["content"]["text"] == "Red."
+
+
+def test_sampling_declined_by_a_person(model, where):
+    """Declined: the model is not asked; the server gets an error and its tool reports it."""
+    chat = make_chat(model, [tool_call(TOOL, {"prompt": PROMPT, "maxTokens": 20}), reply("ok")])
+    server = llm_mcp.mcp(name="everything", sampling=True, requires_approval=["sampling"], **where)
+    person = answer_when_asked(chat.with_mcp(server), lambda question: question.decline())
+    with server:
+        assert chat.ask("Ask the server").content == "ok"
+    person.join()
+    [result] = model.requests[1].tool_results
+    assert "did not approve the sampling request" in result["content"]
+    assert len(model.requests) == 2  # no completion was asked for
+
+
+def test_sampling_off_by_default_and_refused_outside_a_chat(everything_stdio_command):
+    """Without the setting nothing is declared (the server offers no sampling tool); with sampling=True but
+    no chat, the request is refused with an error the server reports; a callable answers anywhere."""
+    with llm_mcp.mcp(command=everything_stdio_command, name="everything") as server:
+        assert "sampling" not in server.declared_capabilities("handshake") and server.tool(TOOL) is None
+    with llm_mcp.mcp(command=everything_stdio_command, name="everything", sampling=True) as server:
+        refused = server.call(TOOL, prompt=PROMPT, maxTokens=5)
+        assert refused.is_error and "outside a chat" in refused.text
+    seen = []
+    with llm_mcp.mcp(command=everything_stdio_command, name="everything",
+                     sampling=lambda params: seen.append(params) or "Blue.") as server:
+        assert sampled(server.call(TOOL, prompt=PROMPT, maxTokens=5).text)["content"]["text"] == "Blue."
+    assert seen[0]["maxTokens"] == 5
+
+
+def test_sampling_settings_are_checked():
+    """A sampling value that cannot work is refused when the server is built, naming the problem."""
+    for bad, problem in (("no_such_method", "not a method"), ({"modle": "x"}, "takes the keys"),
+                         ({"model": 3}, "must be a string"), (3, "must be True, False")):
+        with pytest.raises(ValueError, match=problem):
+            llm_mcp.mcp(command=["x"], sampling=bad)
+    server = llm_mcp.mcp(command=["x"], sampling={"model": "m", "history": True}, requires_approval=["sampling"])
+    assert server.declared_capabilities("handshake")["sampling"] == {"context": {}}
+
+
+def test_model_preferences_pick_among_the_listed_models(model):
+    """modelPreferences.hints pick the first listed model whose id contains a hint; without a match, the first
+    listed model; without a list, the chat's model. Each request carries only the server's message."""
+    chat = make_chat(model, [reply("one"), reply("two"), reply("three")])
+    params = {"messages": [{"role": "user", "content": {"type": "text", "text": "Hi"}}], "maxTokens": 9,
+              "modelPreferences": {"hints": [{"name": "mini"}]}}
+    assert chat._sample(params, {"models": ["gpt-large", "gpt-mini"]})["model"] == "gpt-mini"
+    assert chat._sample({**params, "modelPreferences": {"hints": [{"name": "claude"}]}},
+                        {"models": ["gpt-large", "gpt-mini"]})["content"]["text"] == "two"
+    assert chat._sample(params, {})["content"]["text"] == "three"
+    assert [r.model for r in model.requests] == ["gpt-mini", "gpt-large", "gpt-test"]
+    assert all(r.last_user_text == "Hi" and r.body["max_tokens"] == 9 for r in model.requests)

@@ -1,0 +1,102 @@
+"""A stdio server's failure names its cause: the last lines of its stderr (bounded, control
+characters escaped, environment values redacted) ride on the error and the commands print them;
+a process that fails while starting is started once per call. Also: lines in another encoding.
+"""
+
+from __future__ import annotations
+
+import logging
+from io import StringIO
+
+import pytest
+from django.core.management import CommandError, call_command
+
+import llm_mcp
+from llm_mcp.client.transports.child_output import TAIL_LINE_CHARS, TAIL_LINES, StderrTail, decode_line
+
+from llm_mcp_tests.support.processes import PYTHON, SERVERS_DIR
+
+FAILS = str(SERVERS_DIR / "fails_to_start.py")
+TOKEN = "tok-5e1d9a77-from-the-env-setting"
+
+
+def test_a_server_failing_at_start_up_is_started_once_and_its_stderr_rides_on_the_error(tmp_path):
+    starts = tmp_path / "starts"
+    server = llm_mcp.mcp(command=[PYTHON, FAILS, str(starts)], name="npx", env={"API_TOKEN": TOKEN})
+    with pytest.raises(llm_mcp.StartupFailedError) as failed:
+        server.tools
+    server.close()
+    assert starts.read_text().splitlines() == ["started"]  # not again for the handshake
+    error = failed.value
+    assert isinstance(error, llm_mcp.ProcessExitedError) and error.exit_status == 1
+    assert str(error).startswith("MCP server 'npx' exited with status 1 while starting, before reading "
+                                 "server/discover. Its stderr ended with:\n  npm error code E404\n")
+    assert error.stderr.splitlines() == [
+        "npm error code E404",
+        "npm error 404 Not Found - GET https://registry.npmjs.org/@modelcontextprotocol%2fserver-doesnotexist "
+        "- Not found",
+        "npm error 404 \\x1b[31mThe requested resource could not be found\\x1b[0m",  # escaped, not a colour
+        "npm verbose env API_TOKEN=[redacted]",
+    ]
+    assert TOKEN not in str(error) and TOKEN not in repr(error.__dict__)
+    assert not llm_mcp.client.errors.may_have_run(error)  # it never read the request
+
+
+def test_mcp_inspect_and_mcp_call_print_the_stderr_tail(tmp_path):
+    command = f"{PYTHON} {FAILS} {tmp_path / 'starts'}"
+    for args in (["mcp_inspect", "--command", command], ["mcp_call", "--command", command, "echo"]):
+        with pytest.raises(CommandError) as failed:
+            call_command(*args, stdout=StringIO(), stderr=StringIO())
+        text = str(failed.value)
+        assert text.startswith("StartupFailedError: MCP server ")
+        assert "Its stderr ended with:\n  npm error code E404\n" in text and "\x1b" not in text
+    assert (tmp_path / "starts").read_text().count("started") == 2  # once per command
+
+
+def test_the_tail_is_bounded_and_keeps_the_last_lines():
+    tail = StderrTail()
+    for n in range(TAIL_LINES + 15):
+        tail.add(f"line {n}\n".encode())
+    tail.add(b"y" * (TAIL_LINE_CHARS * 3) + b"\n")
+    lines = tail.text().splitlines()
+    assert len(lines) == TAIL_LINES and lines[0] == "line 16"
+    assert lines[-1] == "y" * TAIL_LINE_CHARS + "..."
+    tail.add(b"\xff\xfe bad bytes\r\n")
+    assert tail.text().splitlines()[-1] == "\ufffd\ufffd bad bytes"
+
+
+def test_a_line_without_an_end_is_read_in_bounded_pieces(tmp_path):
+    """A server that writes megabytes to stderr with no newline: the error's tail stays bounded."""
+    script = tmp_path / "noisy.py"
+    script.write_text("import sys\nsys.stderr.write('z' * 5_000_000)\nsys.stderr.flush()\nsys.exit(2)\n")
+    server = llm_mcp.mcp(command=[PYTHON, str(script)], name="noisy")
+    with pytest.raises(llm_mcp.ProcessExitedError) as failed:
+        server.tools
+    server.close()
+    lines = failed.value.stderr.splitlines()
+    assert 0 < len(lines) <= TAIL_LINES and all(len(line) <= TAIL_LINE_CHARS + 3 for line in lines)
+
+
+def test_short_environment_values_are_not_redacted_and_long_ones_are():
+    tail = StderrTail(secrets=["1", "s3cr3t-value"])
+    assert tail.add(b"debug=1 key=s3cr3t-value") == "debug=1 key=[redacted]"
+
+
+def test_decode_line_is_lenient_only_when_it_has_to_be():
+    assert decode_line('\ufeff{"a": "é"}\n'.encode()) == ('{"a": "é"}', False)
+    assert decode_line('{"a": "é"}'.encode("cp1252")) == ('{"a": "\ufffd"}', True)
+
+
+def test_a_junk_line_that_is_not_utf8_is_skipped_without_a_warning(caplog):
+    """Only a line that still parses as JSON-RPC is read leniently (and warned about); the fault
+    matrix's ``junk`` and ``encoding`` cells run both through real servers."""
+    from llm_mcp.client.transports.stdio import StdioTransport
+
+    transport = StdioTransport(lambda: ([PYTHON, "-c", "pass"], {}), name="quiet")
+    caplog.set_level(logging.DEBUG, logger="llm_mcp")
+    assert transport._parse(b"\xff\xfe not json") == []
+    assert transport._parse('{"jsonrpc": "2.0", "method": "x/é"}'.encode("cp1252")) == [
+        {"jsonrpc": "2.0", "method": "x/\ufffd"}]
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert warnings == ["MCP server quiet wrote JSON-RPC that is not valid UTF-8 (another encoding?); read it with "
+                        "replacement characters"]

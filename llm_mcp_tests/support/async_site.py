@@ -1,0 +1,76 @@
+"""Settings and async views of a small ASGI site that uses the async twins (``MCP.acall``,
+``Chat.aask``, ``llm_mcp.models.Chat.aask``), served by uvicorn in ``e2e/test_async_views.py``:
+
+    DJANGO_SETTINGS_MODULE=llm_mcp_tests.support.async_site \\
+        uvicorn llm_mcp_tests.support.async_asgi:application
+
+The echo test server's URL comes from ``ASYNC_SITE_ECHO_URL``, the scripted model's from
+``LLM_MCP_TEST_BASE_URL``; the database is the example project's (``DJANGO_DB_PATH``).
+Each view answers JSON with the tool's text and the name of the thread that ran the work.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+
+from django.http import HttpRequest, JsonResponse
+from django.urls import path
+
+from example_project.settings import *
+
+ROOT_URLCONF = __name__
+
+
+def _server():
+    import llm_mcp
+
+    return llm_mcp.mcp(url=os.environ["ASYNC_SITE_ECHO_URL"], name="echo")
+
+
+def _provider_options() -> dict[str, str]:
+    return {"base_url": os.environ["LLM_MCP_TEST_BASE_URL"], "api_key": "test-key"}
+
+
+async def call_view(request: HttpRequest) -> JsonResponse:
+    """``MCP.acall("sleep", seconds=...)``."""
+    from llm_mcp.client.offload import in_thread
+
+    server = _server()
+    try:
+        result = await server.acall("sleep", seconds=float(request.GET.get("seconds", "1")))
+    finally:
+        await in_thread(server.close)
+    return JsonResponse({"text": result.text, "loop_thread": threading.current_thread().name})
+
+
+async def chat_view(request: HttpRequest) -> JsonResponse:
+    """A plain chat's ``aask``: the model calls ``sleep``, then answers."""
+    import llm_mcp
+    from llm_mcp.client.offload import in_thread
+
+    server = _server()
+    chat = llm_mcp.chat(model="gpt-test", provider="openai", **_provider_options()).with_mcp(server)
+    try:
+        reply = await chat.aask("Sleep, then say done")
+    finally:
+        await in_thread(server.close)
+    return JsonResponse({"text": reply.content, "tool": chat.messages[2].content})
+
+
+async def record_view(request: HttpRequest) -> JsonResponse:
+    """A saved chat's (``llm_mcp.models.Chat``) ``aask``."""
+    from llm_mcp.client.offload import in_thread
+    from llm_mcp.models import Chat
+
+    server = _server()
+    record = await Chat.objects.acreate(model="gpt-test", provider="openai")
+    record.provider_options = _provider_options()
+    try:
+        reply = await record.with_mcp(server).aask("Sleep, then say done")
+    finally:
+        await in_thread(server.close)
+    return JsonResponse({"text": reply.content, "chat": record.pk})
+
+
+urlpatterns = [path("call", call_view), path("chat", chat_view), path("record", record_view)]
