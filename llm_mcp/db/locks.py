@@ -45,6 +45,7 @@ class TurnLock:
         self.record = record
         self._held = threading.local()
         self.on_acquire: Callable[[], Any] | None = None
+        self.on_release: Callable[[], Any] | None = None
 
     def __enter__(self) -> TurnLock:
         depth = getattr(self._held, "depth", 0)
@@ -59,7 +60,11 @@ class TurnLock:
         self._held.depth -= 1
         if self._held.depth == 0:
             release, self._held.release = self._held.release, None
-            release()
+            try:
+                if self.on_release is not None:
+                    self.on_release()
+            finally:
+                release()
 
     @property
     def busy(self) -> bool:

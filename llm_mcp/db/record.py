@@ -23,7 +23,6 @@ from ..chat.store import is_waiting, pending_approvals, pending_questions
 from ..client import offload
 from ..client.prompt import Prompt
 from .agents import agent_path, decode_inputs, encode_inputs
-from .rows import tool_call_model
 from .store import DatabaseStore
 
 __all__ = ["ChatRecord"]
@@ -168,13 +167,16 @@ class ChatRecord:
         """Run or resume the turn (see `llm_mcp.Chat.complete`)."""
         chat = self.chat
         if not self.agent_class and not list(chat.mcp) and not chat.given_tools:
-            open_calls = (tool_call_model().objects.filter(message__chat_id=self.pk, result__isnull=True)
-                          .exclude(approval__in=("pending", "declined")).count())  # one small query, no history
-            if open_calls:
+            def warn(open_calls: int) -> None:  # told by the turn's first read of the history: no query of its own
                 log.warning("chat %s has no agent and no tools in this process: its %d open tool call(s) will be "
                             "answered that the tool does not exist (tools added with with_mcp/with_tools in "
                             "another process are not here; use an agent with chat_class)", self.pk, open_calls)
-        return chat.complete(stream=stream)
+
+            self.store.on_open_calls = warn
+        try:
+            return chat.complete(stream=stream)
+        finally:
+            self.store.on_open_calls = None
 
     async def aask(self, text: str | Prompt, *, with_: Any = None, stream: Callable[[str], None] | None = None,
                    key: str | None = None) -> Message:

@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from django.db import connections, models, transaction
@@ -40,32 +41,52 @@ class DatabaseStore(Store):
     Every read is fresh (one query for the messages, one for their tool calls), so a decision
     saved by another process is seen by the next step of a turn here. Writes are small and
     immediate: a message with its tool calls in one transaction, one row per decision.
+
+    A turn starts on clean rows: the first read of the history after the lock is taken drops
+    what a process that died mid-write left (see `repair`), with one delete only when there is
+    such a row, so a turn costs no query for it otherwise.
     """
 
     def __init__(self, record: models.Model):
         self.record = record
         lock = TurnLock(record)
-        lock.on_acquire = self.repair  # each turn starts on clean rows
+        lock.on_acquire = self._repair_on_next_read  # each turn starts on clean rows
+        lock.on_release = self._no_repair
         self.lock = lock  # the Store's optional lock: this chat's turns, across processes
         self._owner_thread = threading.get_ident()
         self._cancelled = bool(getattr(record, "cancelled", False))
+        self._flag_sql: str | None = None  # the read of the cancelled flag, built on first use
+        self._repair_due = False  # set while this process holds the lock and has not read the rows yet
         self.next_key: str | None = None  # the idempotency key of the next user message added
+        self.on_open_calls: Callable[[int], Any] | None = None
+        """Called once, by the next read of the history, with the number of tool calls it finds
+        with neither a result nor a person's pending or declining decision (when there are any)."""
 
     # -- reading --------------------------------------------------------------------------
 
     def messages(self) -> list[Message]:
         """Two queries whatever the length: the messages, then every tool call of the chat
         (read as tuples, not model instances nor dicts: the whole history is read every turn)."""
-        rows = message_model().objects.filter(chat_id=self.record.pk).order_by("id").values_list(*MESSAGE_FIELDS)
+        rows = _Compiled.history("messages", self._db, self.record.pk)
         calls: dict[Any, list[ToolCall]] = {}
         answers: dict[Any, ToolCall] = {}
-        for call in (tool_call_model().objects.filter(message__chat_id=self.record.pk).order_by("id")
-                     .values("message_id", "result_id", *CALL_FIELDS)):
+        unanswered = 0  # calls with no result that no person holds back (pending) or declined
+        for values in _Compiled.history("calls", self._db, self.record.pk):
+            call = dict(zip(_CALL_COLUMNS, values))
             built = call_from_values(call)
             calls.setdefault(call.pop("message_id"), []).append(built)
             result = call.pop("result_id")
             if result is not None:
                 answers[result] = built
+            elif call["approval"] not in ("pending", "declined"):
+                unanswered += 1
+        if self._repair_due:
+            self._repair_due = False
+            rows = self._without_half_written(list(rows), calls)
+        if self.on_open_calls is not None:
+            report, self.on_open_calls = self.on_open_calls, None
+            if unanswered:
+                report(unanswered)
         if not calls:  # a chat without tool calls (yet): nothing to look up per row
             return [message_from_row(row, [], None) for row in rows]
         messages = []
@@ -83,8 +104,7 @@ class DatabaseStore(Store):
         each step and, through its cancel scope, at each event a server streams, also in the
         worker threads of concurrent tool calls. A worker thread that had no database
         connection closes the one this read opened, so none is left behind."""
-        value = self._read(lambda: type(self.record)._default_manager.using(self._db).filter(pk=self.record.pk)
-                           .values_list("cancelled", flat=True).first())
+        value = self._read(lambda: self._read_flag(connections[self._db]))
         self._cancelled = bool(value)
         return self._cancelled
 
@@ -111,6 +131,20 @@ class DatabaseStore(Store):
         finally:
             if opened and not connection.in_atomic_block:
                 connection.close()
+
+    def _read_flag(self, connection: Any) -> bool:
+        """The ``cancelled`` column of the chat row, or ``False`` when the row is gone: plain SQL,
+        built once per store, since this runs at every step of a turn and the ORM's query
+        building costs ten times the read itself."""
+        if self._flag_sql is None:
+            meta, quote = type(self.record)._meta, connection.ops.quote_name
+            self._flag_sql = (f"SELECT {quote(meta.get_field('cancelled').column)} FROM {quote(meta.db_table)} "
+                              f"WHERE {quote(meta.pk.column)} = %s")
+        key = type(self.record)._meta.pk.get_db_prep_value(self.record.pk, connection)
+        with connection.cursor() as cursor:
+            cursor.execute(self._flag_sql, [key])
+            row = cursor.fetchone()
+        return bool(row[0]) if row else False
 
     def set_cancelled(self, value: bool) -> None:
         type(self.record)._default_manager.filter(pk=self.record.pk).update(cancelled=value)
@@ -181,9 +215,26 @@ class DatabaseStore(Store):
             tool_call_model().objects.filter(pk=row[0]).update(pending_questions=storable(stored))
         call.pending_questions = stored
 
+    def _repair_on_next_read(self) -> None:
+        self._repair_due = True
+
+    def _no_repair(self) -> None:
+        self._repair_due = False  # outside a turn, a half-written row may be a live turn's elsewhere
+
+    def _without_half_written(self, rows: list[tuple[Any, ...]], calls: dict[Any, list[ToolCall]]) -> list[tuple[Any, ...]]:
+        """``rows`` (read with ``MESSAGE_FIELDS``) without the ones `repair` removes, deleted
+        here in one query when there are any."""
+        doomed = {row[0] for row in rows
+                  if row[1] == "assistant" and row[2] == "" and not row[3] and row[8] is None and row[0] not in calls}
+        if not doomed:
+            return rows
+        message_model().objects.filter(pk__in=doomed).delete()
+        return [row for row in rows if row[0] not in doomed]
+
     def repair(self) -> int:
         """Clean what a process that died mid-write may have left: assistant messages with no
         content, tool calls, attachments or provider data. Returns how many rows went.
+        A turn does this by itself on its first read of the history; this is the same as a query.
 
         (Tool calls without a result need no cleaning: the next ``complete()`` runs them.)"""
         empty = message_model().objects.filter(chat_id=self.record.pk, role="assistant", content="",
@@ -194,3 +245,45 @@ class DatabaseStore(Store):
     @property
     def _db(self) -> str:
         return db_alias(self.record)
+
+
+_CALL_COLUMNS = ("message_id", "result_id", *CALL_FIELDS)
+
+
+class _Compiled:
+    """A chat's history query whose SQL is built once per database (and message models) and
+    then run as it is with another chat's primary key, its rows converted as the ORM converts
+    them (JSON, booleans): every step of every turn runs these two reads, and building an ORM
+    query costs more than reading a short history."""
+
+    _built: dict[tuple[Any, ...], _Compiled] = {}
+    _guard = threading.Lock()
+
+    def __init__(self, queryset: models.QuerySet[Any], db: str):
+        self.db = db
+        self.compiler = queryset.query.get_compiler(using=db)
+        self.sql, params = self.compiler.as_sql()
+        if len(params) != 1:
+            raise AssertionError(f"a history query has one parameter, the chat's key, not {params!r}")
+
+    @classmethod
+    def history(cls, kind: str, db: str, chat_pk: Any) -> list[tuple[Any, ...]]:
+        """The rows of the ``"messages"`` or ``"calls"`` read of chat ``chat_pk``, in id order."""
+        if chat_pk is None:  # a chat not saved yet has no rows (and ``= NULL`` would build another query)
+            return []
+        Row, Call = message_model(), tool_call_model()
+        key = (kind, db, Row, Call)
+        compiled = cls._built.get(key)
+        if compiled is None:
+            if kind == "messages":
+                queryset = Row.objects.filter(chat_id=chat_pk).order_by("id").values_list(*MESSAGE_FIELDS)
+            else:
+                queryset = Call.objects.filter(message__chat_id=chat_pk).order_by("id").values_list(*_CALL_COLUMNS)
+            with cls._guard:
+                compiled = cls._built.setdefault(key, cls(queryset, db))
+        connection = connections[db]
+        value = Row._meta.get_field("chat").target_field.get_db_prep_value(chat_pk, connection)
+        with connection.cursor() as cursor:
+            cursor.execute(compiled.sql, [value])
+            fetched = cursor.fetchall()
+        return list(compiled.compiler.results_iter(results=[fetched], tuple_expected=True))

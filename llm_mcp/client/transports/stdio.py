@@ -48,7 +48,7 @@ def child_environment(extra: dict[str, str] | None = None) -> dict[str, str]:
 
 
 class _Pending:
-    __slots__ = ("done", "inbox", "on_message", "response", "stream")
+    __slots__ = ("done", "inbox", "on_message", "response", "stream", "wake")
 
     def __init__(self, stream: _Stream, on_message: MessageHandler | None):
         self.stream = stream
@@ -56,6 +56,16 @@ class _Pending:
         self.response: dict[str, Any] | None = None
         self.done = False
         self.inbox: list[dict[str, Any]] | None = None  # a listener's: the messages read for it, not yet handled
+        # Made only when this waiter has to wait for another thread's reading: that thread wakes
+        # this one alone (its response came, or the turn to read passes to it), not every waiter.
+        self.wake: threading.Condition | None = None
+
+    def answer(self) -> None:
+        """Mark this request done (its response is set, or the process ended) and wake its
+        thread if it waits; with the transport's lock held."""
+        self.done = True
+        if self.wake is not None:
+            self.wake.notify()
 
 
 class _Stream:
@@ -141,7 +151,9 @@ class StdioTransport(Transport):
 
     There is no reader thread: a request that waits for its response reads stdout itself,
     one waiting request at a time, and hands the responses it reads for others to them
-    (so one call costs the client no thread switch). Messages the server sends while no
+    (so one call costs the client no thread switch). A response wakes only the thread that
+    waits for it, and a reader that leaves passes the turn to the oldest waiter still
+    unanswered, so many threads sharing one process do not all wake at each line. Messages the server sends while no
     request waits are read with the next request, or by a listener (`listen`), which waits
     like a request that is never answered and so reads while no request waits. stderr is
     read by a thread of its own.
@@ -164,8 +176,8 @@ class StdioTransport(Transport):
         self._stream: _Stream | None = None
         self._pending: dict[Any, _Pending] = {}
         self._lock = threading.Lock()
-        self._turn = threading.Condition(self._lock)
         self._reader: int | None = None  # the thread reading stdout now
+        self._waiting: dict[_Pending, None] = {}  # threads waiting for the reader, oldest first
         self._write_lock = threading.Lock()
         self._exit_status: int | None = None
         self._junk_lines = 0
@@ -310,8 +322,16 @@ class StdioTransport(Transport):
                     if remaining <= 0:
                         return False
                     _check_cancelled()
-                    self._turn.wait(min(remaining, _slice()))
+                    if pending.wake is None:
+                        pending.wake = threading.Condition(self._lock)
+                    self._waiting[pending] = None
+                    try:
+                        pending.wake.wait(min(remaining, _slice()))
+                    finally:
+                        self._waiting.pop(pending, None)
                 if pending.done or pending.inbox:
+                    if self._reader is None:
+                        self._pass_turn()  # the turn may have been passed to us after our answer came
                     return True
                 nested, self._reader = self._reader == me, me  # a handler may call the server again
             try:
@@ -321,7 +341,15 @@ class StdioTransport(Transport):
                 if not nested:
                     with self._lock:
                         self._reader = None
-                        self._turn.notify_all()
+                        self._pass_turn()
+
+    def _pass_turn(self) -> None:
+        """Wake the oldest waiter still unanswered to read next (with the lock held)."""
+        for waiter in self._waiting:
+            if not waiter.done and not waiter.inbox:
+                assert waiter.wake is not None
+                waiter.wake.notify()
+                return
 
     def _read(self, pending: _Pending, deadline: float) -> bool:
         stream = pending.stream
@@ -356,8 +384,7 @@ class StdioTransport(Transport):
             self._exit_status = status
             for pending in self._pending.values():
                 if pending.stream is stream:
-                    pending.done = True  # response stays None: request() raises ConnectionError
-            self._turn.notify_all()
+                    pending.answer()  # response stays None: request() raises ConnectionError
         log.debug("MCP server %s exited with status %s", self.name, status)
 
     def _parse(self, raw: bytes) -> list[dict[str, Any]]:
@@ -398,8 +425,7 @@ class StdioTransport(Transport):
                 pending = self._pending.get(message["id"])
                 if pending is not None:
                     pending.response = message
-                    pending.done = True
-                    self._turn.notify_all()
+                    pending.answer()
             if pending is None:
                 log.debug("MCP server %s answered an unknown request id %r", self.name, message["id"])
             return
@@ -470,7 +496,8 @@ class StdioTransport(Transport):
                 log.debug("MCP server %s sends changes faster than they are handled; one dropped", self.name)
                 return True
             pending.inbox.append(message)
-            self._turn.notify_all()
+            if pending.wake is not None:
+                pending.wake.notify()
         return True
 
 
