@@ -167,8 +167,8 @@ class Skill:
             raise ValueError("a skill file path must not be empty")
         if path.startswith(self.root + "/"):
             path = path[len(self.root) + 1:]
-        normal = posixpath.normpath("/" + path.lstrip("/"))[1:]
-        if "://" in path or not normal or normal.startswith(".."):
+        normal = posixpath.normpath(path.lstrip("/"))
+        if "://" in path or normal in (".", "") or normal == ".." or normal.startswith("../"):
             raise SkillVerificationError(f"skill {self.name!r}: {path!r} is not a file of the skill",
                                          uri=path, server=self.server.name)
         return f"{self.root}/{normal}"
