@@ -96,6 +96,11 @@ class Skill:
         return f"<Skill {self.name!r} {self.uri} of {self.server.name!r}>"
 
     @property
+    def loaded(self) -> bool:
+        """Whether ``SKILL.md`` was read and verified already (nothing is sent to find out)."""
+        return self._instructions is not None
+
+    @property
     def key(self) -> tuple[str, str]:
         """``(server name, uri)``: the skill's identity across servers (the spec's "Skill URIs")."""
         return (self.server.name, self.uri)
