@@ -9,7 +9,8 @@ extension), the model gets two tools instead of any skill content:
 
 A verification failure (tampered file, wrong size, frontmatter mismatch, unlisted file) reaches the
 model as a tool error; nothing unverified is returned. A skill's ``allowed-tools`` frontmatter is
-not acted on: it grants nothing. Skill ids are ``<server name>/<skill path>`` (``docs/pdf-processing``):
+not acted on: it grants nothing. ``only``/``exclude`` name skills as ``"skill:<name>"``
+(`llm_mcp.client.shaping.skill_shaped`). Skill ids are ``<server name>/<skill path>`` (``docs/pdf-processing``):
 keyed by server and URI, so same-named skills of two servers stay apart.
 """
 
@@ -21,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..client.errors import MCPError, is_refusal
 from ..client.extensions import SKILLS_EXTENSION, declared_extensions
+from ..client.shaping import skill_shaped
 from .tools import ChatTool
 
 if TYPE_CHECKING:
@@ -54,7 +56,7 @@ def offered_skills(servers: Iterable[MCP]) -> dict[str, Skill]:
                         type(exc).__name__)
             continue
         for skill in skills:
-            if not skill.problem:
+            if not skill.problem and skill_shaped(server, skill.name):
                 found[skill_id(skill)] = skill
     return found
 

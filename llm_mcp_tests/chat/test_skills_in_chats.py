@@ -122,3 +122,21 @@ def test_no_skill_tools_without_the_extension(running, chat_on, model):
     finally:
         plain.close()
     assert model.requests[0].tool_names == ["fill_form"]
+
+
+def test_only_and_exclude_shape_skills(running, chat_on, model):
+    """``exclude=["skill:tampered"]`` drops that skill from the catalogue; ``only`` offers just the tools
+    and skills it names ("skill:<name>" for a skill), and a skill name is not taken for a missing tool."""
+    excluding = running.mcp(name="docs", extensions="skills", exclude=["skill:tampered"])
+    only = running.mcp(name="docs", extensions="skills", only=["fill_form", "skill:daily"])
+    try:
+        chat_on([reply("a")]).with_mcp(excluding).ask("Hi")
+        chat_on([reply("b")]).with_mcp(only).ask("Hi")
+    finally:
+        excluding.close()
+        only.close()
+    enum = [next(t for t in r.tools if t["name"] == "load_skill")["parameters"]["properties"]["skill"]["enum"]
+            for r in model.requests]
+    assert enum[0] == ["docs/pdf-processing", "docs/reports/daily", "docs/wrong-size", "docs/mismatch"]
+    assert enum[1] == ["docs/reports/daily"]
+    assert sorted(model.requests[1].tool_names) == ["fill_form", "load_skill", "read_skill_file"]
