@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from ..client.errors import MCPError, is_refusal
 from ..client.extensions import SKILLS_EXTENSION, declared_extensions
 from ..client.shaping import skill_shaped
-from .tools import ChatTool
+from .tools import ChatTool, _short
 
 if TYPE_CHECKING:
     from ..client.server import MCP
@@ -77,7 +77,8 @@ class LoadSkill(ChatTool):
     def __init__(self, skills: dict[str, Skill]):
         super().__init__()
         self.skills = skills
-        lines = [f"- {id_}: {s.description} (from MCP server {s.server.name!r})" for id_, s in skills.items()]
+        lines = [f"- {id_}: {_short(' '.join(s.description.split()))} (from MCP server {s.server.name!r})"
+                 for id_, s in skills.items()]
         self.description = ("Load the instructions of a skill when the task matches its description; then "
                             "follow them. Available skills:\n" + "\n".join(lines))
         self.parameters = {"type": "object", "properties": {"skill": {"type": "string", "enum": list(skills),

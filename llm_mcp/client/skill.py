@@ -20,6 +20,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import logging
 import posixpath
 import threading
 from dataclasses import dataclass
@@ -40,6 +41,8 @@ MAX_SKILL_BYTES = 16 * 1024 * 1024
 """Total bytes per skill (the sum of the entries' ``size``; for a dynamic skill, of what was read)."""
 
 SKILL_FILE = "SKILL.md"
+
+log = logging.getLogger("llm_mcp.client")
 
 
 @dataclass(frozen=True)
@@ -217,8 +220,8 @@ class Skill:
 
 def split_frontmatter(text: str) -> tuple[dict[str, Any] | None, str]:
     """``(frontmatter, body)`` of a ``SKILL.md``: the YAML between the leading ``---`` lines, as
-    JSON values (dates as ISO strings), and the rest; ``(None, text)`` without a frontmatter block
-    or with one that is not a YAML mapping."""
+    JSON values (dates as ISO strings), and the rest; ``(None, text)`` without a frontmatter block,
+    with one that is not a YAML mapping, or with YAML aliases."""
     import yaml
 
     lines = text.lstrip("\ufeff").splitlines(keepends=True)
@@ -226,8 +229,11 @@ def split_frontmatter(text: str) -> tuple[dict[str, Any] | None, str]:
         return None, text
     for index, line in enumerate(lines[1:], start=1):
         if line.strip() == "---":
-            try:
-                data = yaml.safe_load("".join(lines[1:index]))
+            block = "".join(lines[1:index])
+            try:  # aliases refused: a few bytes of them can expand into gigabytes ("billion laughs")
+                if any(isinstance(event, yaml.AliasEvent) for event in yaml.parse(block, Loader=yaml.SafeLoader)):
+                    return None, text
+                data = yaml.safe_load(block)
             except yaml.YAMLError:
                 return None, text
             if not isinstance(data, dict):
@@ -292,6 +298,8 @@ class Skills:
                     seen: set[str] = set()
                     for entry in self.server.client.list("skills/list", "skills"):
                         if not _valid_entry(entry) or entry["uri"] in seen:
+                            log.warning("MCP server %s listed a skill entry without a uri, a name and a description, "
+                                        "or twice; skipped", self.server.name)
                             continue
                         seen.add(entry["uri"])
                         skills.append(Skill(self.server, entry))

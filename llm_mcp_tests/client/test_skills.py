@@ -143,3 +143,12 @@ def test_skills_need_the_extension_declared(running):
             plain.skills  # noqa: B018
     finally:
         plain.close()
+
+
+def test_frontmatter_with_yaml_aliases_is_refused():
+    """A SKILL.md frontmatter using YAML aliases (which can expand without bound) is not parsed: the
+    skill then has no frontmatter to compare and is not loaded."""
+    bomb = "---\nname: x\ndescription: &a [1, 2]\nmore: [*a, *a]\n---\nBody\n"
+    assert split_frontmatter(bomb) == (None, bomb)
+    assert split_frontmatter("---\nname: x\ndescription: y\n---\n\nBody\n") == ({"name": "x", "description": "y"},
+                                                                              "Body\n")
