@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..client.errors import MCPError, is_refusal
 from ..client.extensions import SKILLS_EXTENSION, declared_extensions

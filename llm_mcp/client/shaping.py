@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from .server.base import MCP
     from .tool import Tool
 
-__all__ = ["PARTLY_RUN", "SHAPING", "SKILL_PREFIX", "skill_shaped", "check_shaping", "failure_text", "invoke", "is_refusal", "model_tools", "shape"]
+__all__ = ["PARTLY_RUN", "SHAPING", "SKILL_PREFIX", "check_shaping", "failure_text", "invoke", "is_refusal", "model_tools", "shape", "skill_shaped"]
 
 log = logging.getLogger("llm_mcp.client")
 

@@ -26,8 +26,8 @@ import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .extensions import SKILLS_EXTENSION, declared_extensions
 from .errors import ConfigurationError, MCPError, SkillVerificationError
+from .extensions import SKILLS_EXTENSION, declared_extensions
 
 if TYPE_CHECKING:
     from .server import MCP
@@ -83,7 +83,7 @@ class Skill:
         self.server = server
         self.raw = entry
         self.uri: str = entry["uri"]
-        self.root = self.uri[: -len("/" + SKILL_FILE)] if self.uri.endswith("/" + SKILL_FILE) else self.uri
+        self.root = self.uri.removesuffix("/" + SKILL_FILE)
         self.frontmatter: dict[str, Any] = dict(entry["frontmatter"])
         self.name: str = self.frontmatter["name"]
         self.description: str = self.frontmatter["description"]

@@ -8,34 +8,26 @@ Real parts: the skills kit server (``support/servers/skills.py``) over Streamabl
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 import llm_mcp
 from llm_mcp.client.skill import split_frontmatter
-from llm_mcp.testing import running_server
 from llm_mcp.testing.scripted_model import reply, tool_call
-
 from llm_mcp_tests.support.servers import skills as kit
-
-ROOT = str(Path(__file__).resolve().parents[2])
+from llm_mcp_tests.support.skills import skills_client, skills_server
 
 
 @pytest.fixture(scope="module", params=["http", "stdio"])
 def running(request: pytest.FixtureRequest) -> Iterator[object]:
-    with running_server("llm_mcp_tests.support.servers.skills", transport=request.param, era="modern", cwd=ROOT,
-                        env={"PYTHONPATH": ROOT}) as server:
+    with skills_server(request.param) as server:
         yield server
 
 
 @pytest.fixture
 def docs(running) -> Iterator[llm_mcp.MCP]:
-    server = running.mcp(name="docs", extensions="skills")
-    try:
+    with skills_client(running) as server:
         yield server
-    finally:
-        server.close()
 
 
 def last_tool_message(chat: llm_mcp.Chat):

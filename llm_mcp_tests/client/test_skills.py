@@ -10,35 +10,25 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 import llm_mcp
 from llm_mcp.client.skill import split_frontmatter
-from llm_mcp.testing import running_server
-
 from llm_mcp_tests.support.servers import skills as kit
+from llm_mcp_tests.support.skills import skills_client, skills_server
 
-ROOT = str(Path(__file__).resolve().parents[2])
 
-
-@pytest.fixture(scope="module", params=[("modern", "http"), ("modern", "stdio")],
-                ids=lambda p: "-".join(p))
+@pytest.fixture(scope="module", params=["http", "stdio"])
 def running(request: pytest.FixtureRequest) -> Iterator[object]:
-    era, transport = request.param
-    with running_server("llm_mcp_tests.support.servers.skills", transport=transport, era=era, cwd=ROOT,
-                        env={"PYTHONPATH": ROOT}) as server:
+    with skills_server(request.param) as server:
         yield server
 
 
 @pytest.fixture
 def server(running) -> Iterator[llm_mcp.MCP]:
-    mcp = running.mcp(name="docs", extensions="skills")
-    try:
+    with skills_client(running) as mcp:
         yield mcp
-    finally:
-        mcp.close()
 
 
 def by_name(server: llm_mcp.MCP) -> dict[str, llm_mcp.Skill]:
