@@ -22,6 +22,7 @@ from ..client.shaping import is_refusal
 from .messages import Message
 from .providers import ToolSpec
 from .schemas import fill_schema, schema_problem, wire_name
+from .skills import skill_tools
 from .tools import ToolSearch
 
 if TYPE_CHECKING:
@@ -153,6 +154,8 @@ class Toolbox:
             for tool in server_tools:
                 entries.append((tool, f"MCP server {server.name!r}",
                                 server.name in deferred_servers or bool(tool.deferred)))
+        reachable = [server for server in self.servers if server.name not in self.unavailable]
+        entries.extend((tool, "skills", False) for tool in skill_tools(reachable, history))
         entries.extend((tool, "with_tools", False) for tool in tools)
         offer: list[ToolLike] = []
         deferred: list[ToolLike] = []

@@ -18,6 +18,7 @@ from .errors import (
     MCPError,
     ProcessExitedError,
     ServerTimeoutError,
+    SkillVerificationError,
     StartupFailedError,
     TurnLimitError,
     UnauthorizedError,
@@ -30,6 +31,7 @@ from .resource import Resource, ResourceTemplate
 from .result import Attachment, Result
 from .server import MCP, Servers, mcp
 from .session import Client
+from .skill import Skill, SkillFile
 from .tool import Tool
 from .transports import Transport
 
@@ -60,6 +62,9 @@ __all__ = [
     "Result",
     "ServerTimeoutError",
     "Servers",
+    "Skill",
+    "SkillFile",
+    "SkillVerificationError",
     "StartupFailedError",
     "Tool",
     "Transport",

@@ -72,6 +72,7 @@ __all__ = [
     "ProcessExitedError",
     "ServerTimeoutError",
     "SessionExpiredError",
+    "SkillVerificationError",
     "StartupFailedError",
     "StreamBrokenError",
     "TokenRequestError",
@@ -426,3 +427,18 @@ def from_httpx(failure: httpx.HTTPError | httpx.Response, *, server: str | None,
     if sent and broke_message is not None:
         message = broke_message
     return ConnectionError(message, server=server, request_sent=sent)
+
+
+class SkillVerificationError(MCPError):
+    """A skill's content does not match the entry the client holds for it, or the entry cannot be
+    loaded (Skills extension ``io.modelcontextprotocol/skills``, "Integrity and Verification"):
+    a file whose size or ``sha256`` digest differs from its entry, a ``SKILL.md`` whose frontmatter
+    differs from the entry's, a file the entry does not list, an entry over the 512-file / 16 MiB
+    limits. The content is never used.
+
+    Attributes (besides `MCPError`'s): ``uri``, the file (or skill) concerned.
+    """
+
+    def __init__(self, message: str, *, uri: str, server: str | None = None):
+        super().__init__(message, server=server)
+        self.uri = uri

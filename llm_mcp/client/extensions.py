@@ -10,7 +10,8 @@
 Short names stand for the official extensions this client implements: ``"apps"`` is
 ``io.modelcontextprotocol/ui`` with ``{"mimeTypes": ["text/html;profile=mcp-app"]}`` (MCP Apps,
 ``modelcontextprotocol/ext-apps``, specification 2026-01-26, "Client<>Server Capability
-Negotiation"). Any other name is declared as given, with ``{}`` settings when listed by name.
+Negotiation"); ``"skills"`` is ``io.modelcontextprotocol/skills`` with ``{}`` (Skills,
+``modelcontextprotocol/ext-skills``; see `llm_mcp.client.skill`). Any other name is declared as given, with ``{}`` settings when listed by name.
 The extensions are sent under the client capabilities: in the ``_meta`` of every 2026-07-28
 request, in ``initialize`` for older servers (see ``MCP.declared_capabilities``).
 """
@@ -20,7 +21,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-__all__ = ["APPS_EXTENSION", "APP_MIME_TYPE", "SHORT_NAMES", "declared_extensions"]
+__all__ = ["APPS_EXTENSION", "APP_MIME_TYPE", "SHORT_NAMES", "SKILLS_EXTENSION", "declared_extensions"]
 
 APPS_EXTENSION = "io.modelcontextprotocol/ui"
 """The MCP Apps extension's identifier."""
@@ -28,8 +29,12 @@ APPS_EXTENSION = "io.modelcontextprotocol/ui"
 APP_MIME_TYPE = "text/html;profile=mcp-app"
 """The MIME type of an MCP App's HTML resource."""
 
+SKILLS_EXTENSION = "io.modelcontextprotocol/skills"
+"""The Skills extension's identifier (SEP-2640, ``modelcontextprotocol/ext-skills``)."""
+
 SHORT_NAMES: dict[str, tuple[str, dict[str, Any]]] = {
     "apps": (APPS_EXTENSION, {"mimeTypes": [APP_MIME_TYPE]}),
+    "skills": (SKILLS_EXTENSION, {}),
 }
 """Short name -> (extension identifier, default settings)."""
 

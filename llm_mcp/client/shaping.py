@@ -37,12 +37,15 @@ if TYPE_CHECKING:
     from .server.base import MCP
     from .tool import Tool
 
-__all__ = ["PARTLY_RUN", "SHAPING", "check_shaping", "failure_text", "invoke", "is_refusal", "model_tools", "shape"]
+__all__ = ["PARTLY_RUN", "SHAPING", "SKILL_PREFIX", "check_shaping", "failure_text", "invoke", "is_refusal", "model_tools", "shape", "skill_shaped"]
 
 log = logging.getLogger("llm_mcp.client")
 
 SHAPING = tuple(setting.name for setting in TABLE if setting.group == "shaping")
 """The server settings that shape tools for chats (``group="shaping"`` in the settings table)."""
+
+SKILL_PREFIX = "skill:"
+"""In ``only``/``exclude``, ``"skill:<name>"`` names a skill (``io.modelcontextprotocol/skills``), not a tool."""
 
 TOOL_OPTION_KEYS = ("as", "description", "fixed_arguments", "wrap")
 PREDICATES = ("read_only", "destructive", "idempotent", "open_world")
@@ -193,7 +196,8 @@ def model_tools(server: MCP) -> list[Any]:
     tools = server.tools
     extras = [_build_extra(extra, server) for extra in server.settings.option("extra_tools") or ()]
     listed = {t.server_name for t in tools} | {e.name for e in extras}
-    missing = {key: [n for n in names if n not in listed] for key, names in declared_names(server).items()}
+    missing = {key: [n for n in names if n not in listed and not n.startswith(SKILL_PREFIX)]
+               for key, names in declared_names(server).items()}
     missing = {key: names for key, names in missing.items() if names}
     if missing:
         described = "; ".join(f"{key}: {', '.join(names)}" for key, names in missing.items())
@@ -287,3 +291,14 @@ def invoke(tool: Tool, arguments: dict[str, Any]) -> Any:
     if wrap is None or result.is_error:
         return result
     return call_with(wrap, server, result, **sent)
+
+
+def skill_shaped(server: MCP, name: str) -> bool:
+    """Whether ``only``/``exclude`` let a chat offer the skill ``name`` of ``server``: with ``only``,
+    when it holds ``"skill:<name>"``; with ``exclude``, unless it does."""
+    only, exclude = server.settings.option("only"), server.settings.option("exclude")
+    if only is not None:
+        return SKILL_PREFIX + name in _names(only, "only", server.name)
+    if exclude is not None:
+        return SKILL_PREFIX + name not in _names(exclude, "exclude", server.name)
+    return True

@@ -26,6 +26,7 @@ from .definition import complete_values
 from .paging import InvalidCursor, page
 from .prompts import MissingPromptArguments, Prompt
 from .resources import Resource, ResourceTemplate
+from .skills import Skill
 from .runtime import LOG_LEVELS, CallChannel, InvalidResult, ToolCancelled
 from .serve import (
     add_serve_arguments,
@@ -112,6 +113,8 @@ class Server:
     Args:
         name, version, title, instructions: the server's identity.
         tools, resources, resource_templates, prompts: kit classes (not instances).
+        skills: kit `Skill` classes; with any, the server declares ``io.modelcontextprotocol/skills``
+            and answers ``skills/list``, ``skills/get`` and ``resources/read`` of their files.
         context: values every tool, resource and prompt sees as ``self.context``.
         page_size: items per page of every ``*/list`` (0: one page); cursors are opaque.
 
@@ -130,7 +133,7 @@ class Server:
                  instructions: str | None = None, tools: Iterable[type[Tool]] = (),
                  resources: Iterable[type[Resource]] = (), resource_templates: Iterable[type[ResourceTemplate]] = (),
                  prompts: Iterable[type[Prompt]] = (), context: dict[str, Any] | None = None,
-                 page_size: int = 0) -> None:
+                 page_size: int = 0, skills: Iterable[type[Skill]] = ()) -> None:
         if not isinstance(name, str) or not name:
             raise TypeError(f"name must be a non-empty str; got {name!r}")
         if not isinstance(page_size, int) or isinstance(page_size, bool) or page_size < 0:
@@ -147,6 +150,8 @@ class Server:
         self.resources = _classes(Resource, resources, "resources")
         self.resource_templates = _classes(ResourceTemplate, resource_templates, "resource_templates")
         self.prompts = _classes(Prompt, prompts, "prompts")
+        self.skills = _classes(Skill, skills, "skills")
+        self._index(self.skills, lambda k: k.uri(), "skill URI")
         self.context: dict[str, Any] = dict(context or {})
         self.page_size = page_size
         self.resource_not_found_code: int | None = RESOURCE_NOT_FOUND
@@ -436,6 +441,10 @@ class Server:
                 if isinstance(contents, dict):  # a question (2026-07-28)
                     return contents
                 return {"resultType": "complete", "contents": contents}
+            for skill in self.skills:
+                skill_contents = skill.contents(uri)
+                if skill_contents is not None:
+                    return {"resultType": "complete", "contents": skill_contents}
             for template in self.resource_templates:
                 if template.match(uri) is not None:
                     owner = f"{template.__name__}.read()"
@@ -527,8 +536,34 @@ class Server:
             )
             # Advertises logging to handshake-era clients; 2026-07-28 opts in per request instead.
             server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, set_level)
+        if self.skills:
+            self._serve_skills(server, types)
         server.middleware.append(_Recorder(self))
         return server
+
+    def _serve_skills(self, server: Any, types: Any) -> None:
+        """Declare the Skills extension and answer ``skills/list`` (paged) and ``skills/get``."""
+        from mcp.shared.exceptions import MCPError
+
+        from llm_mcp.client.extensions import SKILLS_EXTENSION
+
+        class GetSkillParams(types.RequestParams):  # type: ignore[misc,name-defined]
+            uri: str
+
+        async def list_skills(ctx: Any, params: Any) -> dict[str, Any]:
+            listed = [k.entry() for k in self.skills if not k.unlisted]
+            return {**self._page(listed, "skills", params), "ttlMs": 0, "cacheScope": "public"}
+
+        async def get_skill(ctx: Any, params: Any) -> dict[str, Any]:
+            uri = _field(params, "uri")
+            skill = next((k for k in self.skills if k.uri() == uri), None)
+            if skill is None:
+                raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown skill: {uri}")
+            return {"resultType": "complete", "skill": skill.entry(), "ttlMs": 0, "cacheScope": "public"}
+
+        server.extensions[SKILLS_EXTENSION] = {}
+        server.add_request_handler("skills/list", types.PaginatedRequestParams, list_skills)
+        server.add_request_handler("skills/get", GetSkillParams, get_skill)
 
     # -- serving -------------------------------------------------------------------------------
 

@@ -29,3 +29,23 @@ def test_conformance_extension_scenario(scenario, tmp_path):
     """MCP-CC-01, MCP-CC-04, MCP-PKJWT-01, MCP-WIF-01, MCP-SSO-02, MCP-DPOP-01, MCP-DPOP-03: the official
     suite passes the authorization extension scenario (every check SUCCESS)."""
     assert_passed(*run_scenario(scenario, None, tmp_path))
+
+
+SKILLS_SCENARIOS = [
+    "sep-2640-client-no-prefetch",
+    "sep-2640-client-verify-digest",
+    "sep-2640-client-verify-size",
+    "sep-2640-client-verify-frontmatter",
+]
+
+
+@pytest.mark.conformance
+@pytest.mark.parametrize("scenario", SKILLS_SCENARIOS)
+def test_conformance_skills_scenario(scenario, tmp_path):
+    """The official suite's Skills extension scenarios (SEP-2640) pass with their check run: no file
+    read before a skill is loaded; a SKILL.md whose digest, size or frontmatter differs from the
+    listed entry is refused (the supporting file is never read). Our side:
+    ``llm_mcp_tests/support/conformance/skills.py``."""
+    checks, output = run_scenario(scenario, None, tmp_path)
+    assert [c["status"] for c in checks if c["id"].startswith("sep-2640-")] == ["SUCCESS"], checks
+    assert_passed(checks, output)

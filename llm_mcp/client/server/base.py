@@ -37,6 +37,7 @@ from ..question import Question
 from ..resource import Resource, ResourceTemplate, expand_template
 from ..result import Result
 from ..session import Client
+from ..skill import Skill, Skills
 from ..shaping import check_shaping, model_tools
 from ..tool import Tool
 from .auth import Authorization
@@ -123,6 +124,7 @@ class MCP:
                                      on_client=self._wire, headers=self.http_headers,
                                      process_spec=self.process_spec, http_context=context)
         self.catalog = Catalog(self, lambda: self.client)
+        self._skills = Skills(self)
         self.changes = Changes(settings, self.catalog)
         self._listener = Listener(lambda: self.client, self.changes, name, forked=self.connection.forget)
         self._calls = Calls(settings, self.catalog, self._questions, connection=self.connection, name=name)
@@ -507,6 +509,32 @@ class MCP:
             uri = expand_template(uri, variables)
         result = self.request_answering("resources/read", {"uri": uri})
         return Resource.read_from(self, uri, result, self.catalog.listed_resource(uri))
+
+    # -- skills (io.modelcontextprotocol/skills) ---------------------------------------------------
+
+    @property
+    def skills(self) -> list[Skill]:
+        """Every skill the server lists (all pages of ``skills/list``), listed once and kept; no
+        skill file is read until a skill is loaded ([`Skill.instructions`][llm_mcp.Skill.instructions]).
+        ``[]`` when the server does not declare the Skills extension.
+
+        Raises [`ConfigurationError`][llm_mcp.client.errors.ConfigurationError] unless the
+        ``extensions`` setting declares ``"skills"``. See ``docs/how-to/skills.md``.
+        """
+        return self._skills.listed()
+
+    def refresh_skills(self) -> list[Skill]:
+        """List the skills again (``skills/list``); loaded instructions are not kept."""
+        return self._skills.listed(refresh=True)
+
+    def skill(self, uri: str, /) -> Skill:
+        """The entry of one skill by the URI of its ``SKILL.md`` (``skills/get``), whether or not
+        the server lists it; nothing is read yet.
+
+        Raises [`ConfigurationError`][llm_mcp.client.errors.ConfigurationError] unless ``"skills"``
+        is declared, [`MCPError`][llm_mcp.client.errors.MCPError] when the server does not declare
+        the extension or refuses (``.code`` ``-32602`` for a skill it does not serve)."""
+        return self._skills.get(uri)
 
     @property
     def prompts(self) -> list[Prompt]:

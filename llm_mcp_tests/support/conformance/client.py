@@ -42,6 +42,7 @@ FAMILIES = {
     "auth/": "llm_mcp_tests.support.conformance.auth",
     "sep-2322-": "llm_mcp_tests.support.conformance.questions",
     "elicitation-": "llm_mcp_tests.support.conformance.questions",
+    "sep-2640-": "llm_mcp_tests.support.conformance.skills",
 }
 
 

@@ -1,0 +1,320 @@
+"""Skills a server serves (the ``io.modelcontextprotocol/skills`` extension, SEP-2640), read lazily
+and verified.
+
+    class Docs(llm_mcp.MCP):
+        url = "https://docs.example/mcp"
+        extensions = "skills"
+
+    skill = Docs().skills[0]            # skills/list: entries only, no file is read
+    skill.name, skill.description       # from the entry's frontmatter
+    skill.instructions                  # reads SKILL.md now: size, sha256 digest, frontmatter checked
+    skill.read("references/FORMS.md")   # reads one listed file, verified the same way
+
+Specification: ``modelcontextprotocol/ext-skills``, ``specification/stable/skills.mdx`` ("Skill
+Entries", "Limits", "Integrity and Verification"). Every failed check raises
+`SkillVerificationError` and the content is never returned.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import logging
+import posixpath
+import threading
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from .errors import ConfigurationError, MCPError, SkillVerificationError
+from .extensions import SKILLS_EXTENSION, declared_extensions
+
+if TYPE_CHECKING:
+    from .server import MCP
+
+__all__ = ["MAX_SKILL_BYTES", "MAX_SKILL_FILES", "SKILLS_EXTENSION", "Skill", "SkillFile", "Skills"]
+
+MAX_SKILL_FILES = 512
+"""Files per skill the spec's "Limits" fix (``SKILL.md`` included); larger entries are refused."""
+
+MAX_SKILL_BYTES = 16 * 1024 * 1024
+"""Total bytes per skill (the sum of the entries' ``size``; for a dynamic skill, of what was read)."""
+
+SKILL_FILE = "SKILL.md"
+
+log = logging.getLogger("llm_mcp.client")
+
+
+@dataclass(frozen=True)
+class SkillFile:
+    """One file of a skill's entry: ``uri``, ``path`` (relative to the skill's root, e.g.
+    ``"references/FORMS.md"``), ``digest`` (``"sha256:<64 hex>"``) and ``size`` (bytes)."""
+
+    uri: str
+    path: str
+    digest: str
+    size: int
+
+
+class Skill:
+    """One skill of one server, from its ``skills/list`` or ``skills/get`` entry.
+
+    Nothing is read until asked: [`instructions`][llm_mcp.Skill.instructions] reads ``SKILL.md``,
+    [`read`][llm_mcp.Skill.read] one file. Each read is checked against the entry held here
+    (size, then ``sha256`` digest; the frontmatter of ``SKILL.md`` field by field) and only files
+    the entry lists are read.
+
+    Attributes:
+        server: the [`MCP`][llm_mcp.MCP] it comes from (a skill is keyed by server and URI:
+            ``key`` is ``(server.name, uri)``).
+        uri: the URI of its ``SKILL.md`` (``skill://pdf-processing/SKILL.md``).
+        root: the skill's directory URI (``skill://pdf-processing``).
+        name, description: from the entry's frontmatter.
+        frontmatter: the entry's frontmatter, as sent.
+        dynamic: ``True`` when the server lists no files (``"resources": "dynamic"``): nothing
+            can be verified, reads under the skill's root are allowed up to 16 MiB in all.
+        files: the listed files ([`SkillFile`][llm_mcp.client.skill.SkillFile]), ``[]`` when dynamic.
+        problem: why the entry cannot be loaded (over the limits, a name that is not the URI's last
+            segment, malformed files), or ``None``; loading such a skill raises `SkillVerificationError`.
+        raw: the entry as sent.
+    """
+
+    def __init__(self, server: MCP, entry: dict[str, Any]):
+        self.server = server
+        self.raw = entry
+        self.uri: str = entry["uri"]
+        self.root = self.uri.removesuffix("/" + SKILL_FILE)
+        self.frontmatter: dict[str, Any] = dict(entry["frontmatter"])
+        self.name: str = self.frontmatter["name"]
+        self.description: str = self.frontmatter["description"]
+        resources = entry.get("resources")
+        self.dynamic = resources == "dynamic"
+        self.files: list[SkillFile] = []
+        self.problem = self._check(resources)
+        self._instructions: str | None = None
+        self._read_bytes = 0
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"<Skill {self.name!r} {self.uri} of {self.server.name!r}>"
+
+    @property
+    def loaded(self) -> bool:
+        """Whether ``SKILL.md`` was read and verified already (nothing is sent to find out)."""
+        return self._instructions is not None
+
+    @property
+    def key(self) -> tuple[str, str]:
+        """``(server name, uri)``: the skill's identity across servers (the spec's "Skill URIs")."""
+        return (self.server.name, self.uri)
+
+    def _check(self, resources: Any) -> str | None:
+        if not self.uri.endswith("/" + SKILL_FILE):
+            return f"its uri {self.uri!r} does not name a {SKILL_FILE}"
+        if posixpath.basename(self.root.split("://", 1)[-1]) != self.name:
+            return f"its name {self.name!r} is not the last segment of its path {self.root!r}"
+        if self.dynamic:
+            return None
+        if not isinstance(resources, list):
+            return "its resources are neither a list of files nor \"dynamic\""
+        if len(resources) > MAX_SKILL_FILES:
+            return f"it lists {len(resources)} files, over the limit of {MAX_SKILL_FILES}"
+        total = 0
+        for item in resources:
+            uri = item.get("uri") if isinstance(item, dict) else None
+            digest, size = (item.get("digest"), item.get("size")) if isinstance(item, dict) else (None, None)
+            if not isinstance(uri, str) or not uri.startswith(self.root + "/"):
+                return f"it lists a file outside its directory: {uri!r}"
+            if not (isinstance(digest, str) and digest.startswith("sha256:") and len(digest) == 71):
+                return f"the digest of {uri} is not \"sha256:\" and 64 hex digits"
+            if not isinstance(size, int) or isinstance(size, bool) or size < 0:
+                return f"the size of {uri} is not a byte count"
+            total += size
+            self.files.append(SkillFile(uri=uri, path=uri[len(self.root) + 1:], digest=digest.lower(), size=size))
+        if total > MAX_SKILL_BYTES:
+            return f"its files total {total} bytes, over the limit of {MAX_SKILL_BYTES}"
+        if not any(f.uri == self.uri for f in self.files):
+            return f"its files do not include its {SKILL_FILE}"
+        return None
+
+    # -- reading ---------------------------------------------------------------------------------
+
+    @property
+    def instructions(self) -> str:
+        """The body of ``SKILL.md`` (after the frontmatter), read the first time and kept: this is
+        loading the skill. Raises `SkillVerificationError` when its size, digest or frontmatter
+        differ from the entry (or the entry has a ``problem``); `MCPError` when the server refuses."""
+        with self._lock:
+            if self._instructions is None:
+                text = self._verified(self.uri).decode("utf-8", errors="replace")
+                frontmatter, body = split_frontmatter(text)
+                self._compare_frontmatter(frontmatter)
+                self._instructions = body
+            return self._instructions
+
+    def read(self, path: str) -> str:
+        """One file of the skill, verified, as text (undecodable bytes replaced). ``path`` is relative
+        to the skill's root (``"references/FORMS.md"``) or the file's full URI.
+
+        Raises `SkillVerificationError` for a file the entry does not list (or outside a dynamic
+        skill's root), a size or digest that differs, a dynamic skill past 16 MiB read; `MCPError`
+        when the server refuses; ``TypeError``/``ValueError`` for a path that is not a non-empty string.
+        """
+        return self.read_bytes(path).decode("utf-8", errors="replace")
+
+    def read_bytes(self, path: str) -> bytes:
+        """As [`read`][llm_mcp.Skill.read], the raw bytes."""
+        return self._verified(self.resolve(path))
+
+    def resolve(self, path: str) -> str:
+        """The URI of ``path`` (relative to the skill's root, or already a URI of the skill);
+        ``..`` segments that leave the root are refused with `SkillVerificationError`."""
+        if not isinstance(path, str):
+            raise TypeError(f"a skill file path is a string, not {type(path).__name__}")
+        if not path.strip():
+            raise ValueError("a skill file path must not be empty")
+        if path.startswith(self.root + "/"):
+            path = path[len(self.root) + 1:]
+        normal = posixpath.normpath(path.lstrip("/"))
+        if "://" in path or normal in (".", "") or normal == ".." or normal.startswith("../"):
+            raise SkillVerificationError(f"skill {self.name!r}: {path!r} is not a file of the skill",
+                                         uri=path, server=self.server.name)
+        return f"{self.root}/{normal}"
+
+    def _verified(self, uri: str) -> bytes:
+        name = self.server.name
+        if self.problem:
+            raise SkillVerificationError(f"skill {self.name!r} of {name!r} cannot be loaded: {self.problem}",
+                                         uri=self.uri, server=name)
+        listed = None if self.dynamic else next((f for f in self.files if f.uri == uri), None)
+        if not self.dynamic and listed is None:
+            raise SkillVerificationError(f"skill {self.name!r} of {name!r} does not list {uri}; not read",
+                                         uri=uri, server=name)
+        data = _bytes_of(self.server, uri, self.server.request_answering("resources/read", {"uri": uri}))
+        if listed is None:  # dynamic: nothing to verify against, only the total bound
+            self._read_bytes += len(data)
+            if self._read_bytes > MAX_SKILL_BYTES:
+                raise SkillVerificationError(f"skill {self.name!r} of {name!r} read past {MAX_SKILL_BYTES} bytes; "
+                                             f"{uri} refused", uri=uri, server=name)
+            return data
+        if len(data) != listed.size:
+            raise SkillVerificationError(f"skill {self.name!r} of {name!r}: {uri} is {len(data)} bytes, its entry "
+                                         f"says {listed.size}; refused", uri=uri, server=name)
+        digest = "sha256:" + hashlib.sha256(data).hexdigest()
+        if digest != listed.digest:
+            raise SkillVerificationError(f"skill {self.name!r} of {name!r}: the sha256 digest of {uri} differs "
+                                         f"from its entry; refused", uri=uri, server=name)
+        return data
+
+    def _compare_frontmatter(self, frontmatter: dict[str, Any] | None) -> None:
+        if frontmatter is None:
+            raise SkillVerificationError(f"skill {self.name!r} of {self.server.name!r}: its {SKILL_FILE} has no "
+                                         "YAML frontmatter; not loaded", uri=self.uri, server=self.server.name)
+        expected = _as_json(self.frontmatter)
+        for field in sorted(set(expected) | set(frontmatter)):
+            if field not in frontmatter or field not in expected or frontmatter[field] != expected[field]:
+                raise SkillVerificationError(
+                    f"skill {self.name!r} of {self.server.name!r}: the {field!r} field of its {SKILL_FILE} "
+                    "frontmatter differs from the listed entry; not loaded", uri=self.uri, server=self.server.name)
+
+
+def split_frontmatter(text: str) -> tuple[dict[str, Any] | None, str]:
+    """``(frontmatter, body)`` of a ``SKILL.md``: the YAML between the leading ``---`` lines, as
+    JSON values (dates as ISO strings), and the rest; ``(None, text)`` without a frontmatter block,
+    with one that is not a YAML mapping, or with YAML aliases."""
+    import yaml
+
+    lines = text.lstrip("\ufeff").splitlines(keepends=True)
+    if not lines or lines[0].strip() != "---":
+        return None, text
+    for index, line in enumerate(lines[1:], start=1):
+        if line.strip() == "---":
+            block = "".join(lines[1:index])
+            try:  # aliases refused: a few bytes of them can expand into gigabytes ("billion laughs")
+                if any(isinstance(event, yaml.AliasEvent) for event in yaml.parse(block, Loader=yaml.SafeLoader)):
+                    return None, text
+                data = yaml.safe_load(block)
+            except yaml.YAMLError:
+                return None, text
+            if not isinstance(data, dict):
+                return None, text
+            return _as_json(data), "".join(lines[index + 1:]).lstrip("\n")
+    return None, text
+
+
+def _as_json(value: dict[str, Any]) -> dict[str, Any]:
+    return json.loads(json.dumps(value, default=str))
+
+
+def _bytes_of(server: MCP, uri: str, result: dict[str, Any]) -> bytes:
+    """The raw bytes of the ``resources/read`` contents item for ``uri`` (text as UTF-8, blob decoded)."""
+    contents = result.get("contents")
+    items = [i for i in contents if isinstance(i, dict)] if isinstance(contents, list) else []
+    item = next((i for i in items if i.get("uri") == uri), items[0] if len(items) == 1 else None)
+    if item is None:
+        raise MCPError(f"MCP server {server.name!r} answered resources/read of {uri} without its contents",
+                       server=server.name)
+    if isinstance(item.get("text"), str):
+        return item["text"].encode("utf-8")
+    if isinstance(item.get("blob"), str):
+        try:
+            return base64.b64decode(item["blob"], validate=True)
+        except ValueError as exc:
+            raise MCPError(f"MCP server {server.name!r} sent {uri} as a blob that is not base64",
+                           server=server.name) from exc
+    raise MCPError(f"MCP server {server.name!r} sent {uri} with neither text nor blob", server=server.name)
+
+
+def _valid_entry(entry: Any) -> bool:
+    if not isinstance(entry, dict) or not isinstance(entry.get("uri"), str) or not entry["uri"]:
+        return False
+    frontmatter = entry.get("frontmatter")
+    return (isinstance(frontmatter, dict) and isinstance(frontmatter.get("name"), str)
+            and isinstance(frontmatter.get("description"), str))
+
+
+class Skills:
+    """A server's skills: ``skills/list`` (all pages) read once and kept, ``skills/get`` on demand.
+    Used through [`MCP.skills`][llm_mcp.MCP.skills] and [`MCP.skill`][llm_mcp.MCP.skill]."""
+
+    def __init__(self, server: MCP):
+        self.server = server
+        self._listed: list[Skill] | None = None
+        self._lock = threading.Lock()
+
+    def _require(self) -> bool:
+        """Whether the server declares the extension; raises `ConfigurationError` when we do not."""
+        declared = declared_extensions(self.server.settings.option("extensions"))
+        if SKILLS_EXTENSION not in declared:
+            raise ConfigurationError(f"MCP server {self.server.name!r}: skills need the \"skills\" extension "
+                                     "declared (extensions = \"skills\")")
+        return SKILLS_EXTENSION in (self.server.capabilities.get("extensions") or {})
+
+    def listed(self, refresh: bool = False) -> list[Skill]:
+        with self._lock:
+            if self._listed is None or refresh:
+                skills: list[Skill] = []
+                if self._require():
+                    seen: set[str] = set()
+                    for entry in self.server.client.list("skills/list", "skills"):
+                        if not _valid_entry(entry) or entry["uri"] in seen:
+                            log.warning("MCP server %s listed a skill entry without a uri, a name and a description, "
+                                        "or twice; skipped", self.server.name)
+                            continue
+                        seen.add(entry["uri"])
+                        skills.append(Skill(self.server, entry))
+                self._listed = skills
+            return list(self._listed)
+
+    def get(self, uri: str) -> Skill:
+        if not isinstance(uri, str) or not uri:
+            raise ValueError("skill() needs the URI of a SKILL.md")
+        if not self._require():
+            raise MCPError(f"MCP server {self.server.name!r} does not declare the skills extension; "
+                           "skills/get was not sent", server=self.server.name)
+        result = self.server.request_answering("skills/get", {"uri": uri})
+        entry = result.get("skill")
+        if not _valid_entry(entry):
+            raise MCPError(f"MCP server {self.server.name!r} answered skills/get of {uri} without a valid skill",
+                           server=self.server.name)
+        return Skill(self.server, entry)

@@ -1,0 +1,31 @@
+"""The skills kit server (``support/servers/skills.py``) started for a test, and a client of it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import llm_mcp
+from llm_mcp.testing import running_server
+
+ROOT = str(Path(__file__).resolve().parents[2])
+MODULE = "llm_mcp_tests.support.servers.skills"
+
+
+@contextmanager
+def skills_server(transport: str) -> Iterator[Any]:
+    """Start the skills server on 2026-07-28 (the extension's base revision) over ``transport``."""
+    with running_server(MODULE, transport=transport, era="modern", cwd=ROOT, env={"PYTHONPATH": ROOT}) as running:
+        yield running
+
+
+@contextmanager
+def skills_client(running: Any, **options: Any) -> Iterator[llm_mcp.MCP]:
+    """A client named "docs" declaring ``"skills"`` (``options`` added), closed afterwards."""
+    server = running.mcp(**{"name": "docs", "extensions": "skills", **options})
+    try:
+        yield server
+    finally:
+        server.close()
