@@ -11,6 +11,7 @@ from .errors import (
     CancelledError,
     ConfigurationError,
     ConnectionError,
+    ExtensionRequiredError,
     ForbiddenError,
     InputRequiredError,
     InsufficientScopeError,
@@ -30,6 +31,7 @@ from .resource import Resource, ResourceTemplate
 from .result import Attachment, Result
 from .server import MCP, Servers, mcp
 from .session import Client
+from .task import Task
 from .tool import Tool
 from .transports import Transport
 
@@ -42,6 +44,7 @@ __all__ = [
     "Client",
     "ConfigurationError",
     "ConnectionError",
+    "ExtensionRequiredError",
     "Field",
     "HTTPContext",
     "ForbiddenError",
@@ -61,6 +64,7 @@ __all__ = [
     "ServerTimeoutError",
     "Servers",
     "StartupFailedError",
+    "Task",
     "Tool",
     "Transport",
     "TurnLimitError",

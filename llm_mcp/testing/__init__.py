@@ -35,6 +35,7 @@ from .runtime import (
 )
 from .serve import ERAS
 from .server import Server
+from .tasks import TaskFailed
 from .tool import Tool
 
 _SCRIPTED = ("RecordedRequest", "ScriptedModel", "ScriptedToolCall", "Turn", "api_error", "reply", "tool_call", "turn")
@@ -53,6 +54,7 @@ __all__ = [
     "RunningServer",
     *_SCRIPTED,
     "Server",
+    "TaskFailed",
     "Tool",
     "ToolCancelled",
     "ToolError",
