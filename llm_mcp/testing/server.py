@@ -436,17 +436,11 @@ class Server:
                                     owner=owner, refuse=refuse)
 
         def task_for(ctx: Any, params: Any) -> Any:
-            """The task a ``tasks/*`` request names: -32021 undeclared, -32602 unknown or expired,
-            a header mismatch when the HTTP ``Mcp-Name`` is not the task id."""
+            """The task a ``tasks/*`` request names: -32021 undeclared, -32602 unknown or expired
+            (over HTTP, ``serve.TaskNameCheck`` has checked ``Mcp-Name`` already)."""
             if not declared_tasks(_capabilities(ctx)):
                 raise tasks_refused()
             task_id = _field(params, "task_id", _field(params, "taskId"))
-            headers = getattr(ctx, "headers", None)
-            if headers is not None and headers.get("mcp-name") != task_id:
-                from mcp_types.jsonrpc import HEADER_MISMATCH
-
-                raise MCPError(code=HEADER_MISMATCH, message=f"Mcp-Name header {headers.get('mcp-name')!r} "
-                                                             f"is not the task id {task_id!r}")
             task = self.tasks.get(task_id)
             if task is None:
                 raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown or expired task: {task_id}")
