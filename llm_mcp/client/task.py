@@ -23,6 +23,7 @@ from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any
 
 from .errors import CancelledError, ConfigurationError, MCPError
+from .logs import printable
 from .protocol import as_object
 from .result import Result
 
@@ -51,7 +52,7 @@ def _moment(value: Any, what: str, server: str) -> datetime:
     try:
         moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
-        raise MCPError(f"MCP server {server!r} sent a task with a malformed {what}: {value[:60]!r}",
+        raise MCPError(f"MCP server {server!r} sent a task with a malformed {what}: {printable(value[:60])!r}",
                        server=server) from None
     if moment.tzinfo is None:  # ISO 8601 without an offset: read as UTC
         moment = moment.replace(tzinfo=timezone.utc)
@@ -201,7 +202,7 @@ class Task:
             error = self.error or {}
             code = error.get("code") if isinstance(error.get("code"), int) else None
             raise MCPError(f"task {self.id!r} of MCP server {self.server_name!r} failed with error {code}: "
-                           f"{str(error.get('message', ''))[:500]}", code=code, data=error.get("data"),
+                           f"{printable(str(error.get('message', ''))[:500])}", code=code, data=error.get("data"),
                            server=self.server_name)
         if self.cancelled:
             raise CancelledError(f"task {self.id!r} of MCP server {self.server_name!r} was cancelled",

@@ -219,3 +219,22 @@ def test_older_server_never_makes_tasks(transport):
         assert isinstance(result, llm_mcp.Result) and result.text == "report with 1 steps"
         assert server.call("report", steps=2, delay=0.01).text == "report with 2 steps"
         assert server.protocol_version != "2026-07-28"
+
+
+@pytest.mark.parametrize(("change", "words"), [
+    ({"taskId": ""}, "without a taskId"),
+    ({"status": "sleeping"}, "unknown status 'sleeping'"),
+    ({"ttlMs": -1}, "invalid ttlMs"),
+    ({"pollIntervalMs": "fast"}, "invalid pollIntervalMs"),
+    ({"createdAt": "yesterday\x1b[2J"}, "malformed createdAt"),
+    ({"createdAt": None}, "without a valid createdAt"),
+    ({"status": "completed", "result": "not an object"}, "completed without its result"),
+])
+def test_a_malformed_task_is_refused_with_a_clear_error(change, words):
+    """What a server sends as a task is checked: each malformed field is named in an MCPError
+    (control characters from the server are not echoed)."""
+    data = {"taskId": "t-1", "status": "working", "createdAt": "2026-08-01T10:00:00Z",
+            "lastUpdatedAt": "2026-08-01T10:00:00Z", "ttlMs": 1000, **change}
+    with pytest.raises(llm_mcp.MCPError, match=words) as caught:
+        llm_mcp.Task(data, server_name="odd")
+    assert "\x1b" not in str(caught.value) and "'odd'" in str(caught.value)
