@@ -134,7 +134,11 @@ class TaskStore:
                 task.finish("failed", error={"code": getattr(error, "code", -32603),
                                              "message": getattr(error, "message", str(error))})
             else:
-                task.finish("completed", result=result)
+                if isinstance(result, dict) and "inputRequests" in result:  # a question: not served yet
+                    task.finish("failed", error={"code": -32603, "message": f"{owner} asked a question, and the "
+                                                 "kit does not serve input_required tasks yet"})
+                else:
+                    task.finish("completed", result=result)
 
         created = task.wire("task")
         threading.Thread(target=work, name=f"kit-task-{task.id[:8]}", daemon=True).start()

@@ -61,3 +61,13 @@ def test_a_tool_error_is_a_completed_task():
         task = server.tool("report").call(steps="many").wait()
         assert task.succeeded and task.result.is_error
         assert isinstance(task, llm_mcp.Task)
+
+
+def test_a_task_tool_that_asks_fails_clearly_until_input_required_is_served():
+    """The kit does not serve ``input_required`` tasks yet: a task tool that asks a question
+    ends ``failed`` with an error saying so (never a completed task holding a question)."""
+    with running_server(TASKING, transport="http", era="modern") as running:
+        server = running.mcp(name="reports", extensions=["tasks"])
+        task = server.tool("curious").call().wait()
+        assert task.failed and task.result is None
+        assert "does not serve input_required tasks yet" in task.error["message"]

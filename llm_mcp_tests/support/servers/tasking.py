@@ -13,6 +13,8 @@ Tools:
 - ``broken``: a task that fails (JSON-RPC error ``"the archive is unreadable"``).
 - ``stubborn(delay)``: a task that ignores ``tasks/cancel`` and completes with ``"finished anyway"``.
 - ``fleeting``: a task with ``ttlMs`` 1 and no ``pollIntervalMs``: forgotten at once (``-32602``).
+- ``curious``: a task whose tool asks a question (the kit does not serve ``input_required``
+  tasks yet: the task fails saying so).
 - ``echo(text)``: never a task.
 """
 
@@ -79,6 +81,16 @@ class Fleeting(Tool):
         return "gone soon"
 
 
+class Curious(Tool):
+    name = "curious"
+    task = "optional"
+    task_poll_interval_ms = 10
+
+    def call(self) -> Any:
+        answer = self.ask("year", "Which year?", schema={"type": "object", "properties": {"year": {"type": "integer"}}})
+        return f"year {answer}"
+
+
 class Echo(Tool):
     name = "echo"
     input_schema = {"type": "object", "properties": {"text": {"type": "string"}}}
@@ -87,7 +99,7 @@ class Echo(Tool):
         return str(self.arguments.get("text", ""))
 
 
-server = Server("tasking", tools=[Report, OnlyAsTask, Broken, Stubborn, Fleeting, Echo])
+server = Server("tasking", tools=[Report, OnlyAsTask, Broken, Stubborn, Fleeting, Curious, Echo])
 
 if __name__ == "__main__":
     server.serve()
