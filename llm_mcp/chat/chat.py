@@ -27,12 +27,13 @@ from ..client import offload
 from ..client.asking import MAX_INPUT_REQUESTS, Resume
 from ..client.cancel import CancelScope
 from ..client.context import CallContext
-from ..client.errors import CancelledError, InputRequiredError, TurnLimitError
+from ..client.errors import CancelledError, InputRequiredError, MCPError, TurnLimitError
 from ..client.progress import Progress, ProgressFilter
 from ..client.prompt import Prompt
 from ..client.question import Question
 from ..client.result import Attachment, Result, sniff_mime_type
 from ..client.server import MCP, Servers
+from ..client.task import Task
 from ..client.tool import Tool
 from .messages import Message, ToolCall, attachment_text, binary_described, capped
 from .providers import ModelRequest, Provider, get_provider
@@ -531,6 +532,8 @@ class Chat:
         try:
             with context.active():  # the call's state; its headers and its outage check are evaluated once
                 output = tool.call(**call.arguments)  # call(self, /, **arguments): any key is fine
+                if isinstance(output, Task):  # not paused yet: the chat waits for the task
+                    output = _task_outcome(output)
             if isinstance(server, MCP) and server.name in context.went_down:
                 self._listed.discard(server.name)  # it failed here: this chat leaves it out too
         except InputRequiredError as exc:
@@ -636,6 +639,16 @@ class Chat:
 
     def __repr__(self) -> str:
         return f"<Chat model={self.model!r} messages={len(self.messages)}>"
+
+
+def _task_outcome(task: Task) -> Any:
+    """A task's result, waited for; its failure as the tool's error text."""
+    try:
+        return task.outcome()
+    except CancelledError:
+        raise
+    except MCPError as exc:
+        return {"error": str(exc)}
 
 
 def _tool_message(call: ToolCall, output: Any, limit: int | None = None) -> Message:

@@ -11,6 +11,7 @@ from .errors import (
     CancelledError,
     ConfigurationError,
     ConnectionError,
+    ExtensionRequiredError,
     ForbiddenError,
     InputRequiredError,
     InsufficientScopeError,
@@ -32,6 +33,7 @@ from .result import Attachment, Result
 from .server import MCP, Servers, mcp
 from .session import Client
 from .skill import Skill, SkillFile
+from .task import Task
 from .tool import Tool
 from .transports import Transport
 
@@ -44,6 +46,7 @@ __all__ = [
     "Client",
     "ConfigurationError",
     "ConnectionError",
+    "ExtensionRequiredError",
     "Field",
     "HTTPContext",
     "ForbiddenError",
@@ -66,6 +69,7 @@ __all__ = [
     "SkillFile",
     "SkillVerificationError",
     "StartupFailedError",
+    "Task",
     "Tool",
     "Transport",
     "TurnLimitError",

@@ -20,6 +20,7 @@ request bodies: they name the server, the method and what went wrong.
     ├── ConfigurationError          a server class declares a tool the server does not list
     ├── CancelledError              the call was cancelled before the server answered
     ├── InputRequiredError          the server asked questions nobody answered
+    ├── ExtensionRequiredError      the server needs an extension the client did not declare (-32021)
     ├── InvalidToolChoiceError      a chat's tool choice names a tool it cannot offer (also ValueError)
     └── TurnLimitError              a chat turn reached max_steps (also RuntimeError)
 
@@ -63,6 +64,7 @@ __all__ = [
     "CancelledError",
     "ConfigurationError",
     "ConnectionError",
+    "ExtensionRequiredError",
     "ForbiddenError",
     "InputRequiredError",
     "InsufficientScopeError",
@@ -314,6 +316,20 @@ class InputRequiredError(MCPError):
         self.method = method
         self.params = params
         self.input_requests = input_requests if isinstance(input_requests, dict) else {}
+
+
+class ExtensionRequiredError(MCPError):
+    """The server needs the client to declare extensions it did not (JSON-RPC ``-32021`` with
+    ``data.requiredCapabilities.extensions``), e.g. ``io.modelcontextprotocol/tasks`` for a tool
+    that only runs as a task: add the extension to the server class's ``extensions``.
+
+    Attributes:
+        extensions: the identifiers the server asked for, sorted.
+    """
+
+    def __init__(self, message: str = "", *, extensions: list[str] | None = None, **kwargs: Any) -> None:
+        super().__init__(message, **kwargs)
+        self.extensions = list(extensions or [])
 
 
 class InvalidToolChoiceError(MCPError, ValueError):

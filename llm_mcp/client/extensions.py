@@ -11,7 +11,10 @@ Short names stand for the official extensions this client implements: ``"apps"``
 ``io.modelcontextprotocol/ui`` with ``{"mimeTypes": ["text/html;profile=mcp-app"]}`` (MCP Apps,
 ``modelcontextprotocol/ext-apps``, specification 2026-01-26, "Client<>Server Capability
 Negotiation"); ``"skills"`` is ``io.modelcontextprotocol/skills`` with ``{}`` (Skills,
-``modelcontextprotocol/ext-skills``; see `llm_mcp.client.skill`). Any other name is declared as given, with ``{}`` settings when listed by name.
+``modelcontextprotocol/ext-skills``; see `llm_mcp.client.skill`); ``"tasks"`` is
+``io.modelcontextprotocol/tasks`` with ``{}`` (Tasks, ``modelcontextprotocol/ext-tasks``, SEP-2663: a
+server may then answer a ``tools/call`` with a task, see ``llm_mcp.Task``). Any other name is declared
+as given, with ``{}`` settings when listed by name.
 The extensions are sent under the client capabilities: in the ``_meta`` of every 2026-07-28
 request, in ``initialize`` for older servers (see ``MCP.declared_capabilities``).
 """
@@ -21,7 +24,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-__all__ = ["APPS_EXTENSION", "APP_MIME_TYPE", "SHORT_NAMES", "SKILLS_EXTENSION", "declared_extensions"]
+__all__ = ["APPS_EXTENSION", "APP_MIME_TYPE", "SHORT_NAMES", "SKILLS_EXTENSION", "TASKS_EXTENSION",
+           "declared_extensions"]
 
 APPS_EXTENSION = "io.modelcontextprotocol/ui"
 """The MCP Apps extension's identifier."""
@@ -32,20 +36,19 @@ APP_MIME_TYPE = "text/html;profile=mcp-app"
 SKILLS_EXTENSION = "io.modelcontextprotocol/skills"
 """The Skills extension's identifier (SEP-2640, ``modelcontextprotocol/ext-skills``)."""
 
+TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
+"""The Tasks extension's identifier (it defines no settings)."""
+
 SHORT_NAMES: dict[str, tuple[str, dict[str, Any]]] = {
     "apps": (APPS_EXTENSION, {"mimeTypes": [APP_MIME_TYPE]}),
     "skills": (SKILLS_EXTENSION, {}),
+    "tasks": (TASKS_EXTENSION, {}),
 }
 """Short name -> (extension identifier, default settings)."""
-
-_LATER = {"tasks": "the client cannot read task results yet"}
-
 
 def _by_name(name: Any, where: str) -> tuple[str, dict[str, Any]]:
     if not isinstance(name, str) or not name.strip():
         raise ValueError(f"{where}: an extension name must be a non-empty string, not {name!r}")
-    if name in _LATER:
-        raise ValueError(f"{where}: the {name!r} extension is not supported yet ({_LATER[name]})")
     identifier, settings = SHORT_NAMES.get(name, (name, {}))
     return identifier, copy.deepcopy(settings)
 
@@ -58,7 +61,7 @@ def declared_extensions(value: Any, where: str = "extensions") -> dict[str, dict
     key is expanded, and its given settings win).
 
     Raises ``ValueError`` naming ``where`` for anything else (a name that is not a string, settings
-    that are not a dict, ``"tasks"`` before the client handles tasks).
+    that are not a dict).
     """
     if not value:
         return {}

@@ -104,6 +104,10 @@ def param_headers(header_map: dict[tuple[str, ...], str], arguments: dict[str, A
     return headers
 
 
+TASK_METHODS = ("tasks/get", "tasks/update", "tasks/cancel")
+"""Methods of the Tasks extension whose ``Mcp-Name`` is the ``taskId``."""
+
+
 def method_headers(message: dict[str, Any]) -> dict[str, str]:
     """``Mcp-Method`` and, where it applies, ``Mcp-Name`` for a request or notification."""
     method = message.get("method")
@@ -112,7 +116,8 @@ def method_headers(message: dict[str, Any]) -> dict[str, str]:
     headers = {"Mcp-Method": method}
     params = message.get("params") or {}
     target = params.get("uri") if method == "resources/read" else (
-        params.get("name") if method in ("tools/call", "prompts/get") else None)
+        params.get("name") if method in ("tools/call", "prompts/get") else (
+            params.get("taskId") if method in TASK_METHODS else None))
     if isinstance(target, str):
         encoded = header_value(target)
         if encoded is not None:

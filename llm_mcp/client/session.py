@@ -22,6 +22,7 @@ from .context import current as current_context
 from .errors import (
     CancelledError,
     ConnectionError,
+    ExtensionRequiredError,
     InputRequiredError,
     LegacyProtocolError,
     MCPError,
@@ -30,6 +31,7 @@ from .errors import (
     StartupFailedError,
     StreamBrokenError,
 )
+from .extensions import TASKS_EXTENSION
 from .logs import LOG_LEVEL_META, check_log_level, printable, wanted
 from .logs import write as write_log
 from .offered import missing_capability, not_offered
@@ -426,6 +428,9 @@ class Client:
                                f"{wrong}", server=self.name)
             raise InputRequiredError(f"MCP server {self.name!r} needs input to finish {method}", server=self.name,
                                      method=method, input_requests=requests, request_state=state)
+        if kind == "task" and method == "tools/call" and isinstance(protocol.as_object(
+                self._capabilities(MODERN).get("extensions")).get(TASKS_EXTENSION), dict):
+            return result  # Tasks extension declared: Calls turns it into a Task
         if kind == "task":
             raise MCPError(f"MCP server {self.name!r} answered {method} with a task, which we did not ask for",
                            server=self.name)
@@ -575,6 +580,15 @@ class Client:
     def _error(self, error: Any, method: str) -> MCPError:
         error = protocol.as_object(error)
         code = error.get("code") if isinstance(error.get("code"), int) else None
+        required = protocol.as_object(protocol.as_object(protocol.as_object(error.get("data")).get(
+            "requiredCapabilities")).get("extensions"))
+        if code == protocol.MISSING_REQUIRED_CLIENT_CAPABILITY and required:
+            names = sorted(printable(str(name))[:100] for name in required)
+            return ExtensionRequiredError(
+                f"MCP server {self.name!r} answered {method} with error {code}: it needs the client to declare "
+                f"the extension(s) {', '.join(names)}, which this server class does not (add it to the "
+                f"`extensions` setting, e.g. extensions = [\"tasks\"])", code=code, data=error.get("data"),
+                server=self.name, extensions=names)
         return MCPError(f"MCP server {self.name!r} answered {method} with error {code}: "
                         f"{printable(str(error.get('message', ''))[:500])}", code=code, data=error.get("data"),
                         server=self.name)

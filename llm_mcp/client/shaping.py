@@ -32,6 +32,7 @@ from .errors import (
     may_have_run,
 )
 from .server.settings import TABLE
+from .task import Task
 
 if TYPE_CHECKING:
     from .server.base import MCP
@@ -258,7 +259,8 @@ def invoke(tool: Tool, arguments: dict[str, Any]) -> Any:
     answer goes through ``wrap`` (unless it is an error), and a failure goes to
     ``rescue_from`` (the server class's, then ``llm_mcp.Tool``'s).
 
-    Returns the ``Result``, what ``wrap`` or a handler returned, or ``{"error": text}``
+    Returns the ``Result``, the ``Task`` the server answered with (Tasks extension; not wrapped),
+    what ``wrap`` or a handler returned, or ``{"error": text}``
     when the server failed (unreachable, 429/5xx, a JSON-RPC error, a broken stream).
     Raises refusals (401, 403, 404), ``CancelledError``, ``InputRequiredError`` and
     whatever a handler raises.
@@ -287,6 +289,8 @@ def invoke(tool: Tool, arguments: dict[str, Any]) -> Any:
         if isinstance(exc, MCPError) and not is_refusal(exc) and not isinstance(exc, ConfigurationError):
             return {"error": failure_text(tool, exc)}
         raise
+    if isinstance(result, Task):  # Tasks extension: the caller checks or waits for it
+        return result
     wrap = getattr(tool, "wrap", None)
     if wrap is None or result.is_error:
         return result

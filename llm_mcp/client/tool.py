@@ -131,7 +131,8 @@ class Tool:
         """Call the tool the way a chat does; a ``tool_call`` keyword is dropped, not sent.
 
         Fixed arguments are added (they win), the result goes through ``wrap``, and failures
-        through ``rescue_from``. Returns the [`Result`][llm_mcp.Result], what
+        through ``rescue_from``. Returns the [`Result`][llm_mcp.Result], the
+        [`Task`][llm_mcp.Task] at once when the server answered with one (``"tasks"`` declared), what
         ``wrap`` or a handler returned, or ``{"error": text}`` when the server failed
         (unreachable, HTTP 429/5xx, a JSON-RPC error). Raises refusals
         (``UnauthorizedError``, ``ForbiddenError``, HTTP 404), ``CancelledError``,

@@ -36,6 +36,7 @@ from .runtime import (
 from .serve import ERAS
 from .server import Server
 from .skills import Skill
+from .tasks import TaskFailed
 from .tool import Tool
 
 _SCRIPTED = ("RecordedRequest", "ScriptedModel", "ScriptedToolCall", "Turn", "api_error", "reply", "tool_call", "turn")
@@ -55,6 +56,7 @@ __all__ = [
     *_SCRIPTED,
     "Server",
     "Skill",
+    "TaskFailed",
     "Tool",
     "ToolCancelled",
     "ToolError",

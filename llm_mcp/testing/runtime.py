@@ -110,6 +110,8 @@ class CallChannel:
         self.cancel_event = threading.Event()
         self.logs: list[tuple[str, str]] = []
         self.progress_sent: list[tuple[float, float | None, str | None]] = []
+        self.task: Any = None
+        """The kit task this call runs as (``llm_mcp.testing.tasks.KitTask``), or ``None``."""
         self.server: Any = None
         """The kit [`Server`][llm_mcp.testing.Server] serving the call (``None`` outside one): a
         tool changes it at run time with ``self.channel.server.add(...)``/``remove(...)``/``announce(...)``."""

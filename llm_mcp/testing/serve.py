@@ -146,6 +146,53 @@ async def read_body(receive: Any) -> bytes:
     return b"".join(chunks)
 
 
+def replay(body: bytes, receive: Any) -> Any:
+    """A ``receive`` that gives the app the already-read ``body`` as one ``http.request`` message,
+    then defers to the real ``receive`` (for ``http.disconnect``)."""
+    sent = False
+
+    async def receive_again() -> dict[str, Any]:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return receive_again
+
+
+class TaskNameCheck:
+    """ASGI filter: a ``tasks/get``, ``tasks/update`` or ``tasks/cancel`` POST must name its
+    ``taskId`` in the ``Mcp-Name`` header (Tasks extension, "HTTP"), else HTTP 400 with the
+    JSON-RPC header-mismatch error. Other requests pass untouched."""
+
+    METHODS = ("tasks/get", "tasks/update", "tasks/cancel")
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope.get("method") != "POST" or \
+                _header(scope, b"mcp-method") not in self.METHODS:
+            await self.app(scope, receive, send)
+            return
+        body = await read_body(receive)
+        try:
+            message = json.loads(body)
+            params = message.get("params") or {}
+            task_id, request_id = params.get("taskId"), message.get("id")
+        except (ValueError, AttributeError):
+            task_id = request_id = None
+        name = _header(scope, b"mcp-name")
+        if task_id is not None and name != task_id:
+            from mcp_types.jsonrpc import HEADER_MISMATCH
+
+            await send_json(send, 400, {"jsonrpc": "2.0", "id": request_id, "error": {
+                "code": HEADER_MISMATCH, "message": f"Mcp-Name header {name!r} is not the taskId {task_id!r}"}})
+            return
+        await self.app(scope, replay(body, receive), send)
+
+
 class HandshakeOnly:
     """ASGI filter that makes the SDK's dual-era app answer like a pre-2026 server.
 
@@ -233,7 +280,7 @@ def build_http_app(server: Any, era: str = "auto", json_response: bool = False) 
     ``json_response=True`` answers with single JSON bodies instead of SSE streams.
     """
     require_mcp()
-    app = server.streamable_http_app(json_response=json_response)
+    app = TaskNameCheck(server.streamable_http_app(json_response=json_response))
     if _check_era(era) == "handshake":
         return HandshakeOnly(app)
     if era == "modern":

@@ -35,6 +35,7 @@ from .serve import (
     serve_http,
     serve_stdio,
 )
+from .tasks import TASKS_EXTENSION, TaskStore, declared_tasks
 from .tool import Tool
 
 __all__ = ["Server"]
@@ -168,6 +169,8 @@ class Server:
         self._token: Any = None  # the event loop serving requests, for changes made from other threads
         self._clients: weakref.WeakSet[Any] = weakref.WeakSet()  # handshake-era connections
         self._subscribers: dict[str, weakref.WeakSet[Any]] = {}  # resources/subscribe: URI -> connections
+        self.tasks = TaskStore()
+        """The tasks this server created (tools with ``task`` set; Tasks extension)."""
 
     # -- changing at run time ------------------------------------------------------------------
 
@@ -416,10 +419,52 @@ class Server:
                 logging.getLogger("llm_mcp.testing").exception("%s failed", what)
                 raise refuse(f"{what} failed: {type(exc).__name__}: {exc}") from None
 
+        def tasks_refused() -> MCPError:
+            return MCPError(code=MISSING_CLIENT_CAPABILITY,
+                            message=f"this needs the {TASKS_EXTENSION} extension, which the client did not declare",
+                            data={"requiredCapabilities": {"extensions": {TASKS_EXTENSION: {}}}})
+
+        def as_task(ctx: Any, tool: Any, channel: CallChannel, arguments: dict[str, Any]) -> dict[str, Any] | None:
+            """A ``CreateTaskResult`` when the call runs as a task, ``None`` for a plain call."""
+            if tool.task is None or _field(ctx, "protocol_version") != "2026-07-28":
+                return None
+            if not declared_tasks(channel.client_capabilities):
+                if tool.task == "required":
+                    raise tasks_refused()
+                return None
+            task_channel = CallChannel(protocol_version=channel.protocol_version,
+                                       client_capabilities=channel.client_capabilities)
+            task_channel.server = kit
+            owner = f"{tool.__name__}.call()"
+            return self.tasks.start(lambda: tool.run(arguments, self.context, task_channel), task_channel,
+                                    ttl_ms=tool.task_ttl_ms, poll_interval_ms=tool.task_poll_interval_ms,
+                                    owner=owner, refuse=refuse)
+
+        def task_for(ctx: Any, params: Any) -> Any:
+            """The task a ``tasks/*`` request names: -32021 undeclared, -32602 unknown or expired
+            (over HTTP, ``serve.TaskNameCheck`` has checked ``Mcp-Name`` already)."""
+            if not declared_tasks(_capabilities(ctx)):
+                raise tasks_refused()
+            task_id = _field(params, "task_id", _field(params, "taskId"))
+            task = self.tasks.get(task_id)
+            if task is None:
+                raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown or expired task: {task_id}")
+            return task
+
+        async def get_task(ctx: Any, params: Any) -> dict[str, Any]:
+            return task_for(ctx, params).wire("complete")
+
+        async def cancel_task(ctx: Any, params: Any) -> dict[str, Any]:
+            self.tasks.cancel(task_for(ctx, params))
+            return {"resultType": "complete"}
+
         async def call_tool(ctx: Any, params: Any) -> dict[str, Any]:
             tool, name = named(self._by_name, params, "tool")
             channel = channel_for(ctx, name, params)
             arguments = dict(_field(params, "arguments") or {})
+            created = as_task(ctx, tool, channel, arguments)
+            if created is not None:
+                return created
             result = await guarded(channel, f"{tool.__name__}.call()", tool.run, arguments, self.context, channel)
             # 2026-07-28 results say what they are; the SDK drops the key for older eras.
             return {"resultType": "complete", **result}
@@ -536,6 +581,9 @@ class Server:
             )
             # Advertises logging to handshake-era clients; 2026-07-28 opts in per request instead.
             server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, set_level)
+            # Tasks extension: tools may be added with ``task`` set at run time, so always served.
+            server.add_request_handler("tasks/get", types.GetTaskRequestParams, get_task)
+            server.add_request_handler("tasks/cancel", types.CancelTaskRequestParams, cancel_task)
         if self.skills:
             self._serve_skills(server, types)
         server.middleware.append(_Recorder(self))

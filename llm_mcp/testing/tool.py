@@ -125,6 +125,13 @@ class Tool(Definable, CallState, Asking):
     meta: ClassVar[Any] = None
     resource_uri: ClassVar[str | None] = None
     visibility: ClassVar[Any] = None
+    task: ClassVar[str | None] = None
+    """Run as a task (Tasks extension, 2026-07-28 only): ``None`` never, ``"optional"`` when the
+    client declared the extension, ``"required"`` always (``-32021`` to a client that did not)."""
+    task_poll_interval_ms: ClassVar[int | None] = None
+    """The task's ``pollIntervalMs`` (``None``: not sent)."""
+    task_ttl_ms: ClassVar[int | None] = 60_000
+    """The task's ``ttlMs``: after it the task is forgotten (``-32602``); ``None`` keeps it."""
 
     _wire_annotations: ClassVar[dict[str, bool] | None] = None
     _validator: ClassVar[Any] = None
@@ -155,6 +162,12 @@ class Tool(Definable, CallState, Asking):
         if cls.visibility is not None and (not isinstance(cls.visibility, (list, tuple)) or
                                            not set(cls.visibility) <= {"model", "app"}):
             raise ValueError(f"{owner}: visibility must be a list of 'model' and 'app', not {cls.visibility!r}")
+        if cls.task not in (None, "optional", "required"):
+            raise ValueError(f"{owner}: task must be None, 'optional' or 'required', not {cls.task!r}")
+        for label in ("task_poll_interval_ms", "task_ttl_ms"):
+            value = getattr(cls, label)
+            if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
+                raise ValueError(f"{owner}: {label} must be an int >= 0 or None, not {value!r}")
         cls._validator = None
         cls._output_validator = None
 
@@ -199,6 +212,12 @@ class Tool(Definable, CallState, Asking):
         bind_call(self, "tools", context, channel)
         self._cancellable_depth = 0
         self._depth_lock = threading.Lock()
+
+    def task_status(self, message: str) -> None:
+        """Set the ``statusMessage`` of the task this call runs as (a no-op when it is not a task)."""
+        task = getattr(self.channel, "task", None)
+        if task is not None:
+            task.set_status(message)
 
     def call(self) -> Any:
         """The tool's work; override it and return ``self.respond_with(...)``."""

@@ -83,7 +83,7 @@ def test_mcp_ext_03_class_attribute_and_bad_values():
     assert Weather().declared_capabilities("handshake")["extensions"] == {
         UI: {"mimeTypes": [APP_MIME]}, "com.example/audit": {}}
     for bad, words in ((3, "a name, a list"), (["apps", 7], "non-empty string"), ({"x": "full"}, "must be a dict"),
-                       ("", None), ("tasks", "not supported yet")):
+                       ("", None)):
         if words is None:
             assert llm_mcp.mcp(url="http://127.0.0.1:9/mcp", extensions=bad).declared_capabilities("modern") == {
                 "elicitation": {"form": {}, "url": {}}}
@@ -94,15 +94,15 @@ def test_mcp_ext_03_class_attribute_and_bad_values():
 
 def test_mcp_ext_04_short_name_apps():
     """MCP-EXT-04: ``"apps"`` stands for io.modelcontextprotocol/ui with the App MIME type; settings given
-    for it in a dict win; each call gets a fresh dict (declaring twice shares nothing). ``"tasks"`` is
-    refused until the client handles tasks (the Tasks issue adds it)."""
+    for it in a dict win; each call gets a fresh dict (declaring twice shares nothing). ``"tasks"`` sits beside
+    it (io.modelcontextprotocol/tasks with ``{}``, see test_tasks.py)."""
     first = declared_extensions("apps")
     assert first == {UI: {"mimeTypes": [APP_MIME]}}
     first[UI]["mimeTypes"].append("changed")
     assert declared_extensions(["apps"]) == {UI: {"mimeTypes": [APP_MIME]}}
     assert declared_extensions({"apps": {"mimeTypes": ["x"]}}) == {UI: {"mimeTypes": ["x"]}}
-    with pytest.raises(ValueError, match="tasks"):
-        declared_extensions("tasks")
+    assert declared_extensions(["apps", "tasks"]) == {UI: {"mimeTypes": [APP_MIME]},
+                                                      "io.modelcontextprotocol/tasks": {}}
 
 
 def test_mcp_ext_05_oauth_adds_its_authorization_extensions():

@@ -80,6 +80,7 @@ SAMPLES = [
     errors.InputRequiredError("q", server="s", request_state="st", method="tools/call", params={"name": "a"},
                        input_requests={"k": {"method": "elicitation/create"}}),
     errors.InvalidToolChoiceError("v"),
+    errors.ExtensionRequiredError("x", code=-32021, server="s", extensions=["io.modelcontextprotocol/tasks"]),
     errors.TurnLimitError("n"),
 ]
 

@@ -38,6 +38,7 @@ from ..resource import Resource, ResourceTemplate, expand_template
 from ..result import Result
 from ..session import Client
 from ..skill import Skill, Skills
+from ..task import Task
 from ..shaping import check_shaping, model_tools
 from ..tool import Tool
 from .auth import Authorization
@@ -336,12 +337,18 @@ class MCP:
 
         Raises ``MCPError`` (``.code`` set) when the server answers with a JSON-RPC error,
         ``ConnectionError`` when it cannot be reached, ``UnauthorizedError`` or
-        ``ForbiddenError`` when it refuses.
+        ``ForbiddenError`` when it refuses, ``ExtensionRequiredError`` when the tool needs an
+        extension this class does not declare. A tool the server runs as a task (``"tasks"`` in
+        ``extensions``) is waited for: checked every ``poll_interval`` seconds for at most
+        ``timeout`` (``ServerTimeoutError`` after), its failure raised as ``MCPError``.
         """
         tool = self.tool(name)
         if tool is None:
             tool = Tool(self, {"name": name})
-        return self.run(tool, arguments)
+        answer = self.run(tool, arguments)
+        if isinstance(answer, Task):  # Tasks extension: wait for it (polling), at most ``timeout``
+            return answer.outcome()
+        return answer
 
     async def acall(self, name: str, /, **arguments: Any) -> Result:
         """The async twin of [`call`][llm_mcp.MCP.call], for async views: the call runs in a thread
@@ -350,7 +357,7 @@ class MCP:
         ``asyncio.CancelledError``."""
         return await offload.cancellable(self.call, name, **arguments)
 
-    def run(self, tool: Tool, arguments: dict[str, Any], context: Any = None) -> Result:
+    def run(self, tool: Tool, arguments: dict[str, Any], context: Any = None) -> Result | Task:
         """Send ``tools/call`` for ``tool`` with ``arguments`` (as the model or caller gave them).
 
         ``context`` is the call's `CallContext` (cancel scope,
@@ -358,7 +365,8 @@ class MCP:
         call, else a new one (keeping an active ``CancelScope``). Questions the server asks go
         through ``before_input_request``; when it answers them all, the call is sent again
         with the answers. Raises [`InputRequiredError`][llm_mcp.client.errors.InputRequiredError] with the questions left
-        open (``.requests``)."""
+        open (``.requests``). Returns the [`Task`][llm_mcp.Task] at once when the server answered
+        with one (Tasks extension declared)."""
         return self._calls.run(tool, arguments, context)
 
     def progress_listener(self) -> Callable[[dict[str, Any]], None] | None:

@@ -21,6 +21,7 @@ from ..param_headers import param_headers
 from ..progress import Progress, ProgressFilter
 from ..protocol import HEADER_MISMATCH
 from ..result import Result
+from ..task import Task
 from .changes import unknown_tool
 from .questions import MAX_INPUT_ROUNDS, answers_payload
 
@@ -55,9 +56,10 @@ class Calls:
         self._name = name
         self._after_progress = settings.option("after_progress")  # declared once: read once
 
-    def run(self, tool: Tool, arguments: dict[str, Any], call: CallContext | None = None) -> Result:
+    def run(self, tool: Tool, arguments: dict[str, Any], call: CallContext | None = None) -> Result | Task:
         """Send ``tools/call`` for ``tool`` with ``arguments`` in the context ``call`` (default:
-        `for_call`); see ``MCP.run``."""
+        `for_call`); see ``MCP.run``. A [`Task`][llm_mcp.Task] when the server answered with one
+        (only when the ``"tasks"`` extension is declared)."""
         call = call or context.for_call()
         with call.active():  # the transports' cancel check and the headers see this call's context
             params = {"name": tool.server_name, "arguments": arguments}
@@ -80,6 +82,8 @@ class Calls:
                                              headers=param_headers(fresh.header_map, arguments),
                                              resend=fresh.idempotent, on_progress=self.progress_listener(call))
                 tool = fresh
+        if raw.get("resultType") == "task":
+            return Task(raw, server=self.settings.owner, tool_name=tool.server_name)
         result = Result(raw, tool_name=tool.server_name, ui_uri=tool.ui_uri)
         if result.is_error and unknown_tool(result.text, tool.server_name):
             self.catalog.forget("tools")

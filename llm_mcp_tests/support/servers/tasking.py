@@ -1,0 +1,105 @@
+"""A kit server whose tools run as tasks (Tasks extension) when the client declared it.
+
+Usage::
+
+    python -m llm_mcp_tests.support.servers.tasking [--http PORT] [--era auto|modern|handshake]
+
+Tools:
+
+- ``report(steps, delay)``: a task when declared (``pollIntervalMs`` 20); sets the status message
+  ``"step I of N"`` before each step, sleeps ``delay`` seconds per step (``tasks/cancel`` stops it:
+  ``cancelled``), then answers ``"report with N steps"``. A plain call otherwise.
+- ``only_as_task``: ``task = "required"``: ``-32021`` without the extension, else answers ``"ran as a task"``.
+- ``broken``: a task that fails (JSON-RPC error ``"the archive is unreadable"``).
+- ``stubborn(delay)``: a task that ignores ``tasks/cancel`` and completes with ``"finished anyway"``.
+- ``fleeting``: a task with ``ttlMs`` 1 and no ``pollIntervalMs``: forgotten at once (``-32602``).
+- ``curious``: a task whose tool asks a question (the kit does not serve ``input_required``
+  tasks yet: the task fails saying so).
+- ``echo(text)``: never a task.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from llm_mcp.testing import Server, TaskFailed, Tool
+
+__all__ = ["server"]
+
+
+class Report(Tool):
+    name = "report"
+    input_schema = {"type": "object", "properties": {"steps": {"type": "integer"}, "delay": {"type": "number"}}}
+    task = "optional"
+    task_poll_interval_ms = 20
+    task_ttl_ms = 60_000
+
+    def call(self) -> Any:
+        steps, delay = int(self.arguments.get("steps", 2)), float(self.arguments.get("delay", 0.05))
+        for step in range(1, steps + 1):
+            self.task_status(f"step {step} of {steps}")
+            self.cancellable(lambda: self.sleep(delay))
+        return self.respond_with(content=self.text_content(text=f"report with {steps} steps"))
+
+
+class OnlyAsTask(Tool):
+    name = "only_as_task"
+    task = "required"
+    task_poll_interval_ms = 10
+
+    def call(self) -> Any:
+        return "ran as a task"
+
+
+class Broken(Tool):
+    name = "broken"
+    task = "optional"
+    task_poll_interval_ms = 10
+
+    def call(self) -> Any:
+        raise TaskFailed("the archive is unreadable")
+
+
+class Stubborn(Tool):
+    name = "stubborn"
+    input_schema = {"type": "object", "properties": {"delay": {"type": "number"}}}
+    task = "optional"
+    task_poll_interval_ms = 20
+
+    def call(self) -> Any:
+        self.sleep(float(self.arguments.get("delay", 0.3)))  # not cancellable: a cancel changes nothing
+        return "finished anyway"
+
+
+class Fleeting(Tool):
+    name = "fleeting"
+    task = "optional"
+    task_poll_interval_ms = None
+    task_ttl_ms = 1
+
+    def call(self) -> Any:
+        return "gone soon"
+
+
+class Curious(Tool):
+    name = "curious"
+    task = "optional"
+    task_poll_interval_ms = 10
+
+    def call(self) -> Any:
+        answer = self.ask("year", "Which year?", schema={"type": "object", "properties": {"year": {"type": "integer"}}})
+        return f"year {answer}"
+
+
+class Echo(Tool):
+    name = "echo"
+    input_schema = {"type": "object", "properties": {"text": {"type": "string"}}}
+
+    def call(self) -> Any:
+        return str(self.arguments.get("text", ""))
+
+
+server = Server("tasking", tools=[Report, OnlyAsTask, Broken, Stubborn, Fleeting, Curious, Echo])
+
+if __name__ == "__main__":
+    server.serve()
