@@ -21,6 +21,7 @@ request bodies: they name the server, the method and what went wrong.
     ├── CancelledError              the call was cancelled before the server answered
     ├── InputRequiredError          the server asked questions nobody answered
     ├── ExtensionRequiredError      the server needs an extension the client did not declare (-32021)
+    ├── SkillVerificationError      a skill's file or frontmatter does not match its listing (size, sha256)
     ├── InvalidToolChoiceError      a chat's tool choice names a tool it cannot offer (also ValueError)
     └── TurnLimitError              a chat turn reached max_steps (also RuntimeError)
 
@@ -455,6 +456,6 @@ class SkillVerificationError(MCPError):
     Attributes (besides `MCPError`'s): ``uri``, the file (or skill) concerned.
     """
 
-    def __init__(self, message: str, *, uri: str, server: str | None = None):
-        super().__init__(message, server=server)
+    def __init__(self, message: str = "", *, uri: str = "", server: str | None = None):
+        super().__init__(message, server=server)  # defaults let pickle rebuild it (Celery)
         self.uri = uri

@@ -81,6 +81,7 @@ SAMPLES = [
                        input_requests={"k": {"method": "elicitation/create"}}),
     errors.InvalidToolChoiceError("v"),
     errors.ExtensionRequiredError("x", code=-32021, server="s", extensions=["io.modelcontextprotocol/tasks"]),
+    errors.SkillVerificationError("x", uri="skill://s/SKILL.md", server="s"),
     errors.TurnLimitError("n"),
 ]
 
