@@ -52,6 +52,7 @@ class HTTPContext:
         if transport is not None and not (_is_transport(transport) or callable(transport)):
             raise TypeError(f"context(transport=...) takes an httpx transport or a callable returning one, not "
                             f"{type(transport).__name__}")
+        _check_types(proxy=proxy, mounts=mounts, verify=verify, cert=cert, limits=limits, trust_env=trust_env)
         self.transport = transport
         self.proxy = proxy
         self.mounts = mounts
@@ -102,6 +103,27 @@ class HTTPContext:
         shown = {k: v for k, v in (("transport", self.transport), ("proxy", "..." if self.proxy else None),
                                    ("limits", self.limits)) if v is not None}
         return f"<HTTPContext {shown}>"
+
+
+def _check_types(**settings: Any) -> None:
+    """Refuse a setting of the wrong type now, rather than as an AttributeError from inside httpx
+    on the first request. Raises ``TypeError`` naming the setting."""
+    import ssl
+
+    import httpx
+
+    accepted: dict[str, tuple[tuple[type, ...], str]] = {
+        "proxy": ((str, httpx.Proxy, httpx.URL), "a proxy URL or an httpx.Proxy"),
+        "mounts": ((dict,), "a dict of URL pattern -> httpx transport"),
+        "verify": ((ssl.SSLContext, str, bool), "an ssl.SSLContext, a CA bundle path or a bool"),
+        "cert": ((str, tuple), "a certificate path or a (cert, key[, password]) tuple"),
+        "limits": ((httpx.Limits,), "an httpx.Limits"),
+        "trust_env": ((bool,), "a bool"),
+    }
+    for name, value in settings.items():
+        types, wanted = accepted[name]
+        if value is not None and not isinstance(value, types):
+            raise TypeError(f"context({name}=...) takes {wanted}, not {type(value).__name__}")
 
 
 def _is_transport(value: Any) -> bool:
