@@ -49,6 +49,11 @@ class HTTPContext:
         if transport is not None and proxy is not None:
             raise ValueError("context(): give a transport or a proxy, not both (httpx ignores the proxy when a "
                              "transport is given)")
+        ignored = [name for name, value in (("verify", verify), ("cert", cert), ("limits", limits)) if value is not None]
+        if transport is not None and ignored:
+            raise ValueError(f"context(): httpx ignores {', '.join(ignored)} when a transport is given; give "
+                             f"{', '.join(ignored)} to the transport itself (PublicAddressesOnly(verify=..., "
+                             "limits=...) in a lambda)")
         if transport is not None and not (_is_transport(transport) or callable(transport)):
             raise TypeError(f"context(transport=...) takes an httpx transport or a callable returning one, not "
                             f"{type(transport).__name__}")
@@ -158,5 +163,6 @@ def context(**settings: Any) -> HTTPContext:
     """An `HTTPContext`: the httpx settings (``transport``, ``proxy``, ``mounts``, ``verify``,
     ``cert``, ``limits``, ``trust_env``) of the servers built with it (``ctx.mcp(url=...)``,
     ``MyServer(..., context=ctx)``). Raises ``TypeError`` for an unknown keyword or a transport
-    of the wrong type, ``ValueError`` for a transport together with a proxy."""
+    of the wrong type, ``ValueError`` for a transport together with a proxy, ``verify``, ``cert``
+    or ``limits`` (httpx would ignore those: they belong to the transport)."""
     return HTTPContext(**settings)
