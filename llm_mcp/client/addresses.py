@@ -64,11 +64,21 @@ class AddressPolicy:
     reserved and documentation ranges, and IPv6 addresses that embed a refused IPv4 address
     (``::ffff:127.0.0.1``, 6to4, Teredo, NAT64 ``64:ff9b::/96``).
 
+    Raises ``TypeError`` when ``allow`` is a single string or holds something other than network
+    strings, ``ValueError`` for a string that is not a network.
+
     Attributes:
         allow: networks allowed even though they are not public (``ipaddress`` networks).
     """
 
     def __init__(self, *, allow: Iterable[str] = ()):
+        if isinstance(allow, (str, bytes)):
+            raise TypeError(f"allow takes a list of networks such as [{allow!r}], not a string")
+        allow = list(allow)
+        for network in allow:
+            if not isinstance(network, (str, ipaddress.IPv4Network, ipaddress.IPv6Network)):
+                raise TypeError(f"allow: {network!r} ({type(network).__name__}) is not a network string "
+                                "such as \"10.20.0.0/16\"")
         self.allow = [ipaddress.ip_network(network, strict=False) for network in allow]
 
     def reason(self, ip: str) -> str | None:

@@ -60,6 +60,17 @@ def test_allowed_networks_are_let_through():
     assert policy.allows("10.20.3.4") and not policy.allows("10.21.0.1")
 
 
+def test_allow_takes_a_list_of_network_strings():
+    """A bare string was read character by character ("'1' does not appear to be ... network"), and
+    an int was taken as an address (10 allowed 0.0.0.10)."""
+    with pytest.raises(TypeError, match=r"allow takes a list of networks such as \["):
+        AddressPolicy(allow="10.0.0.0/8")
+    with pytest.raises(TypeError, match=r"allow: 10 \(int\) is not a network string"):
+        PublicAddressesOnly(allow=[10])
+    with pytest.raises(ValueError, match="'nope' does not appear to be an IPv4 or IPv6 network"):
+        AddressPolicy(allow=["nope"])
+
+
 def test_addr_01_without_the_policy_a_name_resolving_to_loopback_is_reached(echo_http_url):
     """MCP-ADDR-01: the client itself does not check where a name resolves (here: an IP literal URL
     of a loopback server is simply connected to)."""
