@@ -11,8 +11,11 @@ explicit call (``Credential.data``).
 
 from __future__ import annotations
 
+import base64
+import binascii
 from typing import Any
 
+from django.core.exceptions import ValidationError
 from django.db import models
 from encrypted_fields.fields import EncryptedTextField
 
@@ -24,11 +27,35 @@ class SealedTextField(EncryptedTextField):
 
     A dump made under one pair of keys loads under the same keys (or with them kept in
     ``SECRET_KEY_FALLBACKS`` / a ``SALT_KEY`` list); under other keys the value cannot be
-    decrypted and ``Credential.data`` raises ``ValueError`` saying so.
+    decrypted and ``Credential.data`` raises ``ValueError`` saying so, and ``loaddata`` refuses
+    such a fixture (a ``ValidationError`` naming the keys) rather than store its ciphertext
+    encrypted a second time.
     """
+
+    def from_db_value(self, value: Any, expression: Any, connection: Any) -> Any:
+        return super().to_python(value)  # lenient: Credential.data says what is wrong
+
+    def to_python(self, value: Any) -> Any:
+        text = super().to_python(value)
+        if (isinstance(value, str) and text == value and not hasattr(self, "_already_decrypted")
+                and _is_fernet_token(value)):
+            raise ValidationError("this value cannot be decrypted with the current SECRET_KEY and SALT_KEY (it was "
+                                  "encrypted under others); keep the old ones in SECRET_KEY_FALLBACKS / a SALT_KEY list")
+        return text
 
     def value_to_string(self, obj: models.Model) -> Any:
         value = self.value_from_object(obj)
         if value is None or value == "":
             return value
         return self.get_prep_value(value)  # Fernet: a fresh ciphertext of the same text
+
+
+def _is_fernet_token(text: str) -> bool:
+    """Whether ``text`` has the shape of a Fernet token (version byte 0x80, base64url, 57+ bytes)."""
+    if not text.startswith("gAAAAA"):
+        return False
+    try:
+        raw = base64.urlsafe_b64decode(text.encode("ascii"))
+    except (binascii.Error, ValueError, UnicodeEncodeError):
+        return False
+    return len(raw) >= 57 and raw[0] == 0x80

@@ -35,7 +35,7 @@ from ..client.result import Attachment, Result, sniff_mime_type
 from ..client.server import MCP, Servers
 from ..client.task import Task
 from ..client.tool import Tool
-from .messages import Message, ToolCall, attachment_text, binary_described, capped
+from .messages import MAX_ATTACHMENT_BYTES, Message, ToolCall, attachment_text, binary_described, capped
 from .providers import ModelRequest, Provider, get_provider
 from .store import MemoryStore, Store, is_waiting, pending_approvals, pending_questions, unanswered
 from .toolbox import Toolbox, Unavailable
@@ -711,22 +711,34 @@ def _attachments(value: Any) -> list[Attachment]:
             found.append(_from_bytes(item, sniff_mime_type(item), None))
         elif isinstance(item, (str, os.PathLike)):
             path = os.fspath(item)
-            with open(path, "rb") as handle:
-                data = handle.read()
-            mime = mimetypes.guess_type(path)[0] or sniff_mime_type(data)
+            with open(path, "rb") as handle:  # a binary file is read only up to the limit (/dev/zero ends)
+                data = handle.read(MAX_ATTACHMENT_BYTES + 1)
+                mime = mimetypes.guess_type(path)[0] or sniff_mime_type(data)
+                if len(data) > MAX_ATTACHMENT_BYTES and not _is_text_type(mime):
+                    size = os.fstat(handle.fileno()).st_size or None  # a pipe or a device has none
+                    found.append(Attachment(_kind_of(mime), mime, None, name=os.path.basename(path),
+                                            raw={"size": size, "dropped": "too large"}))
+                    continue
+                data += handle.read()
             found.append(_from_bytes(data, mime, os.path.basename(path)))
         else:
             raise TypeError(f"cannot attach {type(item).__name__}: give a path, bytes or an Attachment")
     return found
 
 
-def _from_bytes(data: bytes, mime: str, name: str | None) -> Attachment:
+def _is_text_type(mime: str) -> bool:
+    return mime.split("/")[0] == "text" or mime in ("application/json", "application/xml")
+
+
+def _kind_of(mime: str) -> str:
     kind = mime.split("/")[0]
-    if kind in ("image", "audio"):
-        return Attachment(kind, mime, data, name=name)
-    if kind == "text" or mime in ("application/json", "application/xml"):
+    return kind if kind in ("image", "audio") else "resource"
+
+
+def _from_bytes(data: bytes, mime: str, name: str | None) -> Attachment:
+    if _is_text_type(mime):
         return Attachment("resource", mime, data.decode("utf-8", errors="replace"), name=name)
-    return Attachment("resource", mime, data, name=name)
+    return Attachment(_kind_of(mime), mime, data, name=name)
 
 
 def prompt_turns(prompt: Prompt, attachments: list[Attachment] | None = None) -> list[Message]:

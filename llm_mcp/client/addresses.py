@@ -59,16 +59,26 @@ class AddressPolicy:
         policy.allows("127.0.0.1")         # False: loopback
         policy.reason("169.254.169.254")   # "link-local"
 
-    Refused: loopback, private (RFC 1918, fc00::/7), link-local (169.254/16, fe80::/10, the
+    Refused: loopback, private (RFC 1918, fc00::/7), site-local (fec0::/10), link-local (169.254/16, fe80::/10, the
     cloud metadata services), shared address space (100.64/10), unspecified, multicast,
     reserved and documentation ranges, and IPv6 addresses that embed a refused IPv4 address
     (``::ffff:127.0.0.1``, 6to4, Teredo, NAT64 ``64:ff9b::/96``).
+
+    Raises ``TypeError`` when ``allow`` is a single string or holds something other than network
+    strings, ``ValueError`` for a string that is not a network.
 
     Attributes:
         allow: networks allowed even though they are not public (``ipaddress`` networks).
     """
 
     def __init__(self, *, allow: Iterable[str] = ()):
+        if isinstance(allow, (str, bytes)):
+            raise TypeError(f"allow takes a list of networks such as [{allow!r}], not a string")
+        allow = list(allow)
+        for network in allow:
+            if not isinstance(network, (str, ipaddress.IPv4Network, ipaddress.IPv6Network)):
+                raise TypeError(f"allow: {network!r} ({type(network).__name__}) is not a network string "
+                                "such as \"10.20.0.0/16\"")
         self.allow = [ipaddress.ip_network(network, strict=False) for network in allow]
 
     def reason(self, ip: str) -> str | None:
@@ -86,7 +96,10 @@ class AddressPolicy:
             if embedded is not None:
                 inner = self.reason(str(embedded))
                 return f"{inner} (inside an IPv6 address)" if inner else None
-        for label in ("loopback", "link_local", "unspecified", "multicast", "reserved", "private"):
+        labels = ("loopback", "link_local", "unspecified", "multicast", "reserved", "private")
+        if isinstance(address, ipaddress.IPv6Address):
+            labels += ("site_local",)  # fec0::/10: deprecated (RFC 3879), yet "global" to ipaddress
+        for label in labels:
             if getattr(address, f"is_{label}"):
                 return label.replace("_", "-")
         if not address.is_global:

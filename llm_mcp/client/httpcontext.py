@@ -49,9 +49,15 @@ class HTTPContext:
         if transport is not None and proxy is not None:
             raise ValueError("context(): give a transport or a proxy, not both (httpx ignores the proxy when a "
                              "transport is given)")
+        ignored = [name for name, value in (("verify", verify), ("cert", cert), ("limits", limits)) if value is not None]
+        if transport is not None and ignored:
+            raise ValueError(f"context(): httpx ignores {', '.join(ignored)} when a transport is given; give "
+                             f"{', '.join(ignored)} to the transport itself (PublicAddressesOnly(verify=..., "
+                             "limits=...) in a lambda)")
         if transport is not None and not (_is_transport(transport) or callable(transport)):
             raise TypeError(f"context(transport=...) takes an httpx transport or a callable returning one, not "
                             f"{type(transport).__name__}")
+        _check_types(proxy=proxy, mounts=mounts, verify=verify, cert=cert, limits=limits, trust_env=trust_env)
         self.transport = transport
         self.proxy = proxy
         self.mounts = mounts
@@ -104,6 +110,27 @@ class HTTPContext:
         return f"<HTTPContext {shown}>"
 
 
+def _check_types(**settings: Any) -> None:
+    """Refuse a setting of the wrong type now, rather than as an AttributeError from inside httpx
+    on the first request. Raises ``TypeError`` naming the setting."""
+    import ssl
+
+    import httpx
+
+    accepted: dict[str, tuple[tuple[type, ...], str]] = {
+        "proxy": ((str, httpx.Proxy, httpx.URL), "a proxy URL or an httpx.Proxy"),
+        "mounts": ((dict,), "a dict of URL pattern -> httpx transport"),
+        "verify": ((ssl.SSLContext, str, bool), "an ssl.SSLContext, a CA bundle path or a bool"),
+        "cert": ((str, tuple), "a certificate path or a (cert, key[, password]) tuple"),
+        "limits": ((httpx.Limits,), "an httpx.Limits"),
+        "trust_env": ((bool,), "a bool"),
+    }
+    for name, value in settings.items():
+        types, wanted = accepted[name]
+        if value is not None and not isinstance(value, types):
+            raise TypeError(f"context({name}=...) takes {wanted}, not {type(value).__name__}")
+
+
 def _is_transport(value: Any) -> bool:
     """Whether ``value`` is an httpx transport (httpx is imported only to check one)."""
     if value is None or isinstance(value, type):
@@ -136,5 +163,6 @@ def context(**settings: Any) -> HTTPContext:
     """An `HTTPContext`: the httpx settings (``transport``, ``proxy``, ``mounts``, ``verify``,
     ``cert``, ``limits``, ``trust_env``) of the servers built with it (``ctx.mcp(url=...)``,
     ``MyServer(..., context=ctx)``). Raises ``TypeError`` for an unknown keyword or a transport
-    of the wrong type, ``ValueError`` for a transport together with a proxy."""
+    of the wrong type, ``ValueError`` for a transport together with a proxy, ``verify``, ``cert``
+    or ``limits`` (httpx would ignore those: they belong to the transport)."""
     return HTTPContext(**settings)

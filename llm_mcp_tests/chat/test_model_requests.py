@@ -95,6 +95,40 @@ def test_attachments_from_a_path(chat_on, model, tmp_path: Path):
     assert any(p.get("type") == "image_url" for p in parts)
 
 
+def test_a_path_that_never_ends_is_read_only_up_to_the_attachment_limit(chat_on, model, tmp_path: Path):
+    """ask(with_="/dev/zero"), or a pipe: the file was read to its end (never, here) before the 5 MiB
+    limit dropped its bytes. Now at most MAX_ATTACHMENT_BYTES + 1 are read and the model is told."""
+    import os
+    import threading
+
+    from llm_mcp.chat.messages import MAX_ATTACHMENT_BYTES
+
+    fifo = tmp_path / "stream.bin"
+    os.mkfifo(fifo)
+    finish = threading.Event()
+
+    def write() -> None:
+        try:
+            with open(fifo, "wb") as out:
+                out.write(b"\0" * (MAX_ATTACHMENT_BYTES + 4096))
+                out.flush()
+                finish.wait(30)  # the stream stays open: no end of file until then
+        except BrokenPipeError:  # the reader stopped reading: what a bounded read does
+            pass
+
+    threading.Thread(target=write, daemon=True).start()
+    chat = chat_on([reply("too big")])
+    asked = threading.Thread(target=chat.ask, args=("what is this?",), kwargs={"with_": fifo}, daemon=True)
+    asked.start()
+    asked.join(20)
+    finish.set()
+    assert not asked.is_alive(), "ask() waited for the end of an endless file"
+    [attachment] = chat.messages[0].attachments
+    assert attachment.content is None and attachment.raw["dropped"] == "too large"
+    texts = [part.get("text") for part in model.requests[0].messages[-1]["content"]]
+    assert texts == ["what is this?", '[attachment not included: resource "stream.bin" (application/octet-stream)]']
+
+
 def test_anthropic_chat_runs_tools_too(chat_on, model, echo_http_url):
     """The same chat on the Anthropic Messages API: tool results go back as tool_result blocks."""
     chat = chat_on([tool_call("fail", {}), reply("it failed")], provider="anthropic")

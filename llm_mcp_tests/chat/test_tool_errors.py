@@ -186,3 +186,21 @@ def test_a_handler_that_re_raises_the_servers_error_stops_the_chat(chat_on, raw_
     with pytest.raises(llm_mcp.ConnectionError) as raised:
         chat.ask("go")
     assert raised.value.status == 500
+
+
+def test_a_refused_address_raises_out_of_the_chat_like_other_refusals(chat_on, model, echo_http_url):
+    """MCP-ADDR-02 in a chat: a server whose name resolves to loopback behind PublicAddressesOnly (the
+    test's resolver answers). Like a 401, the refusal raises out of ``ask`` (retrying cannot help, the
+    app must act); nothing was sent and the server is not counted as down."""
+    from urllib.parse import urlsplit
+
+    from llm_mcp.client.addresses import PublicAddressesOnly
+
+    port = urlsplit(echo_http_url).port
+    ctx = llm_mcp.context(transport=lambda: PublicAddressesOnly(resolve=lambda host, port: ["127.0.0.1"]))
+    server = ctx.mcp(url=f"http://mcp.example.test:{port}/mcp", name="typed", allow_http=True)
+    tool = llm_mcp.Tool(server, {"name": "echo", "inputSchema": {"type": "object"}})
+    chat = chat_on([tool_call("echo", {"message": "x"}), reply("never")]).with_tools(tool)
+    with pytest.raises(llm_mcp.AddressRefusedError, match=r"127\.0\.0\.1 \(loopback\)"):
+        chat.ask("go")
+    assert not outages.is_down(server)

@@ -77,6 +77,24 @@ def test_a_line_without_an_end_is_read_in_bounded_pieces(tmp_path):
     assert 0 < len(lines) <= TAIL_LINES and all(len(line) <= TAIL_LINE_CHARS + 3 for line in lines)
 
 
+def test_a_secret_across_the_end_of_a_read_piece_is_not_shown_in_part(tmp_path, caplog):
+    """A line longer than a read piece used to go on as a new tail line from the piece boundary: an
+    environment value straddling it was shown (and logged) from its middle on, unredacted."""
+    from llm_mcp.client.transports.child_output import READ_LIMIT
+
+    script = tmp_path / "straddle.py"
+    script.write_text(f"import sys\nsys.stderr.write('x' * {READ_LIMIT - 5} + {TOKEN!r} + ' end\\n')\n"
+                      "sys.stderr.flush()\nsys.exit(2)\n")
+    caplog.set_level(logging.INFO, logger="llm_mcp.server.straddle")
+    server = llm_mcp.mcp(command=[PYTHON, str(script)], name="straddle", env={"API_TOKEN": TOKEN})
+    with pytest.raises(llm_mcp.ProcessExitedError) as failed:
+        server.tools
+    server.close()
+    shown = failed.value.stderr + "\n".join(r.getMessage() for r in caplog.records)
+    assert failed.value.stderr.splitlines() == ["x" * TAIL_LINE_CHARS + "..."]
+    assert not any(TOKEN[i:i + 6] in shown for i in range(len(TOKEN) - 5))
+
+
 def test_short_environment_values_are_not_redacted_and_long_ones_are():
     tail = StderrTail(secrets=["1", "s3cr3t-value"])
     assert tail.add(b"debug=1 key=s3cr3t-value") == "debug=1 key=[redacted]"

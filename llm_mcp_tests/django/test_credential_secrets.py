@@ -61,6 +61,38 @@ def test_dumpdata_writes_ciphertext_and_loaddata_reads_it_back(tmp_path):
     assert list(stored) and json.loads(_fernet_of_the_field().decrypt(column.encode())) == SECRETS
 
 
+def _forget_the_fields_keys() -> None:
+    Credential._meta.get_field("secret").__dict__.pop("keys", None)
+    Credential._meta.get_field("secret").__dict__.pop("f", None)
+
+
+def test_loaddata_under_other_keys_refuses_the_fixture_instead_of_storing_it_wrapped(tmp_path, settings):
+    """A dump loaded after SALT_KEY changed (no fallback) used to be saved encrypted a second time: the
+    row then held the old ciphertext as its "plaintext", and even restoring the old key as a fallback
+    could not read it. Now loaddata names the problem and writes nothing; with the old key kept, it loads."""
+    from django.core.serializers.base import DeserializationError
+
+    Credential.objects.write("linear:user:1", SECRETS)
+    out = io.StringIO()
+    call_command("dumpdata", "llm_mcp.credential", stdout=out)
+    fixture = tmp_path / "credentials.json"
+    fixture.write_text(out.getvalue())
+    Credential.objects.all().delete()
+    old_salt = settings.SALT_KEY
+    settings.SALT_KEY = "n7Q2-vW9x-Lp4K-r8Zt-another-one"
+    _forget_the_fields_keys()
+    try:
+        with pytest.raises(DeserializationError, match="cannot be decrypted with the current SECRET_KEY and SALT_KEY"):
+            call_command("loaddata", str(fixture), stdout=io.StringIO())
+        assert not Credential.objects.exists()
+        settings.SALT_KEY = ["n7Q2-vW9x-Lp4K-r8Zt-another-one", old_salt]  # the old key kept for reading
+        _forget_the_fields_keys()
+        call_command("loaddata", str(fixture), stdout=io.StringIO())
+        assert Credential.objects.read("linear:user:1") == SECRETS
+    finally:
+        _forget_the_fields_keys()
+
+
 def test_other_serializers_write_ciphertext_too():
     from django.core import serializers
 

@@ -34,7 +34,7 @@ TAIL_LINE_CHARS = 500
 """Characters kept of each stderr line (after escaping); longer lines end with ``...``."""
 
 READ_LIMIT = 1 << 16
-"""Bytes read from stderr at most per line: a longer line is read (and kept, cut) in pieces."""
+"""Bytes read from stderr at most per line: a longer line is read in pieces, the first kept (cut), the rest dropped."""
 
 REDACT_MIN_CHARS = 4
 """Environment values shorter than this are not redacted from the tail (``"1"`` would garble it)."""
@@ -97,11 +97,14 @@ class StderrTail:
         """Read ``process``'s stderr to its end (run in a thread), keeping the tail and handing
         each kept line to ``on_line``."""
         assert process.stderr is not None
-        try:
+        continuing = False  # the rest of a line longer than READ_LIMIT: read and dropped (the kept
+        try:                # line is cut far sooner, and a piece could start inside a secret)
             for raw in iter(lambda: process.stderr.readline(READ_LIMIT), b""):  # a line without end: in pieces
-                line = self.add(raw)
-                if on_line is not None:
-                    on_line(line)
+                if not continuing:
+                    line = self.add(raw)
+                    if on_line is not None:
+                        on_line(line)
+                continuing = not raw.endswith(b"\n")
         except (OSError, ValueError):
             pass
         finally:

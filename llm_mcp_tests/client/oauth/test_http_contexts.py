@@ -54,6 +54,27 @@ def test_a_context_is_checked():
         llm_mcp.context(proxies="http://x")  # httpx's old keyword: not ours
 
 
+@pytest.mark.parametrize("setting", ["verify", "cert", "limits"])
+def test_transport_settings_beside_a_transport_are_refused_not_ignored(setting):
+    """httpx ignores verify, cert and limits when a transport is given: a CA bundle passed beside
+    PublicAddressesOnly would silently not be used. They belong to the transport."""
+    from llm_mcp.client.addresses import PublicAddressesOnly
+
+    value = {"verify": "/etc/ssl/internal-ca.pem", "cert": "/etc/ssl/client.pem", "limits": httpx.Limits()}[setting]
+    with pytest.raises(ValueError, match=rf"give {setting} to the transport itself"):
+        llm_mcp.context(transport=PublicAddressesOnly, **{setting: value})
+
+
+@pytest.mark.parametrize(("setting", "value", "named"), [
+    ("limits", 5, "limits"), ("proxy", 3128, "proxy"), ("mounts", ["http://"], "mounts"),
+    ("verify", 3, "verify"), ("trust_env", "no", "trust_env"), ("cert", 7, "cert"),
+])
+def test_a_setting_of_the_wrong_type_is_refused_when_the_context_is_built(setting, value, named):
+    """Not later, as an AttributeError from deep inside httpx on the first request."""
+    with pytest.raises(TypeError, match=rf"context\({named}=\.\.\.\) takes .*, not {type(value).__name__}"):
+        llm_mcp.context(**{setting: value})
+
+
 def test_a_transport_factory_gives_each_client_its_own_transport(echo_http_url):
     built: list[RecordingTransport] = []
 

@@ -39,6 +39,7 @@ REFUSED = [
     ("::ffff:127.0.0.1", "loopback (inside an IPv6 address)"), ("::ffff:10.0.0.1", "private (inside an IPv6 address)"),
     ("2002:a00:1::1", "private (inside an IPv6 address)"),  # 6to4 around 10.0.0.1
     ("64:ff9b::a9fe:a9fe", "link-local (inside an IPv6 address)"),  # NAT64 of 169.254.169.254
+    ("fec0::1", "site-local"),  # deprecated IPv6 site-local (RFC 3879), still routed inside some networks
 ]
 
 
@@ -57,6 +58,17 @@ def test_public_addresses_are_allowed_on_the_decision_alone(ip):
 def test_allowed_networks_are_let_through():
     policy = AddressPolicy(allow=["10.20.0.0/16"])
     assert policy.allows("10.20.3.4") and not policy.allows("10.21.0.1")
+
+
+def test_allow_takes_a_list_of_network_strings():
+    """A bare string was read character by character ("'1' does not appear to be ... network"), and
+    an int was taken as an address (10 allowed 0.0.0.10)."""
+    with pytest.raises(TypeError, match=r"allow takes a list of networks such as \["):
+        AddressPolicy(allow="10.0.0.0/8")
+    with pytest.raises(TypeError, match=r"allow: 10 \(int\) is not a network string"):
+        PublicAddressesOnly(allow=[10])
+    with pytest.raises(ValueError, match="'nope' does not appear to be an IPv4 or IPv6 network"):
+        AddressPolicy(allow=["nope"])
 
 
 def test_addr_01_without_the_policy_a_name_resolving_to_loopback_is_reached(echo_http_url):
@@ -143,6 +155,16 @@ def test_oauth_requests_go_through_the_policy_too(store):
     with pytest.raises(llm_mcp.AddressRefusedError, match=r"mcp\.example\.test"):
         server.tools  # the unauthenticated probe and the resource metadata: refused at connect
     server.close()
+
+
+@pytest.mark.parametrize("host", ["2130706433", "0", "127.1", "0x7f.1", "017700000001", "[::ffff:127.0.0.1]",
+                                  "[0:0:0:0:0:ffff:7f00:1]"])
+def test_numeric_spellings_of_loopback_are_refused_with_the_system_resolver(host):
+    """Decimal, short, hex and octal IPv4 forms and IPv4-mapped IPv6 reach 127.0.0.1 or 0.0.0.0 through
+    getaddrinfo: each is refused before anything is sent (the refusal is the point: nothing listens there)."""
+    with httpx.Client(transport=PublicAddressesOnly()) as client:
+        with pytest.raises(llm_mcp.AddressRefusedError, match=r"\((loopback|unspecified)"):
+            client.get(f"http://{host}:9/mcp")
 
 
 def test_a_name_that_does_not_resolve_is_a_connection_error():
