@@ -225,6 +225,16 @@ def test_sandbox_only_on_its_origin_with_the_built_policy(site):
         "img-src 'self' data:; media-src 'self' data:; connect-src 'none'; object-src 'none'")
 
 
+def test_sandbox_csp_with_line_breaks_quotes_and_semicolons(site):
+    """?csp= entries carrying a line break, a quote or a semicolon are dropped: the page answers 200 with
+    a one-line header holding only the plain source (a line break used to make Django refuse the header)."""
+    csp = {"connectDomains": ["https://a.example\n", "https://b.example'", "https://c.example;x", "https://ok.example"]}
+    answer = Client().get(reverse("llm_mcp:app_sandbox"), {"csp": json.dumps(csp)}, HTTP_HOST="localhost:8123")
+    assert answer.status_code == 200
+    assert "connect-src 'self' https://ok.example;" in answer["Content-Security-Policy"]
+    assert not any(name in answer["Content-Security-Policy"] for name in ("a.example", "b.example", "c.example"))
+
+
 def test_the_sandbox_origin_serves_nothing_else(site, model):
     """AppsSandboxMiddleware (in the example settings): on the sandbox origin every other URL is 404,
     even for a signed-in user; the host's origin is unchanged."""
