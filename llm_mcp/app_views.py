@@ -118,12 +118,24 @@ class AppMessageView(ChatView):
         if len(request.body) > MAX_BODY:
             return JsonResponse({"error": f"the body is larger than {MAX_BODY} bytes"}, status=413)
         try:
-            body = json.loads(request.body)
-        except (ValueError, RecursionError):
+            body = json.loads(request.body, parse_constant=_no_constant)
+        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
             return JsonResponse({"error": "the body is not valid JSON"}, status=400)
+        except ValueError as exc:  # _no_constant's
+            return JsonResponse({"error": str(exc)}, status=400)
         if not isinstance(body, dict):
             return JsonResponse({"error": "the body must be a JSON object"}, status=400)
+        try:
+            json.dumps(body, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            return JsonResponse({"error": "the body holds a lone surrogate (a \\ud800-\\udfff escape), "
+                                          "which cannot be sent on"}, status=400)
         return body
+
+
+def _no_constant(name: str) -> Any:
+    """``parse_constant`` for request bodies: NaN and Infinity, which Python's ``json`` reads, are not JSON."""
+    raise ValueError(f"the body holds {name}, which is not JSON")
 
 
 def _failure(exc: MCPError) -> JsonResponse:

@@ -150,6 +150,27 @@ def test_tool_call_view_refuses_bad_requests_before_any_server(site, model, capl
     assert len(site.received()) == before
 
 
+def test_a_lone_surrogate_or_nan_in_the_body_is_400_not_500(site, model):
+    """JSON may escape a lone surrogate (\\ud800), which no UTF-8 request to a server can carry, and Python
+    reads NaN/Infinity, which JSON has not: the tool-call and resource views answer 400 naming the
+    problem (they used to answer 500), and nothing reaches the server."""
+    ada = user("ada")
+    _, row = forecast_chat(model, ada)
+    client = signed_in(ada)
+    before = len(site.received())
+    call = client.post(reverse("llm_mcp:app_tool_call", args=[row.pk]),
+                       '{"name": "refresh", "arguments": {"city": "\\ud800"}}', content_type="application/json")
+    assert call.status_code == 400 and "surrogate" in call.json()["error"]
+    read = client.post(reverse("llm_mcp:app_resource", args=[row.pk]), '{"uri": "ui://weather/\\udfff"}',
+                       content_type="application/json")
+    assert read.status_code == 400 and "surrogate" in read.json()["error"]
+    for constant in ("NaN", "Infinity", "-Infinity"):  # Python's json reads them; JSON has no such values
+        answer = client.post(reverse("llm_mcp:app_tool_call", args=[row.pk]),
+                             '{"name": "refresh", "arguments": {"city": %s}}' % constant, content_type="application/json")
+        assert answer.status_code == 400 and constant in answer.json()["error"], constant
+    assert len(site.received()) == before
+
+
 def test_csrf_is_required_on_the_posts(site, model):
     """POSTs need the CSRF token (cookie + X-CSRFToken): without it 403 and nothing runs."""
     ada = user("ada")
