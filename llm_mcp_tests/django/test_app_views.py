@@ -171,6 +171,23 @@ def test_a_lone_surrogate_or_nan_in_the_body_is_400_not_500(site, model):
     assert len(site.received()) == before
 
 
+def test_huge_bodies_are_refused_before_any_server(site, model):
+    """A body over app_views.MAX_BODY answers 413, one over Django's DATA_UPLOAD_MAX_MEMORY_SIZE 400;
+    neither reaches the server."""
+    from llm_mcp.app_views import MAX_BODY
+
+    ada = user("ada")
+    _, row = forecast_chat(model, ada)
+    client = signed_in(ada)
+    url = reverse("llm_mcp:app_tool_call", args=[row.pk])
+    before = len(site.received())
+    big = post_json(client, url, {"name": "refresh", "arguments": {"city": "x" * (MAX_BODY + 1)}})
+    assert big.status_code == 413 and str(MAX_BODY) in big.json()["error"]
+    limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE or 2_621_440
+    assert post_json(client, url, {"name": "refresh", "arguments": {"city": "x" * (limit + 1)}}).status_code == 400
+    assert len(site.received()) == before
+
+
 def test_csrf_is_required_on_the_posts(site, model):
     """POSTs need the CSRF token (cookie + X-CSRFToken): without it 403 and nothing runs."""
     ada = user("ada")
