@@ -286,6 +286,19 @@ def test_the_sandbox_origin_serves_nothing_else(site, model):
     assert client.get(reverse("llm_mcp:chat_detail", args=[record.pk])).status_code == 200
 
 
+def test_the_sandbox_host_serves_nothing_else_behind_a_tls_proxy(site, model):
+    """Behind a front server that ends TLS (no SECURE_PROXY_SSL_HEADER), Django sees http on the sandbox's
+    https host name: the middleware still answers 404 there for every other URL (it used to compare
+    whole origins and let the site through)."""
+    ada = user("ada")
+    record, _ = forecast_chat(model, ada)
+    client = signed_in(ada)
+    with override_settings(LLM_MCP={**settings.LLM_MCP, "APPS_SANDBOX_ORIGIN": "https://localhost:8123"}):
+        for url in (reverse("llm_mcp:chat_detail", args=[record.pk]), "/admin/", "/"):
+            assert client.get(url, HTTP_HOST="localhost:8123").status_code == 404, url
+        assert client.get(reverse("llm_mcp:chat_detail", args=[record.pk])).status_code == 200
+
+
 def test_chat_page_places_the_app(site, model):
     """chat_detail renders an App placeholder for the result, with its URLs and the sandbox origin."""
     ada = user("ada")
