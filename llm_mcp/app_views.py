@@ -218,7 +218,7 @@ class AppResourceView(AppMessageView):
         if not isinstance(uri, str) or not uri:
             return JsonResponse({"error": 'send {"uri": "<resource URI>"}'}, status=400)
         server = self.get_server(record)
-        log.info("MCP App of message %s (user %s) reads %s from %s", self.row.pk, request.user.pk, uri, server.name)
+        log.info("MCP App of message %s (user %s) reads %r from %s", self.row.pk, request.user.pk, uri, server.name)
         try:
             resource = server.resource(uri)
         except MCPError as exc:

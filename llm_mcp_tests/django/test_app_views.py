@@ -217,6 +217,18 @@ def test_resource_view(site, model):
     assert post_json(client, reverse("llm_mcp:app_resource", args=[row.pk]), {"uri": 3}).status_code == 400
 
 
+def test_resource_uri_cannot_forge_log_lines(site, model, caplog):
+    """The resource view logs the App's URI quoted: a line break in it cannot start a forged log line."""
+    ada = user("ada")
+    _, row = forecast_chat(model, ada)
+    with caplog.at_level(logging.INFO, logger="llm_mcp.apps"):
+        post_json(signed_in(ada), reverse("llm_mcp:app_resource", args=[row.pk]),
+                  {"uri": "ui://weather/listed\nWARNING forged"})
+    lines = [r.getMessage() for r in caplog.records if r.name == "llm_mcp.apps"]
+    assert lines and all("\n" not in line for line in lines)
+    assert any("ui://weather/listed\\nWARNING forged" in line for line in lines)
+
+
 def test_another_users_chat_is_404_on_every_app_view(site, model):
     """The CHAT_ACCESS hook on every App view: another user's chat answers 404, nothing reaches a server;
     a message without an App, or not a tool result, is 404 too; anonymous visitors go to login."""
