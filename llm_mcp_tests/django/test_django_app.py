@@ -181,3 +181,16 @@ def test_setting_values_are_checked(settings):
     assert [p.msg for p in check_settings() if p.id != WEAK_SALT] == ["settings.LLM_MCP must be a dict, not list"]
     settings.SALT_KEY = 42
     assert any("SALT_KEY must be a non-empty string" in p.msg for p in check_settings())
+
+
+@pytest.mark.parametrize("origin", ["https://Apps.example.com", "https://apps.example.com:443",
+                                    "http://localhost:80", "https://apps.example.com\n", "http://localhost:8000/"])
+def test_apps_sandbox_origin_is_as_a_browser_writes_it(settings, origin):
+    """APPS_SANDBOX_ORIGIN must be spelled as the browser spells the origin (lower case, no default port,
+    no trailing line break): the page's script compares it with each message's ``event.origin``, so
+    any other spelling left every App on "Loading" (and the sandbox page on 404)."""
+    settings.LLM_MCP = {"APPS_SANDBOX_ORIGIN": origin}
+    with pytest.raises(ImproperlyConfigured, match=r"APPS_SANDBOX_ORIGIN'\] must be an origin"):
+        conf.get("APPS_SANDBOX_ORIGIN")
+    settings.LLM_MCP = {"APPS_SANDBOX_ORIGIN": "http://localhost:8000"}
+    assert conf.get("APPS_SANDBOX_ORIGIN") == "http://localhost:8000"
