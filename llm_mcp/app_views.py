@@ -12,7 +12,7 @@ the server, and the sandbox proxy page the Apps run in.
 
 ``<message>`` is the primary key of a tool-result message whose call has an App (``ui_uri``).
 The views find its chat, ask ``LLM_MCP["CHAT_ACCESS"]`` (``"view"`` to read, ``"send"`` to call; a
-refusal answers 404), rebuild the chat's servers as a resumed chat does (from its agent; a chat
+refusal answers 404; a visitor not signed in gets a JSON 403, not a redirect), rebuild the chat's servers as a resumed chat does (from its agent; a chat
 whose servers cannot be rebuilt answers 404 and the reason is logged) and talk only to the server
 that produced the message. An App's ``tools/call`` reaches a tool of that server whose
 ``visibility`` includes ``"app"`` (the default) and nothing else: 403 otherwise, 404 for a tool that
@@ -61,6 +61,11 @@ def request_origin(request: HttpRequest) -> str:
 
 class AppMessageView(ChatView):
     """Base of the App views: the tool-result message of the URL, its call, its chat and its server."""
+
+    def handle_no_permission(self) -> HttpResponse:
+        """A JSON 403 for a visitor who is not signed in (their session ended): a redirect to the
+        login page would reach the page's script as a 200 with no JSON."""
+        return JsonResponse({"error": "not signed in: sign in again and reload the page"}, status=403)
 
     def get_chat(self) -> Any:
         """The chat of the URL's message; ``Http404`` when the message is not a tool result with an

@@ -231,7 +231,7 @@ def test_resource_uri_cannot_forge_log_lines(site, model, caplog):
 
 def test_another_users_chat_is_404_on_every_app_view(site, model):
     """The CHAT_ACCESS hook on every App view: another user's chat answers 404, nothing reaches a server;
-    a message without an App, or not a tool result, is 404 too; anonymous visitors go to login."""
+    a message without an App, or not a tool result, is 404 too."""
     ada, bob = user("ada"), user("bob")
     record, row = forecast_chat(model, ada)
     client = signed_in(bob)
@@ -244,7 +244,23 @@ def test_another_users_chat_is_404_on_every_app_view(site, model):
     assert len(site.received()) == before
     user_row = Message.objects.get(chat=record, role="user")
     assert signed_in(ada).get(reverse("llm_mcp:app", args=[user_row.pk])).status_code == 404
-    assert Client().get(reverse("llm_mcp:app", args=[row.pk])).status_code == 302
+
+
+def test_signed_out_app_requests_get_a_json_403_not_the_login_page(site, model):
+    """A visitor whose session ended (the page's script still holds the csrftoken cookie) gets a JSON 403
+    on every App view, not a redirect to the login page: the script followed it and handed the App an
+    empty {} as the tool's result. Nothing reaches the server."""
+    ada = user("ada")
+    _, row = forecast_chat(model, ada)
+    anonymous = Client()
+    before = len(site.received())
+    answers = [anonymous.get(reverse("llm_mcp:app", args=[row.pk])),
+               post_json(anonymous, reverse("llm_mcp:app_tool_call", args=[row.pk]), {"name": "refresh", "arguments": {}}),
+               post_json(anonymous, reverse("llm_mcp:app_resource", args=[row.pk]), {"uri": "ui://weather/listed"})]
+    for answer in answers:
+        assert answer.status_code == 403 and answer["Content-Type"] == "application/json"
+        assert "sign in" in answer.json()["error"]
+    assert len(site.received()) == before
 
 
 def test_a_chat_whose_servers_cannot_be_rebuilt_is_404_and_logged(site, model, caplog):
