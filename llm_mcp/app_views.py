@@ -12,8 +12,9 @@ the server, and the sandbox proxy page the Apps run in.
 
 ``<message>`` is the primary key of a tool-result message whose call has an App (``ui_uri``).
 The views find its chat, ask ``LLM_MCP["CHAT_ACCESS"]`` (``"view"`` to read, ``"send"`` to call; a
-refusal answers 404; a visitor not signed in gets a JSON 403, not a redirect), rebuild the chat's servers as a resumed chat does (from its agent; a chat
-whose servers cannot be rebuilt answers 404 and the reason is logged) and talk only to the server
+refusal answers 404; a visitor not signed in gets a JSON 403, not a redirect), rebuild the chat's
+servers as a resumed chat does (from its agent; a chat whose servers cannot be rebuilt answers 404
+and the reason is logged) and talk only to the server
 that produced the message. An App's ``tools/call`` reaches a tool of that server whose
 ``visibility`` includes ``"app"`` (the default) and nothing else: 403 otherwise, 404 for a tool that
 server does not list, 400/415 for a body that is not the JSON asked for; none of these contacts
