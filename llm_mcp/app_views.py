@@ -16,7 +16,8 @@ refusal answers 404; a visitor not signed in gets a JSON 403, not a redirect), r
 servers as a resumed chat does (from its agent; a chat whose servers cannot be rebuilt answers 404
 and the reason is logged) and talk only to the server
 that produced the message. An App's ``tools/call`` reaches a tool of that server whose
-``visibility`` includes ``"app"`` (the default) and nothing else: 403 otherwise, 404 for a tool that
+``visibility`` includes ``"app"`` (the default) and that the server class's ``only``/``exclude``
+keep, and nothing else: 403 otherwise, 404 for a tool that
 server does not list, 400/415 for a body that is not the JSON asked for; none of these contacts
 a server. POSTs use Django's CSRF protection (the ``csrftoken`` cookie sent back as
 ``X-CSRFToken``).
@@ -46,6 +47,7 @@ from .client.app_policy import allow_attribute, content_security_policy
 from .client.errors import MCPError
 from .client.extensions import APP_MIME_TYPE
 from .client.server import MCP
+from .client.shaping import kept_tools
 
 __all__ = ["AppResourceView", "AppToolCallView", "AppView", "SandboxView", "request_origin"]
 
@@ -200,6 +202,11 @@ class AppToolCallView(AppMessageView):
         tool = next((t for t in server.tools if t.server_name == name), None)
         if tool is None:
             return JsonResponse({"error": f"server {server.name!r} has no tool {name!r}"}, status=404)
+        if not kept_tools(server, [tool]):
+            log.warning("MCP App of message %s asked for %s.%s, which the server's only/exclude leave out: "
+                        "refused", self.row.pk, server.name, name)
+            return JsonResponse({"error": f"tool {name!r} is left out by the server's only/exclude settings"},
+                                status=403)
         visibility = tool.visibility if tool.visibility is not None else ["model", "app"]
         if "app" not in visibility:
             log.warning("MCP App of message %s asked for %s.%s, which is not visible to apps: refused",

@@ -22,7 +22,8 @@ from django.urls import reverse
 from llm_mcp.models import Chat, Message, ToolCall
 from llm_mcp.testing.scripted_model import reply, tool_call
 
-from llm_mcp_tests.support.apps import APPS_URL_ENV, ECHO_URL_ENV, AppsAgent, AppsServer, apps_server
+from llm_mcp_tests.support.apps import (APPS_URL_ENV, ECHO_URL_ENV, AppsAgent, AppsServer, ShapedAppsAgent,
+                                        apps_server)
 
 pytestmark = [pytest.mark.db, pytest.mark.django_db]
 
@@ -129,6 +130,24 @@ def test_mcp_apps_11_tool_call_view(site, model):
     forged = post_json(client, url, {"name": "model_only", "arguments": {"city": "Oslo"}})
     assert forged.status_code == 403 and "not callable by apps" in forged.json()["error"]
     assert len(site.received()) == before + 1  # the 403 reached no server
+
+
+def test_tool_call_view_refuses_a_tool_the_server_class_leaves_out(site, model):
+    """A tool the server class drops with ``only``/``exclude`` is not the App's either: 403, and nothing
+    reaches the server (the view used to call every tool the server lists); the others still answer."""
+    ada = user("ada")
+    model.add(tool_call("forecast", {"city": "Oslo"}, id="call_f"), reply("Here it is."))
+    record = ShapedAppsAgent.chat(user=ada)
+    record.ask("Weather in Oslo?")
+    record.close()
+    row = Message.objects.get(chat=record, role="tool")
+    client = signed_in(ada)
+    url = reverse("llm_mcp:app_tool_call", args=[row.pk])
+    before = len(site.received())
+    refused = post_json(client, url, {"name": "plain", "arguments": {}})
+    assert refused.status_code == 403 and "exclude" in refused.json()["error"]
+    assert len(site.received()) == before
+    assert post_json(client, url, {"name": "refresh", "arguments": {"city": "Oslo"}}).status_code == 200
 
 
 def test_tool_call_view_refuses_bad_requests_before_any_server(site, model, caplog):
