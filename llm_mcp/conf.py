@@ -155,8 +155,8 @@ CHECKS: dict[str, tuple[Callable[[Any], bool], str]] = {
                    '{"provider": "<registered provider>", "model": "<model id>"}'),
     "CHAT_RUN_TURNS": (lambda v: v in ("request", "celery"), '"request" or "celery"'),
     "APPS_SANDBOX_ORIGIN": (lambda v: v is None or _origin(v),
-                            'an origin like "https://apps.example.com" (scheme://host[:port], lower case, '
-                            'no default port, no path), or None'),
+                            ('an origin like "https://apps.example.com" (scheme://host[:port], lower case, '
+                             'no default port, no path), or None')),
     "CHAT_INLINE_MEDIA_BYTES": (lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0,
                                 "a number of bytes (0: never inline)"),
 }

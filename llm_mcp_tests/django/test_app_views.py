@@ -185,7 +185,8 @@ def test_a_lone_surrogate_or_nan_in_the_body_is_400_not_500(site, model):
     assert read.status_code == 400 and "surrogate" in read.json()["error"]
     for constant in ("NaN", "Infinity", "-Infinity"):  # Python's json reads them; JSON has no such values
         answer = client.post(reverse("llm_mcp:app_tool_call", args=[row.pk]),
-                             '{"name": "refresh", "arguments": {"city": %s}}' % constant, content_type="application/json")
+                             f'{{"name": "refresh", "arguments": {{"city": {constant}}}}}',
+                             content_type="application/json")
         assert answer.status_code == 400 and constant in answer.json()["error"], constant
     assert len(site.received()) == before
 
