@@ -12,10 +12,12 @@ the server, and the sandbox proxy page the Apps run in.
 
 ``<message>`` is the primary key of a tool-result message whose call has an App (``ui_uri``).
 The views find its chat, ask ``LLM_MCP["CHAT_ACCESS"]`` (``"view"`` to read, ``"send"`` to call; a
-refusal answers 404), rebuild the chat's servers as a resumed chat does (from its agent; a chat
-whose servers cannot be rebuilt answers 404 and the reason is logged) and talk only to the server
+refusal answers 404; a visitor not signed in gets a JSON 403, not a redirect), rebuild the chat's
+servers as a resumed chat does (from its agent; a chat whose servers cannot be rebuilt answers 404
+and the reason is logged) and talk only to the server
 that produced the message. An App's ``tools/call`` reaches a tool of that server whose
-``visibility`` includes ``"app"`` (the default) and nothing else: 403 otherwise, 404 for a tool that
+``visibility`` includes ``"app"`` (the default) and that the server class's ``only``/``exclude``
+keep, and nothing else: 403 otherwise, 404 for a tool that
 server does not list, 400/415 for a body that is not the JSON asked for; none of these contacts
 a server. POSTs use Django's CSRF protection (the ``csrftoken`` cookie sent back as
 ``X-CSRFToken``).
@@ -45,6 +47,7 @@ from .client.app_policy import allow_attribute, content_security_policy
 from .client.errors import MCPError
 from .client.extensions import APP_MIME_TYPE
 from .client.server import MCP
+from .client.shaping import kept_tools
 
 __all__ = ["AppResourceView", "AppToolCallView", "AppView", "SandboxView", "request_origin"]
 
@@ -61,6 +64,11 @@ def request_origin(request: HttpRequest) -> str:
 
 class AppMessageView(ChatView):
     """Base of the App views: the tool-result message of the URL, its call, its chat and its server."""
+
+    def handle_no_permission(self) -> HttpResponse:
+        """A JSON 403 for a visitor who is not signed in (their session ended): a redirect to the
+        login page would reach the page's script as a 200 with no JSON."""
+        return JsonResponse({"error": "not signed in: sign in again and reload the page"}, status=403)
 
     def get_chat(self) -> Any:
         """The chat of the URL's message; ``Http404`` when the message is not a tool result with an
@@ -118,12 +126,24 @@ class AppMessageView(ChatView):
         if len(request.body) > MAX_BODY:
             return JsonResponse({"error": f"the body is larger than {MAX_BODY} bytes"}, status=413)
         try:
-            body = json.loads(request.body)
-        except (ValueError, RecursionError):
+            body = json.loads(request.body, parse_constant=_no_constant)
+        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
             return JsonResponse({"error": "the body is not valid JSON"}, status=400)
+        except ValueError as exc:  # _no_constant's
+            return JsonResponse({"error": str(exc)}, status=400)
         if not isinstance(body, dict):
             return JsonResponse({"error": "the body must be a JSON object"}, status=400)
+        try:
+            json.dumps(body, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            return JsonResponse({"error": "the body holds a lone surrogate (a \\ud800-\\udfff escape), "
+                                          "which cannot be sent on"}, status=400)
         return body
+
+
+def _no_constant(name: str) -> Any:
+    """``parse_constant`` for request bodies: NaN and Infinity, which Python's ``json`` reads, are not JSON."""
+    raise ValueError(f"the body holds {name}, which is not JSON")
 
 
 def _failure(exc: MCPError) -> JsonResponse:
@@ -182,6 +202,11 @@ class AppToolCallView(AppMessageView):
         tool = next((t for t in server.tools if t.server_name == name), None)
         if tool is None:
             return JsonResponse({"error": f"server {server.name!r} has no tool {name!r}"}, status=404)
+        if not kept_tools(server, [tool]):
+            log.warning("MCP App of message %s asked for %s.%s, which the server's only/exclude leave out: "
+                        "refused", self.row.pk, server.name, name)
+            return JsonResponse({"error": f"tool {name!r} is left out by the server's only/exclude settings"},
+                                status=403)
         visibility = tool.visibility if tool.visibility is not None else ["model", "app"]
         if "app" not in visibility:
             log.warning("MCP App of message %s asked for %s.%s, which is not visible to apps: refused",
@@ -206,7 +231,7 @@ class AppResourceView(AppMessageView):
         if not isinstance(uri, str) or not uri:
             return JsonResponse({"error": 'send {"uri": "<resource URI>"}'}, status=400)
         server = self.get_server(record)
-        log.info("MCP App of message %s (user %s) reads %s from %s", self.row.pk, request.user.pk, uri, server.name)
+        log.info("MCP App of message %s (user %s) reads %r from %s", self.row.pk, request.user.pk, uri, server.name)
         try:
             resource = server.resource(uri)
         except MCPError as exc:

@@ -80,7 +80,8 @@ def _reconfigure(*, setting: str, **kwargs: Any) -> None:
 
 def check_settings(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
     """``manage.py check``: the encryption salt credentials need (E001, and W002 when it looks weak),
-    the exception reporter filter that keeps tokens off debug pages (W003), and unknown ``LLM_MCP`` keys."""
+    the exception reporter filter that keeps tokens off debug pages (W003), the MCP Apps sandbox
+    middleware when ``APPS_SANDBOX_ORIGIN`` is set (W004), and unknown ``LLM_MCP`` keys."""
     from .credentials import salt_key_problem, salt_key_weakness
 
     problems: list[checks.CheckMessage] = []
@@ -107,7 +108,22 @@ def check_settings(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckM
                  "list and keep the old one after it until the credentials were written again.",
             id="llm_mcp.W002"))
     problems.extend(_reporter_filter_problems())
+    if not any(p.id == "llm_mcp.E002" for p in problems):
+        problems.extend(_sandbox_problems())
     return problems
+
+
+def _sandbox_problems() -> list[checks.CheckMessage]:
+    """W004 when ``APPS_SANDBOX_ORIGIN`` is set and ``AppsSandboxMiddleware`` is not in ``MIDDLEWARE``."""
+    from django.conf import settings
+
+    middleware = "llm_mcp.middleware.AppsSandboxMiddleware"
+    if not conf.get("APPS_SANDBOX_ORIGIN") or middleware in settings.MIDDLEWARE:
+        return []
+    return [checks.Warning(
+        "LLM_MCP['APPS_SANDBOX_ORIGIN'] is set but the rest of the site is served on that origin too: "
+        "a session there (its login page works) would belong to every MCP App.",
+        hint=f"Put {middleware!r} first in MIDDLEWARE.", id="llm_mcp.W004")]
 
 
 def _reporter_filter_problems() -> list[checks.CheckMessage]:

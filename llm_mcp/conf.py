@@ -31,8 +31,14 @@ __all__ = ["DEFAULTS", "chat_access", "chat_agents", "chat_model_name", "credent
 DOTTED = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+$")
 SERVER_NAME = re.compile(r"^[A-Za-z0-9_-]{1,100}$")
 
-ORIGIN = re.compile(r"^https?://[A-Za-z0-9.\-\[\]:]+$")
-"""An origin: scheme, host and optional port, nothing after."""
+ORIGIN = re.compile(r"https?://[a-z0-9.\-\[\]:]+")
+"""An origin as a browser serialises it (``fullmatch``): lower-case scheme, host and optional port."""
+
+
+def _origin(value: Any) -> bool:
+    """Whether ``value`` is an origin spelled as ``event.origin`` spells it (no default port)."""
+    return (isinstance(value, str) and bool(ORIGIN.fullmatch(value))
+            and not value.endswith(":443" if value.startswith("https:") else ":80"))
 
 DEFAULTS: dict[str, Any] = {
     # Seconds a Celery job waits before checking a paused chat's tasks again, when none of
@@ -148,8 +154,9 @@ CHECKS: dict[str, tuple[Callable[[Any], bool], str]] = {
                    and all(isinstance(x, str) and x for x in v.values()),
                    '{"provider": "<registered provider>", "model": "<model id>"}'),
     "CHAT_RUN_TURNS": (lambda v: v in ("request", "celery"), '"request" or "celery"'),
-    "APPS_SANDBOX_ORIGIN": (lambda v: v is None or (isinstance(v, str) and bool(ORIGIN.match(v))),
-                            'an origin like "https://apps.example.com" (scheme://host[:port], no path), or None'),
+    "APPS_SANDBOX_ORIGIN": (lambda v: v is None or _origin(v),
+                            ('an origin like "https://apps.example.com" (scheme://host[:port], lower case, '
+                             'no default port, no path), or None')),
     "CHAT_INLINE_MEDIA_BYTES": (lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0,
                                 "a number of bytes (0: never inline)"),
 }

@@ -24,8 +24,8 @@ DEFAULT_POLICY = ("default-src 'none'; script-src 'self' 'unsafe-inline'; style-
                   "img-src 'self' data:; media-src 'self' data:; connect-src 'none'; object-src 'none'")
 """The policy for a resource that declares no ``csp`` (the spec's default, with the draft's ``object-src``)."""
 
-_SOURCE = re.compile(r"^[A-Za-z0-9*][A-Za-z0-9+.\-]*:(//)?[A-Za-z0-9*.\-\[\]:]*(/[^\s;,'\"]*)?$"
-                     r"|^[A-Za-z0-9*.\-\[\]]+(:[0-9*]+)?$")
+_SOURCE = re.compile(r"[A-Za-z0-9*][A-Za-z0-9+.\-]*:(//)?[A-Za-z0-9*.\-\[\]:]*(/[^\s;,'\"\x00-\x1f\x7f]*)?"
+                     r"|[A-Za-z0-9*.\-\[\]]+(:[0-9*]+)?")
 PERMISSIONS = (("camera", "camera"), ("microphone", "microphone"), ("geolocation", "geolocation"),
                ("clipboardWrite", "clipboard-write"))
 """``_meta.ui.permissions`` keys and the Permissions Policy features they allow."""
@@ -36,7 +36,7 @@ def source_list(domains: Any) -> list[str]:
     ``https://*.example.com``, ``wss://live.example.com:8443``); anything else is dropped."""
     if not isinstance(domains, list):
         return []
-    return [d for d in domains if isinstance(d, str) and d.isascii() and _SOURCE.match(d) and d not in ("*",)]
+    return [d for d in domains if isinstance(d, str) and d.isascii() and _SOURCE.fullmatch(d) and d not in ("*",)]
 
 
 def content_security_policy(csp: Any) -> str:

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from .server.base import MCP
     from .tool import Tool
 
-__all__ = ["PARTLY_RUN", "SHAPING", "SKILL_PREFIX", "check_shaping", "failure_text", "invoke", "is_refusal", "model_tools", "shape", "skill_shaped"]
+__all__ = ["PARTLY_RUN", "SHAPING", "SKILL_PREFIX", "check_shaping", "failure_text", "invoke", "is_refusal", "kept_tools", "model_tools", "shape", "skill_shaped"]
 
 log = logging.getLogger("llm_mcp.client")
 
@@ -204,6 +204,17 @@ def model_tools(server: MCP) -> list[Any]:
         described = "; ".join(f"{key}: {', '.join(names)}" for key, names in missing.items())
         raise ConfigurationError(f"MCP server {server.name!r} does not list tools its class declares ({described})",
                                  server=server.name)
+    offered: list[Any] = [t for t in kept_tools(server, tools) if t.visibility is None or "model" in t.visibility]
+    for extra in extras:  # the server's requires_approval and defer cover its extra tools too
+        extra.requires_approval = bool(getattr(extra, "requires_approval", False)) or requires_approval(server, extra)
+        extra.deferred = bool(getattr(extra, "deferred", False)) or deferred(server, extra)
+        offered.append(extra)
+    return offered
+
+
+def kept_tools(server: MCP, tools: list[Any]) -> list[Any]:
+    """``tools`` (of ``server``) that its ``only`` and ``exclude`` settings keep: what the site uses
+    of the server, for the model and for an MCP App alike."""
     only, exclude = server.settings.option("only"), server.settings.option("exclude")
     if only is not None:
         keep = _names(only, "only", server.name)
@@ -211,12 +222,7 @@ def model_tools(server: MCP) -> list[Any]:
     if exclude is not None:
         drop = _names(exclude, "exclude", server.name)
         tools = [t for t in tools if t.server_name not in drop]
-    offered: list[Any] = [t for t in tools if t.visibility is None or "model" in t.visibility]
-    for extra in extras:  # the server's requires_approval and defer cover its extra tools too
-        extra.requires_approval = bool(getattr(extra, "requires_approval", False)) or requires_approval(server, extra)
-        extra.deferred = bool(getattr(extra, "deferred", False)) or deferred(server, extra)
-        offered.append(extra)
-    return offered
+    return tools
 
 
 def _build_extra(extra: Any, server: MCP) -> Any:

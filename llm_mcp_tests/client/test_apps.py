@@ -175,3 +175,16 @@ def test_mcp_apps_07_10_whole_result_by_server_name(apps):
     # 2026-07-28 servers add their serverInfo to every result's _meta: kept as sent
     assert ("io.modelcontextprotocol/serverInfo" in failed.to_dict()["_meta"]) == (apps.era == "modern")
     assert apps.received()[-3]["arguments"] == {"city": "Bergen"}
+
+
+@pytest.mark.parametrize("entry", ["https://a.example\n", "https://a.example/x\n", "a.example\n",
+                                   "https://a.example\r", "https://a.example\nscript-src *",
+                                   "https://a.example/\x00", "https://a.example/\x7f"])
+def test_csp_domain_with_a_line_break_is_dropped(entry):
+    """A declared domain ending in (or holding) a line break or a control character never reaches the
+    policy: it would split the sandbox's Content-Security-Policy header (Django refuses it: a 500)."""
+    from llm_mcp.client.app_policy import content_security_policy, source_list
+
+    assert source_list([entry, "https://ok.example"]) == ["https://ok.example"]
+    policy = content_security_policy({"connectDomains": [entry], "resourceDomains": [entry]})
+    assert policy.isprintable() and "a.example" not in policy

@@ -22,7 +22,8 @@ from django.urls import reverse
 from llm_mcp.models import Chat, Message, ToolCall
 from llm_mcp.testing.scripted_model import reply, tool_call
 
-from llm_mcp_tests.support.apps import APPS_URL_ENV, ECHO_URL_ENV, AppsAgent, AppsServer, apps_server
+from llm_mcp_tests.support.apps import (APPS_URL_ENV, ECHO_URL_ENV, AppsAgent, AppsServer, ShapedAppsAgent,
+                                        apps_server)
 
 pytestmark = [pytest.mark.db, pytest.mark.django_db]
 
@@ -131,6 +132,24 @@ def test_mcp_apps_11_tool_call_view(site, model):
     assert len(site.received()) == before + 1  # the 403 reached no server
 
 
+def test_tool_call_view_refuses_a_tool_the_server_class_leaves_out(site, model):
+    """A tool the server class drops with ``only``/``exclude`` is not the App's either: 403, and nothing
+    reaches the server (the view used to call every tool the server lists); the others still answer."""
+    ada = user("ada")
+    model.add(tool_call("forecast", {"city": "Oslo"}, id="call_f"), reply("Here it is."))
+    record = ShapedAppsAgent.chat(user=ada)
+    record.ask("Weather in Oslo?")
+    record.close()
+    row = Message.objects.get(chat=record, role="tool")
+    client = signed_in(ada)
+    url = reverse("llm_mcp:app_tool_call", args=[row.pk])
+    before = len(site.received())
+    refused = post_json(client, url, {"name": "plain", "arguments": {}})
+    assert refused.status_code == 403 and "exclude" in refused.json()["error"]
+    assert len(site.received()) == before
+    assert post_json(client, url, {"name": "refresh", "arguments": {"city": "Oslo"}}).status_code == 200
+
+
 def test_tool_call_view_refuses_bad_requests_before_any_server(site, model, caplog):
     """Another server's tool (echo's add), an unknown tool, a non-JSON body, JSON that is not an object,
     a missing name: 4xx, and the apps server receives nothing."""
@@ -147,6 +166,45 @@ def test_tool_call_view_refuses_bad_requests_before_any_server(site, model, capl
     assert post_json(client, url, {"arguments": {}}).status_code == 400
     assert post_json(client, url, {"name": "refresh", "arguments": "x"}).status_code == 400
     assert client.get(url).status_code == 405
+    assert len(site.received()) == before
+
+
+def test_a_lone_surrogate_or_nan_in_the_body_is_400_not_500(site, model):
+    """JSON may escape a lone surrogate (\\ud800), which no UTF-8 request to a server can carry, and Python
+    reads NaN/Infinity, which JSON has not: the tool-call and resource views answer 400 naming the
+    problem (they used to answer 500), and nothing reaches the server."""
+    ada = user("ada")
+    _, row = forecast_chat(model, ada)
+    client = signed_in(ada)
+    before = len(site.received())
+    call = client.post(reverse("llm_mcp:app_tool_call", args=[row.pk]),
+                       '{"name": "refresh", "arguments": {"city": "\\ud800"}}', content_type="application/json")
+    assert call.status_code == 400 and "surrogate" in call.json()["error"]
+    read = client.post(reverse("llm_mcp:app_resource", args=[row.pk]), '{"uri": "ui://weather/\\udfff"}',
+                       content_type="application/json")
+    assert read.status_code == 400 and "surrogate" in read.json()["error"]
+    for constant in ("NaN", "Infinity", "-Infinity"):  # Python's json reads them; JSON has no such values
+        answer = client.post(reverse("llm_mcp:app_tool_call", args=[row.pk]),
+                             f'{{"name": "refresh", "arguments": {{"city": {constant}}}}}',
+                             content_type="application/json")
+        assert answer.status_code == 400 and constant in answer.json()["error"], constant
+    assert len(site.received()) == before
+
+
+def test_huge_bodies_are_refused_before_any_server(site, model):
+    """A body over app_views.MAX_BODY answers 413, one over Django's DATA_UPLOAD_MAX_MEMORY_SIZE 400;
+    neither reaches the server."""
+    from llm_mcp.app_views import MAX_BODY
+
+    ada = user("ada")
+    _, row = forecast_chat(model, ada)
+    client = signed_in(ada)
+    url = reverse("llm_mcp:app_tool_call", args=[row.pk])
+    before = len(site.received())
+    big = post_json(client, url, {"name": "refresh", "arguments": {"city": "x" * (MAX_BODY + 1)}})
+    assert big.status_code == 413 and str(MAX_BODY) in big.json()["error"]
+    limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE or 2_621_440
+    assert post_json(client, url, {"name": "refresh", "arguments": {"city": "x" * (limit + 1)}}).status_code == 400
     assert len(site.received()) == before
 
 
@@ -179,9 +237,21 @@ def test_resource_view(site, model):
     assert post_json(client, reverse("llm_mcp:app_resource", args=[row.pk]), {"uri": 3}).status_code == 400
 
 
+def test_resource_uri_cannot_forge_log_lines(site, model, caplog):
+    """The resource view logs the App's URI quoted: a line break in it cannot start a forged log line."""
+    ada = user("ada")
+    _, row = forecast_chat(model, ada)
+    with caplog.at_level(logging.INFO, logger="llm_mcp.apps"):
+        post_json(signed_in(ada), reverse("llm_mcp:app_resource", args=[row.pk]),
+                  {"uri": "ui://weather/listed\nWARNING forged"})
+    lines = [r.getMessage() for r in caplog.records if r.name == "llm_mcp.apps"]
+    assert lines and all("\n" not in line for line in lines)
+    assert any("ui://weather/listed\\nWARNING forged" in line for line in lines)
+
+
 def test_another_users_chat_is_404_on_every_app_view(site, model):
     """The CHAT_ACCESS hook on every App view: another user's chat answers 404, nothing reaches a server;
-    a message without an App, or not a tool result, is 404 too; anonymous visitors go to login."""
+    a message without an App, or not a tool result, is 404 too."""
     ada, bob = user("ada"), user("bob")
     record, row = forecast_chat(model, ada)
     client = signed_in(bob)
@@ -194,7 +264,23 @@ def test_another_users_chat_is_404_on_every_app_view(site, model):
     assert len(site.received()) == before
     user_row = Message.objects.get(chat=record, role="user")
     assert signed_in(ada).get(reverse("llm_mcp:app", args=[user_row.pk])).status_code == 404
-    assert Client().get(reverse("llm_mcp:app", args=[row.pk])).status_code == 302
+
+
+def test_signed_out_app_requests_get_a_json_403_not_the_login_page(site, model):
+    """A visitor whose session ended (the page's script still holds the csrftoken cookie) gets a JSON 403
+    on every App view, not a redirect to the login page: the script followed it and handed the App an
+    empty {} as the tool's result. Nothing reaches the server."""
+    ada = user("ada")
+    _, row = forecast_chat(model, ada)
+    anonymous = Client()
+    before = len(site.received())
+    answers = [anonymous.get(reverse("llm_mcp:app", args=[row.pk])),
+               post_json(anonymous, reverse("llm_mcp:app_tool_call", args=[row.pk]), {"name": "refresh", "arguments": {}}),
+               post_json(anonymous, reverse("llm_mcp:app_resource", args=[row.pk]), {"uri": "ui://weather/listed"})]
+    for answer in answers:
+        assert answer.status_code == 403 and answer["Content-Type"] == "application/json"
+        assert "sign in" in answer.json()["error"]
+    assert len(site.received()) == before
 
 
 def test_a_chat_whose_servers_cannot_be_rebuilt_is_404_and_logged(site, model, caplog):
@@ -225,6 +311,16 @@ def test_sandbox_only_on_its_origin_with_the_built_policy(site):
         "img-src 'self' data:; media-src 'self' data:; connect-src 'none'; object-src 'none'")
 
 
+def test_sandbox_csp_with_line_breaks_quotes_and_semicolons(site):
+    """?csp= entries carrying a line break, a quote or a semicolon are dropped: the page answers 200 with
+    a one-line header holding only the plain source (a line break used to make Django refuse the header)."""
+    csp = {"connectDomains": ["https://a.example\n", "https://b.example'", "https://c.example;x", "https://ok.example"]}
+    answer = Client().get(reverse("llm_mcp:app_sandbox"), {"csp": json.dumps(csp)}, HTTP_HOST="localhost:8123")
+    assert answer.status_code == 200
+    assert "connect-src 'self' https://ok.example;" in answer["Content-Security-Policy"]
+    assert not any(name in answer["Content-Security-Policy"] for name in ("a.example", "b.example", "c.example"))
+
+
 def test_the_sandbox_origin_serves_nothing_else(site, model):
     """AppsSandboxMiddleware (in the example settings): on the sandbox origin every other URL is 404,
     even for a signed-in user; the host's origin is unchanged."""
@@ -236,6 +332,19 @@ def test_the_sandbox_origin_serves_nothing_else(site, model):
         assert client.get(url, HTTP_HOST="localhost:8123").status_code == 404, url
     assert client.get(reverse("llm_mcp:app_sandbox"), HTTP_HOST="localhost:8123").status_code == 200
     assert client.get(reverse("llm_mcp:chat_detail", args=[record.pk])).status_code == 200
+
+
+def test_the_sandbox_host_serves_nothing_else_behind_a_tls_proxy(site, model):
+    """Behind a front server that ends TLS (no SECURE_PROXY_SSL_HEADER), Django sees http on the sandbox's
+    https host name: the middleware still answers 404 there for every other URL (it used to compare
+    whole origins and let the site through)."""
+    ada = user("ada")
+    record, _ = forecast_chat(model, ada)
+    client = signed_in(ada)
+    with override_settings(LLM_MCP={**settings.LLM_MCP, "APPS_SANDBOX_ORIGIN": "https://localhost:8123"}):
+        for url in (reverse("llm_mcp:chat_detail", args=[record.pk]), "/admin/", "/"):
+            assert client.get(url, HTTP_HOST="localhost:8123").status_code == 404, url
+        assert client.get(reverse("llm_mcp:chat_detail", args=[record.pk])).status_code == 200
 
 
 def test_chat_page_places_the_app(site, model):

@@ -181,3 +181,33 @@ def test_setting_values_are_checked(settings):
     assert [p.msg for p in check_settings() if p.id != WEAK_SALT] == ["settings.LLM_MCP must be a dict, not list"]
     settings.SALT_KEY = 42
     assert any("SALT_KEY must be a non-empty string" in p.msg for p in check_settings())
+
+
+@pytest.mark.parametrize("origin", ["https://Apps.example.com", "https://apps.example.com:443",
+                                    "http://localhost:80", "https://apps.example.com\n", "http://localhost:8000/"])
+def test_apps_sandbox_origin_is_as_a_browser_writes_it(settings, origin):
+    """APPS_SANDBOX_ORIGIN must be spelled as the browser spells the origin (lower case, no default port,
+    no trailing line break): the page's script compares it with each message's ``event.origin``, so
+    any other spelling left every App on "Loading" (and the sandbox page on 404)."""
+    settings.LLM_MCP = {"APPS_SANDBOX_ORIGIN": origin}
+    with pytest.raises(ImproperlyConfigured, match=r"APPS_SANDBOX_ORIGIN'\] must be an origin"):
+        conf.get("APPS_SANDBOX_ORIGIN")
+    settings.LLM_MCP = {"APPS_SANDBOX_ORIGIN": "http://localhost:8000"}
+    assert conf.get("APPS_SANDBOX_ORIGIN") == "http://localhost:8000"
+
+
+def test_check_warns_when_the_sandbox_origin_is_set_without_its_middleware(settings):
+    """W004: APPS_SANDBOX_ORIGIN set but AppsSandboxMiddleware missing, so the whole site (its login
+    page too) is served on the Apps' origin, where a session would belong to every App."""
+    from llm_mcp.apps import check_settings
+
+    middleware = "llm_mcp.middleware.AppsSandboxMiddleware"
+    settings.LLM_MCP = {"APPS_SANDBOX_ORIGIN": "http://localhost:8000"}
+    settings.MIDDLEWARE = [m for m in settings.MIDDLEWARE if m != middleware]
+    found = {p.id: p for p in check_settings()}
+    assert "llm_mcp.W004" in found and middleware in found["llm_mcp.W004"].hint
+    settings.MIDDLEWARE = [middleware, *settings.MIDDLEWARE]
+    assert "llm_mcp.W004" not in [p.id for p in check_settings()]
+    settings.MIDDLEWARE = [m for m in settings.MIDDLEWARE if m != middleware]
+    settings.LLM_MCP = {}
+    assert "llm_mcp.W004" not in [p.id for p in check_settings()]

@@ -85,6 +85,18 @@ class AppsAgent(llm_mcp.Agent):
     mcp = [WeatherApps, Echo]
 
 
+class ShapedWeatherApps(WeatherApps):
+    """The weather App server with ``plain`` left out by ``exclude``: a tool the site never uses."""
+
+    exclude = ["plain"]
+
+
+class ShapedAppsAgent(AppsAgent):
+    """`AppsAgent` whose weather server excludes ``plain``."""
+
+    mcp = [ShapedWeatherApps, Echo]
+
+
 VANILLA = "@modelcontextprotocol/server-basic-vanillajs"
 VANILLA_ARGV_ENV = "LLM_MCP_TEST_VANILLA_ARGV"
 
