@@ -33,6 +33,7 @@ import logging
 from typing import Any
 
 from django.apps import apps
+from django.core import signing
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404
 from django.template.loader import render_to_string
@@ -179,6 +180,7 @@ class AppView(AppMessageView):
             "csp": ui.get("csp"), "permissions": ui.get("permissions"),
             "input": self.call.arguments, "result": self.call.mcp_result,
             "policy": content_security_policy(ui.get("csp")), "allow": allow_attribute(ui.get("permissions")),
+            "sandbox_csp": sign_csp(ui.get("csp")),
             "prefers_border": ui.get("prefersBorder"),
             "tool": {"name": self.call.name, "title": getattr(self.tool, "title", None),
                      "definition": definition if isinstance(definition, dict) else None},
@@ -239,9 +241,27 @@ class AppResourceView(AppMessageView):
         return JsonResponse({"contents": resource.contents})
 
 
+SANDBOX_CSP_SALT = "llm_mcp.apps.sandbox-csp"
+
+
+def sign_csp(csp: Any) -> str:
+    """``_meta.ui.csp`` signed (``django.core.signing``, the site's ``SECRET_KEY``) for the sandbox
+    page's ``?csp=``: the App runs on its proxy's origin and could load the proxy page again with a
+    looser ``?csp=``; an unsigned or altered one gets the strict default instead."""
+    return signing.dumps(csp, salt=SANDBOX_CSP_SALT, compress=True)
+
+
+def signed_csp(token: str) -> Any:
+    """The ``csp`` a `sign_csp` token carries, or ``None`` (the strict default) for anything else."""
+    try:
+        return signing.loads(token, salt=SANDBOX_CSP_SALT)
+    except (signing.BadSignature, ValueError, RecursionError):
+        return None
+
+
 @method_decorator(xframe_options_exempt, name="dispatch")
 class SandboxView(View):
-    """GET ``?csp=<JSON of _meta.ui.csp>``: the sandbox proxy page (no login: it holds nothing and
+    """GET ``?csp=<_meta.ui.csp, signed by AppView>``: the sandbox proxy page (no login: it holds nothing and
     reads nothing). Served only on ``LLM_MCP["APPS_SANDBOX_ORIGIN"]``, 404 anywhere else, so it
     never shares the chat pages' origin; its ``Content-Security-Policy`` header is the one built
     from ``csp``, which the App's document (an ``about:srcdoc`` frame) inherits."""
@@ -252,10 +272,7 @@ class SandboxView(View):
         sandbox = conf.get("APPS_SANDBOX_ORIGIN")
         if not sandbox or request_origin(request) != sandbox.rstrip("/"):
             raise Http404("The MCP Apps sandbox is not served here")
-        try:
-            csp = json.loads(request.GET.get("csp") or "null")
-        except (ValueError, RecursionError):
-            csp = None  # the strict default
+        csp = signed_csp(request.GET.get("csp") or "")
         policy = content_security_policy(csp)
         response = HttpResponse(render_to_string("llm_mcp/app_sandbox.html", {"policy": policy}))
         response["Content-Security-Policy"] = policy

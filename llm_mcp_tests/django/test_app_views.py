@@ -19,6 +19,7 @@ from django.contrib.auth import get_user_model
 from django.test import Client, override_settings
 from django.urls import reverse
 
+from llm_mcp.app_views import sign_csp
 from llm_mcp.models import Chat, Message, ToolCall
 from llm_mcp.testing.scripted_model import reply, tool_call
 
@@ -298,7 +299,7 @@ def test_sandbox_only_on_its_origin_with_the_built_policy(site):
     url = reverse("llm_mcp:app_sandbox")
     assert Client().get(url).status_code == 404  # testserver: the host's origin
     csp = {"connectDomains": ["https://api.example.com", "x; script-src *"], "frameDomains": ["https://f.example"]}
-    answer = Client().get(url, {"csp": json.dumps(csp), "host": "http://127.0.0.1:8000"}, HTTP_HOST="localhost:8123")
+    answer = Client().get(url, {"csp": sign_csp(csp), "host": "http://127.0.0.1:8000"}, HTTP_HOST="localhost:8123")
     assert answer.status_code == 200
     assert answer["Content-Security-Policy"] == (
         "default-src 'none'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; "
@@ -311,11 +312,32 @@ def test_sandbox_only_on_its_origin_with_the_built_policy(site):
         "img-src 'self' data:; media-src 'self' data:; connect-src 'none'; object-src 'none'")
 
 
+STRICT_POLICY = ("default-src 'none'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; "
+                 "img-src 'self' data:; media-src 'self' data:; connect-src 'none'; object-src 'none'")
+
+
+def test_sandbox_csp_an_app_writes_itself_gets_the_strict_default(site):
+    """An App runs on its proxy's origin, so it could load the sandbox page again with a looser ?csp=:
+    only the policy AppView signed is honoured; plain JSON, an altered token or another salt's token
+    all get the strict default."""
+    loose = {"connectDomains": ["https://evil.example"]}
+    url = reverse("llm_mcp:app_sandbox")
+    token = sign_csp({"connectDomains": ["https://ok.example"]})
+    from django.core import signing
+
+    for forged in (json.dumps(loose), token[:-2] + ("AA" if not token.endswith("AA") else "BB"),
+                   signing.dumps(loose), "", "null"):
+        answer = Client().get(url, {"csp": forged}, HTTP_HOST="localhost:8123")
+        assert answer.status_code == 200 and answer["Content-Security-Policy"] == STRICT_POLICY, forged
+    assert "https://ok.example" in Client().get(url, {"csp": token}, HTTP_HOST="localhost:8123")[
+        "Content-Security-Policy"]
+
+
 def test_sandbox_csp_with_line_breaks_quotes_and_semicolons(site):
     """?csp= entries carrying a line break, a quote or a semicolon are dropped: the page answers 200 with
     a one-line header holding only the plain source (a line break used to make Django refuse the header)."""
     csp = {"connectDomains": ["https://a.example\n", "https://b.example'", "https://c.example;x", "https://ok.example"]}
-    answer = Client().get(reverse("llm_mcp:app_sandbox"), {"csp": json.dumps(csp)}, HTTP_HOST="localhost:8123")
+    answer = Client().get(reverse("llm_mcp:app_sandbox"), {"csp": sign_csp(csp)}, HTTP_HOST="localhost:8123")
     assert answer.status_code == 200
     assert "connect-src 'self' https://ok.example;" in answer["Content-Security-Policy"]
     assert not any(name in answer["Content-Security-Policy"] for name in ("a.example", "b.example", "c.example"))

@@ -79,7 +79,7 @@
     frame.setAttribute("sandbox", "allow-scripts allow-same-origin allow-forms");
     if (app.allow) { frame.setAttribute("allow", app.allow); }
     frame.src = holder.dataset.sandboxUrl + "?host=" + encodeURIComponent(window.location.origin) +
-      "&csp=" + encodeURIComponent(JSON.stringify(app.csp || null));
+      "&csp=" + encodeURIComponent(app.sandbox_csp || "");
     var state = { ready: false, initialized: false, nextId: 1, pending: {} };
 
     function send(message) {
