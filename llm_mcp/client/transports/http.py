@@ -29,6 +29,7 @@ from ..cancel import current_scope
 from ..context import held_seconds
 from ..errors import (
     CancelledError,
+    ConnectionError,
     ForbiddenError,
     InsufficientScopeError,
     LegacyProtocolError,
@@ -267,10 +268,19 @@ class HTTPTransport(OverHTTP):
                            code=error.body["error"].get("code")) from None
 
     def cancel(self, notification: dict[str, Any], *, version: str | None) -> None:
-        try:
-            self.notify(notification, version=version)
-        except MCPError as exc:
-            log.debug("MCP server %s: cancellation not delivered (%s)", self.name, type(exc).__name__)
+        """Send ``notifications/cancelled``; a connection failure gets one more try on a fresh
+        connection (the request just interrupted shut its own socket down, and a pooled one may
+        have gone stale meanwhile), since a cancel that never arrives leaves the server working."""
+        for attempt in (1, 2):
+            try:
+                self.notify(notification, version=version)
+                return
+            except ConnectionError as exc:
+                if attempt == 2:
+                    log.debug("MCP server %s: cancellation not delivered (%s)", self.name, type(exc).__name__)
+            except MCPError as exc:
+                log.debug("MCP server %s: cancellation not delivered (%s)", self.name, type(exc).__name__)
+                return
 
     def close(self) -> None:
         session, self.session_id = self.session_id, None
