@@ -238,3 +238,25 @@ from llm_mcp_tests.support.scripted import scripted  # noqa: E402,F401
 # The kit's own pytest fixtures (mcp_test_server), as any project using llm_mcp.testing would enable them.
 from llm_mcp.testing.pytest_plugin import mcp_test_server, scripted_model  # noqa: E402,F401
 # --------------------------------------------------------------------------- end of llm_mcp.testing block
+
+
+# --------------------------------------------------------------------------- skills kit server
+
+
+@pytest.fixture(scope="module", params=["http", "stdio"])
+def skills_running(request: pytest.FixtureRequest) -> Iterator[object]:
+    """The skills kit server (``support/servers/skills.py``) on 2026-07-28, over Streamable HTTP
+    and over stdio (one parametrization each)."""
+    from llm_mcp_tests.support.skills import skills_server
+
+    with skills_server(request.param) as server:
+        yield server
+
+
+@pytest.fixture
+def skills_docs(skills_running: object) -> Iterator[object]:
+    """A client of ``skills_running`` named "docs", declaring ``extensions = "skills"``."""
+    from llm_mcp_tests.support.skills import skills_client
+
+    with skills_client(skills_running) as server:
+        yield server

@@ -7,37 +7,22 @@ Real parts: the skills kit server (``support/servers/skills.py``) over Streamabl
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 import llm_mcp
 from llm_mcp.client.skill import split_frontmatter
 from llm_mcp.testing.scripted_model import reply, tool_call
 from llm_mcp_tests.support.servers import skills as kit
-from llm_mcp_tests.support.skills import skills_client, skills_server
-
-
-@pytest.fixture(scope="module", params=["http", "stdio"])
-def running(request: pytest.FixtureRequest) -> Iterator[object]:
-    with skills_server(request.param) as server:
-        yield server
-
-
-@pytest.fixture
-def docs(running) -> Iterator[llm_mcp.MCP]:
-    with skills_client(running) as server:
-        yield server
 
 
 def last_tool_message(chat: llm_mcp.Chat):
     return [m for m in chat.messages if m.role == "tool"][-1]
 
 
-def test_catalogue_offered_without_content(docs, chat_on, model):
+def test_catalogue_offered_without_content(skills_docs, chat_on, model):
     """The model gets load_skill (its description: each loadable skill's id, description and server)
     and read_skill_file beside the server's tools; no skill is loaded by offering them."""
-    chat = chat_on([reply("Hi")]).with_mcp(docs)
+    chat = chat_on([reply("Hi")]).with_mcp(skills_docs)
     chat.ask("Hello")
     request = model.requests[0]
     assert sorted(request.tool_names) == ["fill_form", "load_skill", "read_skill_file"]
@@ -49,27 +34,27 @@ def test_catalogue_offered_without_content(docs, chat_on, model):
     assert "To fill a form" not in load["description"]
     assert load["parameters"]["properties"]["skill"]["enum"] == [
         "docs/pdf-processing", "docs/reports/daily", "docs/tampered", "docs/wrong-size", "docs/mismatch"]
-    assert not any(s.loaded for s in docs.skills)
+    assert not any(s.loaded for s in skills_docs.skills)
 
 
-def test_load_then_read_a_file(docs, chat_on, model):
+def test_load_then_read_a_file(skills_docs, chat_on, model):
     """Loading returns the verified SKILL.md body; then a listed file is read and the turn goes on."""
     chat = chat_on([tool_call("load_skill", {"skill": "docs/pdf-processing"}, id="c1"),
                     tool_call("read_skill_file", {"skill": "docs/pdf-processing", "path": "references/FORMS.md"},
                               id="c2"),
                     tool_call("fill_form", {"name": "Ada"}, id="c3"),
-                    reply("Done.")]).with_mcp(docs)
+                    reply("Done.")]).with_mcp(skills_docs)
     assert chat.ask("Fill the form for Ada").content == "Done."
     results = [m["content"] for r in model.requests[1:] for m in r.messages[-1:]]
     assert results == [split_frontmatter(kit.PDF_SKILL)[1], kit.FORMS, "filled for Ada"]
     assert not any(m.is_error for m in chat.messages if m.role == "tool")
 
 
-def test_tampered_file_is_a_tool_error(docs, chat_on, model):
+def test_tampered_file_is_a_tool_error(skills_docs, chat_on, model):
     """A file whose digest differs from the entry reaches the model as a tool error, never its text."""
     chat = chat_on([tool_call("load_skill", {"skill": "docs/tampered"}, id="c1"),
                     tool_call("read_skill_file", {"skill": "docs/tampered", "path": "notes.md"}, id="c2"),
-                    reply("I cannot use it.")]).with_mcp(docs)
+                    reply("I cannot use it.")]).with_mcp(skills_docs)
     chat.ask("Refund policy?")
     message = last_tool_message(chat)
     assert message.is_error
@@ -83,22 +68,22 @@ def test_tampered_file_is_a_tool_error(docs, chat_on, model):
                         f"{len(kit.WrongSize.files['SKILL.md'].encode())}"),
     ("docs/mismatch", "the 'description' field of its SKILL.md frontmatter differs"),
 ])
-def test_unverifiable_skill_is_not_loaded(docs, chat_on, model, skill, expected):
+def test_unverifiable_skill_is_not_loaded(skills_docs, chat_on, model, skill, expected):
     """A SKILL.md of the wrong size or with another frontmatter is a tool error of load_skill."""
-    chat = chat_on([tool_call("load_skill", {"skill": skill}, id="c1"), reply("ok")]).with_mcp(docs)
+    chat = chat_on([tool_call("load_skill", {"skill": skill}, id="c1"), reply("ok")]).with_mcp(skills_docs)
     chat.ask("Go")
     message = last_tool_message(chat)
     assert message.is_error and expected in message.content
 
 
-def test_files_only_of_loaded_skills(docs, chat_on, model):
+def test_files_only_of_loaded_skills(skills_docs, chat_on, model):
     """read_skill_file refuses a skill not loaded in this conversation, and a file the skill does not list."""
     chat = chat_on([tool_call("read_skill_file", {"skill": "docs/pdf-processing", "path": "references/FORMS.md"},
                               id="c1"),
                     tool_call("load_skill", {"skill": "docs/pdf-processing"}, id="c2"),
                     tool_call("read_skill_file", {"skill": "docs/pdf-processing", "path": "../tampered/notes.md"},
                               id="c3"),
-                    reply("ok")]).with_mcp(docs)
+                    reply("ok")]).with_mcp(skills_docs)
     chat.ask("Go")
     tools = [m for m in chat.messages if m.role == "tool"]
     assert tools[0].is_error and "load the skill 'docs/pdf-processing' with load_skill first" in tools[0].content
@@ -106,9 +91,9 @@ def test_files_only_of_loaded_skills(docs, chat_on, model):
     assert tools[2].is_error and "not a file of the skill" in tools[2].content
 
 
-def test_no_skill_tools_without_the_extension(running, chat_on, model):
+def test_no_skill_tools_without_the_extension(skills_running, chat_on, model):
     """A server whose extensions do not name "skills" offers only its tools."""
-    plain = running.mcp(name="plain")
+    plain = skills_running.mcp(name="plain")
     try:
         chat_on([reply("Hi")]).with_mcp(plain).ask("Hello")
     finally:
@@ -116,11 +101,11 @@ def test_no_skill_tools_without_the_extension(running, chat_on, model):
     assert model.requests[0].tool_names == ["fill_form"]
 
 
-def test_only_and_exclude_shape_skills(running, chat_on, model):
+def test_only_and_exclude_shape_skills(skills_running, chat_on, model):
     """``exclude=["skill:tampered"]`` drops that skill from the catalogue; ``only`` offers just the tools
     and skills it names ("skill:<name>" for a skill), and a skill name is not taken for a missing tool."""
-    excluding = running.mcp(name="docs", extensions="skills", exclude=["skill:tampered"])
-    only = running.mcp(name="docs", extensions="skills", only=["fill_form", "skill:daily"])
+    excluding = skills_running.mcp(name="docs", extensions="skills", exclude=["skill:tampered"])
+    only = skills_running.mcp(name="docs", extensions="skills", only=["fill_form", "skill:daily"])
     try:
         chat_on([reply("a")]).with_mcp(excluding).ask("Hi")
         chat_on([reply("b")]).with_mcp(only).ask("Hi")

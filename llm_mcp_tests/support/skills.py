@@ -1,4 +1,7 @@
-"""The skills kit server (``support/servers/skills.py``) started for a test, and a client of it."""
+"""The skills kit server (``support/servers/skills.py``) started for a test, and a client of it.
+
+The root ``conftest.py`` builds the ``skills_running`` and ``skills_docs`` fixtures from these.
+"""
 
 from __future__ import annotations
 
@@ -29,3 +32,4 @@ def skills_client(running: Any, **options: Any) -> Iterator[llm_mcp.MCP]:
         yield server
     finally:
         server.close()
+
