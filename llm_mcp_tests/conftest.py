@@ -230,6 +230,9 @@ def filesystem_command(node_executable: str, node_modules_dir: Path, filesystem_
 # --------------------------------------------------------------------------- chats: the scripted model
 from llm_mcp_tests.support.chats import chat_on, heard_outages, model  # noqa: E402,F401
 
+# --------------------------------------------------------------------------- the skills kit server (skills_running, skills_docs)
+from llm_mcp_tests.support.skills import skills_docs, skills_running  # noqa: E402,F401
+
 # --------------------------------------------------------------------------- scripted HTTP servers (hostile answers)
 from llm_mcp_tests.support.scripted import scripted  # noqa: E402,F401
 
@@ -239,24 +242,3 @@ from llm_mcp_tests.support.scripted import scripted  # noqa: E402,F401
 from llm_mcp.testing.pytest_plugin import mcp_test_server, scripted_model  # noqa: E402,F401
 # --------------------------------------------------------------------------- end of llm_mcp.testing block
 
-
-# --------------------------------------------------------------------------- skills kit server
-
-
-@pytest.fixture(scope="module", params=["http", "stdio"])
-def skills_running(request: pytest.FixtureRequest) -> Iterator[object]:
-    """The skills kit server (``support/servers/skills.py``) on 2026-07-28, over Streamable HTTP
-    and over stdio (one parametrization each)."""
-    from llm_mcp_tests.support.skills import skills_server
-
-    with skills_server(request.param) as server:
-        yield server
-
-
-@pytest.fixture
-def skills_docs(skills_running: object) -> Iterator[object]:
-    """A client of ``skills_running`` named "docs", declaring ``extensions = "skills"``."""
-    from llm_mcp_tests.support.skills import skills_client
-
-    with skills_client(skills_running) as server:
-        yield server

@@ -7,11 +7,18 @@ extension), the model gets two tools instead of any skill content:
   calling it loads one skill (``SKILL.md`` read and verified now) and returns its instructions.
 - ``read_skill_file``: reads one file the loaded skill lists, verified.
 
+``read_skill_file`` with a path ending in ``/`` (or ``.``) lists that directory of the skill
+(`llm_mcp.Skill.directory`): only files the skill's entry lists are shown.
+
 A verification failure (tampered file, wrong size, frontmatter mismatch, unlisted file) reaches the
-model as a tool error; nothing unverified is returned. A skill's ``allowed-tools`` frontmatter is
-not acted on: it grants nothing. ``only``/``exclude`` name skills as ``"skill:<name>"``
-(`llm_mcp.client.shaping.skill_shaped`). Skill ids are ``<server name>/<skill path>`` (``docs/pdf-processing``):
-keyed by server and URI, so same-named skills of two servers stay apart.
+model as a tool error; nothing unverified is returned. Reads go only to the server the skill came
+from: a skill's text naming another server's files reads nothing there. A skill's
+``allowed-tools`` frontmatter grants nothing unless its server's ``skill_allowed_tools`` setting
+names it (`llm_mcp.client.skill.grants_allowed_tools`): then, while the skill is loaded in the
+conversation, calls of that server's tools it lists skip the ``requires_approval`` pause.
+``only``/``exclude`` name skills as ``"skill:<name>"`` (`llm_mcp.client.shaping.skill_shaped`).
+Skill ids are ``<server name>/<skill path>`` (``docs/pdf-processing``): keyed by server and URI,
+so same-named skills of two servers stay apart.
 """
 
 from __future__ import annotations
@@ -23,14 +30,17 @@ from typing import TYPE_CHECKING
 from ..client.errors import MCPError, is_refusal
 from ..client.extensions import SKILLS_EXTENSION, declared_extensions
 from ..client.shaping import skill_shaped
-from .tools import ChatTool, _short
+from ..client.skill import grants_allowed_tools
+from .text import shortened
+from .tools import ChatTool
 
 if TYPE_CHECKING:
     from ..client.server import MCP
     from ..client.skill import Skill
     from .messages import Message
+    from .toolbox import ToolLike
 
-__all__ = ["LoadSkill", "ReadSkillFile", "skill_tools"]
+__all__ = ["LoadSkill", "OfferedSkills", "ReadSkillFile"]
 
 log = logging.getLogger("llm_mcp.chat")
 
@@ -77,7 +87,7 @@ class LoadSkill(ChatTool):
     def __init__(self, skills: dict[str, Skill]):
         super().__init__()
         self.skills = skills
-        lines = [f"- {id_}: {_short(' '.join(s.description.split()))} (from MCP server {s.server.name!r})"
+        lines = [f"- {id_}: {shortened(' '.join(s.description.split()))} (from MCP server {s.server.name!r})"
                  for id_, s in skills.items()]
         self.description = ("Load the instructions of a skill when the task matches its description; then "
                             "follow them. Available skills:\n" + "\n".join(lines))
@@ -92,11 +102,12 @@ class LoadSkill(ChatTool):
 
 
 class ReadSkillFile(ChatTool):
-    """Read one file a loaded skill lists (``path`` relative to the skill, e.g. ``references/FORMS.md``)."""
+    """Read one file a loaded skill lists (``path`` relative to the skill, e.g. ``references/FORMS.md``),
+    or list one of its directories (a path ending in ``/``, or ``.`` for its root)."""
 
     name = "read_skill_file"
     description = ("Read a file of a skill you loaded with load_skill, by its path relative to the skill "
-                   "(for example references/FORMS.md).")
+                   "(for example references/FORMS.md). A path ending in / (or .) lists that directory of the skill.")
 
     def __init__(self, skills: dict[str, Skill], loaded: set[str]):
         super().__init__()
@@ -104,7 +115,7 @@ class ReadSkillFile(ChatTool):
         self.loaded = loaded
         self.parameters = {"type": "object", "properties": {
             "skill": {"type": "string", "enum": list(skills), "description": "The skill's id"},
-            "path": {"type": "string", "description": "The file's path relative to the skill"}},
+            "path": {"type": "string", "description": "The file's path relative to the skill; a directory's ends in /"}},
             "required": ["skill", "path"]}
 
     def execute(self, skill: str = "", path: str = "") -> str:
@@ -112,13 +123,45 @@ class ReadSkillFile(ChatTool):
             raise LookupError(f"there is no skill {skill!r}")
         if skill not in self.loaded:
             raise LookupError(f"load the skill {skill!r} with load_skill first")
+        if isinstance(path, str) and (path.strip() in ("", ".") or path.endswith("/")):
+            entries = self.skills[skill].directory(path)
+            listing = [e.path + ("/" if e.directory else "") for e in entries]
+            return "\n".join(listing) if listing else "(empty directory)"
         return self.skills[skill].read(path)
 
 
-def skill_tools(servers: Iterable[MCP], history: Callable[[], list[Message]]) -> list[ChatTool]:
-    """The two skill tools for ``servers``, or ``[]`` when none offers a skill (``history`` returns
-    the conversation, read only then, to find the skills loaded so far)."""
-    skills = offered_skills(servers)
-    if not skills:
-        return []
-    return [LoadSkill(skills), ReadSkillFile(skills, _loaded(history()))]
+class OfferedSkills:
+    """The skills one model request offers, and what the loaded ones grant.
+
+    Args:
+        servers: the chat's reachable servers; those declaring ``"skills"`` are listed.
+        history: returns the conversation, read only when some skill is offered (to find the
+            skills loaded so far).
+
+    Attributes:
+        skills: ``{id: Skill}`` offered (shaped by ``only``/``exclude``, entries with a problem left out).
+        loaded: ids of the skills a ``load_skill`` call of the conversation loaded.
+        tools: ``[LoadSkill, ReadSkillFile]``, or ``[]`` when no skill is offered.
+    """
+
+    def __init__(self, servers: Iterable[MCP], history: Callable[[], list[Message]]):
+        self.skills = offered_skills(servers)
+        self.loaded = _loaded(history()) if self.skills else set()
+        self.tools: list[ChatTool] = [LoadSkill(self.skills), ReadSkillFile(self.skills, self.loaded)] \
+            if self.skills else []
+
+    def preapproves(self, tool: ToolLike) -> bool:
+        """Whether a loaded skill pre-approves ``tool``: the skill is of the tool's own server, that
+        server's ``skill_allowed_tools`` grants it, and its ``allowed-tools`` names the tool (its
+        name on the server). A tool of no server, or of another server, is never pre-approved."""
+        server = tool.server
+        if server is None:
+            return False
+        for id_ in self.loaded:
+            skill = self.skills.get(id_)
+            if skill is not None and skill.server is server and tool.server_name in skill.allowed_tools \
+                    and grants_allowed_tools(server, skill):
+                log.info("tool %s of MCP server %s runs without approval: skill %r's allowed-tools, granted by "
+                         "skill_allowed_tools", tool.server_name, server.name, skill.name)
+                return True
+        return False

@@ -27,6 +27,7 @@ import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from .declared import call_with
 from .errors import ConfigurationError, MCPError, SkillVerificationError
 from .extensions import SKILLS_EXTENSION, declared_extensions
 
@@ -34,7 +35,8 @@ if TYPE_CHECKING:
     from .server import MCP
 
 __all__ = ["DIRECTORY_MIME_TYPE", "MAX_SKILL_BYTES", "MAX_SKILL_FILES", "SKILLS_EXTENSION", "Skill",
-           "SkillDirectoryEntry", "SkillFile", "Skills", "announces_directory_read"]
+           "SkillDirectoryEntry", "SkillFile", "Skills", "announces_directory_read", "check_skill_allowed_tools",
+           "grants_allowed_tools"]
 
 MAX_SKILL_FILES = 512
 """Files per skill the spec's "Limits" fix (``SKILL.md`` included); larger entries are refused."""
@@ -136,6 +138,19 @@ class Skill:
     def key(self) -> tuple[str, str]:
         """``(server name, uri)``: the skill's identity across servers (the spec's "Skill URIs")."""
         return (self.server.name, self.uri)
+
+    @property
+    def allowed_tools(self) -> list[str]:
+        """The tool names of the entry's ``allowed-tools`` frontmatter (Agent Skills: a
+        space-separated string; a YAML list is read too), ``[]`` without one. What they request is
+        granted only where the server's ``skill_allowed_tools`` setting allows it for this skill
+        (`grants_allowed_tools`); nothing here acts on it."""
+        value = self.frontmatter.get("allowed-tools")
+        if isinstance(value, str):
+            return value.split()
+        if isinstance(value, list):
+            return [item for item in value if isinstance(item, str) and item]
+        return []
 
     def _check(self, resources: Any) -> str | None:
         if not self.uri.endswith("/" + SKILL_FILE):
@@ -332,6 +347,33 @@ class Skill:
                 raise SkillVerificationError(
                     f"skill {self.name!r} of {self.server.name!r}: the {field!r} field of its {SKILL_FILE} "
                     "frontmatter differs from the listed entry; not loaded", uri=self.uri, server=self.server.name)
+
+
+def check_skill_allowed_tools(settings: Any, value: Any, where: str) -> None:
+    """Refuse a ``skill_allowed_tools`` setting that cannot work (``ValueError`` naming ``where``):
+    it is ``None``/``False``, a list of skill names or ``SKILL.md`` URIs, a callable, or the name
+    of a method. ``True`` is refused: the spec wants the grant approved per skill."""
+    if value is None or value is False or callable(value) or settings.names_method(value):
+        return
+    if value is True:
+        raise ValueError(f"{where}: skill_allowed_tools = True would let every skill of the server pre-approve "
+                         "tools; name the skills (a list) or give a callable deciding per skill")
+    if not isinstance(value, (list, tuple, set, frozenset)) or not all(isinstance(n, str) and n for n in value):
+        raise ValueError(f"{where}: skill_allowed_tools must be a list of skill names (or SKILL.md URIs), a "
+                         f"callable or a method name, not {value!r}")
+
+
+def grants_allowed_tools(server: MCP, skill: Skill) -> bool:
+    """Whether ``server``'s ``skill_allowed_tools`` setting lets ``skill``'s ``allowed-tools`` take
+    effect: the list names the skill (its ``name`` or its ``uri``), or the callable (method)
+    given the `Skill` returns true. ``False`` by default: the spec's "No implicit permission
+    grants" (an MCP-served skill's ``allowed-tools`` is ignored unless approved for that skill)."""
+    setting = server.settings.option("skill_allowed_tools")
+    if setting is None or setting is False or setting is True:
+        return False
+    if callable(setting) or (isinstance(setting, str) and server.settings.names_method(setting)):
+        return bool(call_with(setting, server, skill))
+    return skill.name in setting or skill.uri in setting
 
 
 def split_frontmatter(text: str) -> tuple[dict[str, Any] | None, str]:

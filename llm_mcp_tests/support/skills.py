@@ -1,6 +1,7 @@
 """The skills kit server (``support/servers/skills.py``) started for a test, and a client of it.
 
-The root ``conftest.py`` builds the ``skills_running`` and ``skills_docs`` fixtures from these.
+Fixtures (imported by the root ``conftest.py``): ``skills_running``, the server over Streamable
+HTTP and over stdio (module scope, one parametrization each); ``skills_docs``, a client of it.
 """
 
 from __future__ import annotations
@@ -9,6 +10,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 import llm_mcp
 from llm_mcp.testing import running_server
@@ -33,3 +36,17 @@ def skills_client(running: Any, **options: Any) -> Iterator[llm_mcp.MCP]:
     finally:
         server.close()
 
+
+
+@pytest.fixture(scope="module", params=["http", "stdio"])
+def skills_running(request: pytest.FixtureRequest) -> Iterator[Any]:
+    """The skills kit server on 2026-07-28 over Streamable HTTP and over stdio."""
+    with skills_server(request.param) as server:
+        yield server
+
+
+@pytest.fixture
+def skills_docs(skills_running: Any) -> Iterator[llm_mcp.MCP]:
+    """A client of ``skills_running`` named "docs", declaring ``extensions = "skills"``."""
+    with skills_client(skills_running) as server:
+        yield server
