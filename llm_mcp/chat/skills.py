@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..client.errors import MCPError, is_refusal
 from ..client.extensions import SKILLS_EXTENSION, declared_extensions
@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from .messages import Message
     from .toolbox import ToolLike
 
-__all__ = ["LoadSkill", "OfferedSkills", "ReadSkillFile"]
+__all__ = ["LoadSkill", "OfferedSkills", "ReadSkillFile", "loaded_skill_ids"]
 
 log = logging.getLogger("llm_mcp.chat")
 
@@ -71,12 +71,24 @@ def offered_skills(servers: Iterable[MCP]) -> dict[str, Skill]:
     return found
 
 
+def loaded_skill_ids(calls: Iterable[tuple[str, Any, bool | None]]) -> list[str]:
+    """Ids of the skills ``load_skill`` calls loaded, in order, each once. ``calls`` are
+    ``(tool name, arguments, is_error)`` of each call, ``is_error`` ``None`` for a call without a
+    result yet; a call whose result is an error loaded nothing. Used by chats (from messages) and
+    by the chat page (from rows)."""
+    found: list[str] = []
+    for name, arguments, is_error in calls:
+        skill = arguments.get("skill") if isinstance(arguments, dict) else None
+        if name == LoadSkill.name and is_error is False and isinstance(skill, str) and skill not in found:
+            found.append(skill)
+    return found
+
+
 def _loaded(messages: list[Message]) -> set[str]:
     """Ids of the skills a ``load_skill`` call of this conversation loaded (its result not an error)."""
-    calls = {call.id: call.arguments.get("skill") for m in messages if m.role == "assistant"
-             for call in m.tool_calls if call.name == LoadSkill.name}
-    return {calls[m.tool_call_id] for m in messages
-            if m.role == "tool" and m.tool_call_id in calls and not m.is_error}
+    results = {m.tool_call_id: bool(m.is_error) for m in messages if m.role == "tool"}
+    return set(loaded_skill_ids((call.name, call.arguments, results.get(call.id)) for m in messages
+                                if m.role == "assistant" for call in m.tool_calls))
 
 
 class LoadSkill(ChatTool):
