@@ -4,7 +4,9 @@ For the servers of ``with_mcp`` whose ``extensions`` declare ``"skills"`` (and t
 extension), the model gets two tools instead of any skill content:
 
 - ``load_skill``: its description is the catalogue (each skill's id, description and server);
-  calling it loads one skill (``SKILL.md`` read and verified now) and returns its instructions.
+  calling it loads one skill (``SKILL.md`` read and verified now) and returns its instructions,
+  after a line naming the skill and the server that served it (the spec's "Origin is visible to
+  the model"; ``read_skill_file`` answers the same way).
 - ``read_skill_file``: reads one file the loaded skill lists, verified.
 
 ``read_skill_file`` with a path ending in ``/`` (or ``.``) lists that directory of the skill
@@ -110,7 +112,8 @@ class LoadSkill(ChatTool):
     def execute(self, skill: str = "") -> str:
         if skill not in self.skills:
             raise LookupError(f"there is no skill {skill!r}")
-        return self.skills[skill].instructions
+        found = self.skills[skill]
+        return f"Skill {skill}, served by MCP server {found.server.name!r}:\n\n{found.instructions}"
 
 
 class ReadSkillFile(ChatTool):
@@ -135,11 +138,12 @@ class ReadSkillFile(ChatTool):
             raise LookupError(f"there is no skill {skill!r}")
         if skill not in self.loaded:
             raise LookupError(f"load the skill {skill!r} with load_skill first")
+        found = self.skills[skill]
+        served = f"of skill {skill}, served by MCP server {found.server.name!r}:\n\n"
         if isinstance(path, str) and (path.strip() in ("", ".") or path.endswith("/")):
-            entries = self.skills[skill].directory(path)
-            listing = [e.path + ("/" if e.directory else "") for e in entries]
-            return "\n".join(listing) if listing else "(empty directory)"
-        return self.skills[skill].read(path)
+            listing = [e.path + ("/" if e.directory else "") for e in found.directory(path)]
+            return f"Directory {path.strip() or '.'} {served}" + ("\n".join(listing) or "(empty)")
+        return f"File {path} {served}{found.read(path)}"
 
 
 class OfferedSkills:

@@ -10,10 +10,10 @@ from __future__ import annotations
 import pytest
 
 import llm_mcp
-from llm_mcp.client.skill import split_frontmatter
 from llm_mcp.testing import Server, Skill, running_server
 from llm_mcp.testing.scripted_model import reply, tool_call
 from llm_mcp_tests.support.servers import skills as kit
+from llm_mcp_tests.support.skills import FORMS_READ, PDF_LOADED
 
 
 def last_tool_message(chat: llm_mcp.Chat):
@@ -47,7 +47,7 @@ def test_load_then_read_a_file(skills_docs, chat_on, model):
                     reply("Done.")]).with_mcp(skills_docs)
     assert chat.ask("Fill the form for Ada").content == "Done."
     results = [m["content"] for r in model.requests[1:] for m in r.messages[-1:]]
-    assert results == [split_frontmatter(kit.PDF_SKILL)[1], kit.FORMS, "filled for Ada"]
+    assert results == [PDF_LOADED, FORMS_READ, "filled for Ada"]
     assert not any(m.is_error for m in chat.messages if m.role == "tool")
 
 
@@ -130,8 +130,10 @@ def test_directory_of_a_loaded_skill(skills_docs, chat_on, model):
     chat.ask("What files does it have?")
     tools = [m for m in chat.messages if m.role == "tool"]
     tops = sorted({p.split("/")[0] + ("/" if "/" in p else "") for p in kit.PdfProcessing.files})
-    assert tools[1].content.splitlines() == tops == ["SKILL.md", "references/", "scripts/"]
-    assert tools[2].content == "references/FORMS.md" and "CREDIT" not in tools[2].content
+    origin = "of skill docs/pdf-processing, served by MCP server 'docs':"
+    assert tools[1].content.splitlines() == [f"Directory . {origin}", "", *tops]
+    assert tops == ["SKILL.md", "references/", "scripts/"]
+    assert tools[2].content == f"Directory references/ {origin}\n\nreferences/FORMS.md" and "CREDIT" not in tools[2].content
     assert not any(m.is_error for m in tools)
 
 
@@ -182,7 +184,7 @@ def test_a_skill_never_reads_on_another_server(chat_on, model):
             server_a.close()
             server_b.close()
     tools = [m for m in chat.messages if m.role == "tool"]
-    assert not tools[0].is_error and "skill://secrets/keys.md" in tools[0].content  # the skill did ask
+    assert tools[0].content.startswith("Skill a/guide, served by MCP server 'a':\n\nRead skill://secrets/keys.md")
     assert [m.is_error for m in tools[1:]] == [True, True, True]
     assert "not a file of the skill" in tools[1].content and "not a file of the skill" in tools[2].content
     assert "load the skill 'b/secrets' with load_skill first" in tools[3].content

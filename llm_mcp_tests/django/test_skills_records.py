@@ -11,12 +11,10 @@ from __future__ import annotations
 
 import pytest
 
-from llm_mcp.client.skill import split_frontmatter
 from llm_mcp.conversation import Conversation
 from llm_mcp.testing.scripted_model import reply, tool_call
 from llm_mcp_tests.support.records import record_on, reload
-from llm_mcp_tests.support.servers import skills as kit
-from llm_mcp_tests.support.skills import skills_client
+from llm_mcp_tests.support.skills import FORMS_READ, PDF_LOADED, skills_client
 
 pytestmark = [pytest.mark.db, pytest.mark.django_db(transaction=True)]
 
@@ -32,7 +30,6 @@ def test_a_resumed_chat_still_has_its_skill_and_reads_its_files(skills_running, 
     with skills_client(skills_running) as docs:
         assert record.with_mcp(docs).ask("Prepare to fill the form").content == "Skill loaded."
         record.with_mcp(None)
-    instructions = split_frontmatter(kit.PDF_SKILL)[1]
 
     model.add(tool_call("read_skill_file", {"skill": PDF, "path": "references/FORMS.md"}, id="c2"), reply("Done."))
     fresh = reload(record, model)
@@ -43,10 +40,10 @@ def test_a_resumed_chat_still_has_its_skill_and_reads_its_files(skills_running, 
         fresh.with_mcp(None)
 
     tools = [m for m in fresh.messages if m.role == "tool"]
-    assert [(m.content, m.is_error) for m in tools] == [(instructions, False), (kit.FORMS, False)]
+    assert [(m.content, m.is_error) for m in tools] == [(PDF_LOADED, False), (FORMS_READ, False)]
     sent = model.requests[2].messages  # the first request of the resumed turn
-    assert any(m.get("role") == "tool" and m.get("content") == instructions for m in sent)
-    assert model.requests[3].messages[-1]["content"] == kit.FORMS
+    assert any(m.get("role") == "tool" and m.get("content") == PDF_LOADED for m in sent)
+    assert model.requests[3].messages[-1]["content"] == FORMS_READ
 
 
 def test_a_skill_not_loaded_before_the_resume_is_still_refused(skills_running, model):

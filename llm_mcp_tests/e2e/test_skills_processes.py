@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import pytest
 
-from llm_mcp.client.skill import split_frontmatter
 from llm_mcp.testing.scripted_model import ScriptedModel, reply, tool_call
-from llm_mcp_tests.support.servers import skills as kit
+from llm_mcp_tests.support.skills import FORMS_READ, PDF_LOADED
 from llm_mcp_tests.support.workers import step
 
 pytestmark = [pytest.mark.slow, pytest.mark.db]
@@ -32,6 +31,6 @@ def test_a_skill_loaded_in_one_process_is_read_in_another(shared_db):
         assert step(env, "ask", str(first["chat"]), "Fill it for Ada").json["content"] == "Filled."
         dumped = step(env, "dump", str(first["chat"])).json
     assert [(c["name"], c["result"]) for c in dumped["calls"]] == [
-        ("load_skill", split_frontmatter(kit.PDF_SKILL)[1]), ("read_skill_file", kit.FORMS)]
+        ("load_skill", PDF_LOADED), ("read_skill_file", FORMS_READ)]
     assert not any(m["is_error"] for m in dumped["messages"])
-    assert model.requests[3].messages[-1]["content"] == kit.FORMS
+    assert model.requests[3].messages[-1]["content"] == FORMS_READ

@@ -15,8 +15,18 @@ import pytest
 
 import llm_mcp
 from llm_mcp.testing import running_server
+from llm_mcp_tests.support.servers import skills as kit
 
 ROOT = str(Path(__file__).resolve().parents[2])
+
+PDF_BODY = kit.PDF_SKILL.split("\n---\n", 1)[1].lstrip("\n")
+"""The body of the kit's pdf-processing SKILL.md (after its frontmatter)."""
+
+PDF_LOADED = "Skill docs/pdf-processing, served by MCP server 'docs':\n\n" + PDF_BODY
+"""What load_skill of docs/pdf-processing answers: the origin line, then the body."""
+
+FORMS_READ = "File references/FORMS.md of skill docs/pdf-processing, served by MCP server 'docs':\n\n" + kit.FORMS
+"""What read_skill_file of its references/FORMS.md answers."""
 MODULE = "llm_mcp_tests.support.servers.skills"
 
 
