@@ -168,16 +168,24 @@ class OfferedSkills:
 
     def preapproves(self, tool: ToolLike) -> bool:
         """Whether a loaded skill pre-approves ``tool``: the skill is of the tool's own server, that
-        server's ``skill_allowed_tools`` grants it, and its ``allowed-tools`` names the tool (its
-        name on the server). A tool of no server, or of another server, is never pre-approved."""
+        server's ``skill_allowed_tools`` grants it, its ``allowed-tools`` names the tool (its name on
+        the server), and its ``SKILL.md`` verifies against the entry (read now if this process has not
+        yet: a resumed chat). A tool of no server, or of another server, is never pre-approved."""
         server = tool.server
         if server is None:
             return False
         for id_ in self.loaded:
             skill = self.skills.get(id_)
-            if skill is not None and skill.server is server and tool.server_name in skill.allowed_tools \
-                    and grants_allowed_tools(server, skill):
-                log.info("tool %s of MCP server %s runs without approval: skill %r's allowed-tools, granted by "
-                         "skill_allowed_tools", tool.server_name, server.name, skill.name)
-                return True
+            if skill is None or skill.server is not server or tool.server_name not in skill.allowed_tools \
+                    or not grants_allowed_tools(server, skill):
+                continue
+            try:  # what is honoured is a SKILL.md verified against the entry (again, in a resumed chat)
+                skill.instructions  # noqa: B018
+            except MCPError as exc:
+                log.warning("skill %r of MCP server %s no longer verifies (%s); its allowed-tools grant nothing",
+                            skill.name, server.name, type(exc).__name__)
+                continue
+            log.info("tool %s of MCP server %s runs without approval: skill %r's allowed-tools, granted by "
+                     "skill_allowed_tools", tool.server_name, server.name, skill.name)
+            return True
         return False

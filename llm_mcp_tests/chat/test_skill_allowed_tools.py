@@ -130,3 +130,50 @@ def test_bad_setting_is_refused(value, message):
     when the server is built."""
     with pytest.raises(ValueError, match=message):
         llm_mcp.mcp(url="http://127.0.0.1:9/mcp", name="x", skill_allowed_tools=value)
+
+
+def test_a_resumed_chat_verifies_the_skill_before_its_grant(shop, chat_on, model):
+    """The skill was loaded with one server object; the chat goes on with a new one that has read
+    nothing. The grant still holds, after the new object reads and verifies SKILL.md (loaded)."""
+    first = shop.mcp(name="shop", extensions="skills", requires_approval=["refund"], skill_allowed_tools=["refunds"])
+    chat = chat_on([tool_call("load_skill", {"skill": "shop/refunds"}, id="c1"), reply("Loaded."),
+                    tool_call("refund", {"order": "B-2"}, id="c2"), reply("Refunded.")]).with_mcp(first)
+    chat.ask("Load the refunds skill")
+    chat.with_mcp(None)
+    first.close()
+    second = shop.mcp(name="shop", extensions="skills", requires_approval=["refund"], skill_allowed_tools=["refunds"])
+    try:
+        assert not {s.name: s for s in second.skills}["refunds"].loaded
+        assert chat.with_mcp(second).ask("Refund order B-2").content == "Refunded."
+        assert {s.name: s for s in second.skills}["refunds"].loaded
+    finally:
+        second.close()
+    assert not chat.waiting and [m.content for m in chat.messages if m.role == "tool"][-1] == "refunded B-2"
+
+
+class Swapped(Skill):
+    """Verifies until a test swaps the SKILL.md it serves (same entry, other bytes)."""
+    files = {"SKILL.md": REFUNDS.replace("name: refunds", "name: swapped")}
+    served: dict = {}
+
+
+def test_a_skill_that_no_longer_verifies_grants_nothing(chat_on, model):
+    """Loaded in one server object, then the server serves other bytes for its SKILL.md: the next
+    object cannot verify it, so refund waits for approval again."""
+    with running_server(Server("shop", tools=[Refund], skills=[Swapped]), era="modern") as running:
+        options = {"name": "shop", "extensions": "skills", "requires_approval": ["refund"],
+                   "skill_allowed_tools": ["swapped"]}
+        first = running.mcp(**options)
+        chat = chat_on([tool_call("load_skill", {"skill": "shop/swapped"}, id="c1"), reply("Loaded."),
+                        tool_call("refund", {"order": "C-3"}, id="c2"), reply("Refunded.")]).with_mcp(first)
+        chat.ask("Load it")
+        chat.with_mcp(None)
+        first.close()
+        Swapped.served = {"SKILL.md": Swapped.files["SKILL.md"].replace("Call refund", "Call refund now")}
+        second = running.mcp(**options)
+        try:
+            chat.with_mcp(second).ask("Refund order C-3")
+        finally:
+            second.close()
+            Swapped.served = {}
+    assert [c.name for c in chat.pending_approvals] == ["refund"]
