@@ -15,6 +15,7 @@ import pytest
 import llm_mcp
 from llm_mcp.testing import Server, Skill, Tool, running_server
 from llm_mcp.testing.scripted_model import reply, tool_call
+from llm_mcp_tests.support.skills import by_name
 
 REFUNDS = ("---\nname: refunds\ndescription: Refund a customer's order\nallowed-tools: refund lookup\n---\n\n"
            "Call refund with the order id.\n")
@@ -61,7 +62,7 @@ def test_allowed_tools_ignored_without_the_setting(shop, chat_on, model):
     waits for approval, and runs once approved."""
     server = shop.mcp(name="shop", extensions="skills", requires_approval=["refund"])
     try:
-        skill = {s.name: s for s in server.skills}["refunds"]
+        skill = by_name(server)["refunds"]
         assert skill.allowed_tools == ["refund", "lookup"]
         chat = refund_turn(chat_on, server)
         assert chat.waiting and [c.name for c in chat.pending_approvals] == ["refund"]
@@ -143,9 +144,9 @@ def test_a_resumed_chat_verifies_the_skill_before_its_grant(shop, chat_on, model
     first.close()
     second = shop.mcp(name="shop", extensions="skills", requires_approval=["refund"], skill_allowed_tools=["refunds"])
     try:
-        assert not {s.name: s for s in second.skills}["refunds"].loaded
+        assert not by_name(second)["refunds"].loaded
         assert chat.with_mcp(second).ask("Refund order B-2").content == "Refunded."
-        assert {s.name: s for s in second.skills}["refunds"].loaded
+        assert by_name(second)["refunds"].loaded
     finally:
         second.close()
     assert not chat.waiting and [m.content for m in chat.messages if m.role == "tool"][-1] == "refunded B-2"

@@ -15,10 +15,7 @@ import llm_mcp
 from llm_mcp.client.skill import announces_directory_read
 from llm_mcp.testing import Server, Skill, running_server
 from llm_mcp_tests.support.servers import skills as kit
-
-
-def by_name(server: llm_mcp.MCP) -> dict[str, llm_mcp.Skill]:
-    return {s.name: s for s in server.skills}
+from llm_mcp_tests.support.skills import by_name
 
 
 def children(entries: list[llm_mcp.SkillDirectoryEntry]) -> list[tuple[str, bool]]:

@@ -9,15 +9,13 @@ so a kit server declares skills on 2026-07-28 only; the conformance suite covers
 from __future__ import annotations
 
 import hashlib
+
 import pytest
 
 import llm_mcp
 from llm_mcp.client.skill import split_frontmatter
 from llm_mcp_tests.support.servers import skills as kit
-
-
-def by_name(server: llm_mcp.MCP) -> dict[str, llm_mcp.Skill]:
-    return {s.name: s for s in server.skills}
+from llm_mcp_tests.support.skills import by_name
 
 
 def test_skills_short_name_declares_the_extension():

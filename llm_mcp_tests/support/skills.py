@@ -30,6 +30,11 @@ FORMS_READ = "File references/FORMS.md of skill docs/pdf-processing, served by M
 MODULE = "llm_mcp_tests.support.servers.skills"
 
 
+def by_name(server: llm_mcp.MCP) -> dict[str, llm_mcp.Skill]:
+    """``{name: Skill}`` of the skills ``server`` lists."""
+    return {s.name: s for s in server.skills}
+
+
 @contextmanager
 def skills_server(transport: str) -> Iterator[Any]:
     """Start the skills server on 2026-07-28 (the extension's base revision) over ``transport``."""
