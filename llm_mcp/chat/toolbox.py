@@ -17,12 +17,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..client import outages
-from ..client.errors import (
-    CancelledError,
-    ConfigurationError,
-    InvalidToolChoiceError,
-    MCPError,
-)
+from ..client.errors import CancelledError, ConfigurationError, InvalidToolChoiceError, MCPError
 from ..client.shaping import is_refusal
 from .messages import Message
 from .providers import ToolSpec

@@ -26,6 +26,7 @@ from .definition import complete_values
 from .paging import InvalidCursor, page
 from .prompts import MissingPromptArguments, Prompt
 from .resources import Resource, ResourceTemplate
+from .skills import Skill
 from .runtime import LOG_LEVELS, CallChannel, InvalidResult, ToolCancelled
 from .serve import (
     add_serve_arguments,
@@ -34,7 +35,6 @@ from .serve import (
     serve_http,
     serve_stdio,
 )
-from .skills import Skill
 from .tasks import TASKS_EXTENSION, TaskStore, declared_tasks
 from .tool import Tool
 
