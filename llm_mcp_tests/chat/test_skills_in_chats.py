@@ -61,7 +61,9 @@ def test_tampered_file_is_a_tool_error(skills_docs, chat_on, model):
     assert message.is_error
     assert message.content == ("SkillVerificationError: skill 'tampered' of 'docs': the sha256 digest of "
                                "skill://tampered/notes.md differs from its entry; refused")
-    assert "99 EUR" not in model.requests[2].messages[-1]["content"]
+    sent = model.requests[2].messages[-1]
+    assert sent["role"] == "tool" and sent["content"] == f"Error: {message.content}"  # the model is told why
+    assert "99 EUR" not in sent["content"]
 
 
 @pytest.mark.parametrize(("skill", "expected"), [
