@@ -2,7 +2,7 @@
 
     view = Conversation.of(record)
     view.state            # "idle", "running", "waiting", "cancelled" or "unfinished"
-    view.entries          # [{"row", "html", "calls": [...]}, ...]
+    view.entries          # [{"row", "html", "calls": [...], "skills": [...]}, ...]
     view.fingerprint      # changes whenever anything the page shows changes
 
 Built from the rows on each request (nothing rendered is stored). A tool call's card carries
@@ -26,6 +26,7 @@ from urllib.parse import urlsplit
 from django.urls import reverse
 
 from . import conf
+from .chat.skills import loaded_skill_ids
 from .client.shaping import PARTLY_RUN
 from .forms import QuestionForm, argument_problems
 from .rendering import attachment_views, markdown_html, structured_html
@@ -143,6 +144,22 @@ def _task_view(call: Any) -> dict[str, Any]:
             "poll_interval": call.task_poll_interval, "expires_at": call.task_expires_at}
 
 
+def _mark_loaded_skills(entries: list[dict[str, Any]]) -> None:
+    """Give the last assistant entry of each turn (the messages after a user's) ``"skills"``: the
+    ids of the skills its ``load_skill`` calls loaded (``docs/pdf-processing``), when any."""
+    turn: list[tuple[str, Any, bool | None]] = []
+    last: dict[str, Any] | None = None
+    for entry in [*entries, None]:
+        if entry is None or entry["row"].role == "user":
+            if last is not None:
+                last["skills"] = loaded_skill_ids(turn)
+            turn, last = [], None
+        elif entry["row"].role == "assistant":
+            last = entry
+            turn.extend((c["row"].name, c["row"].arguments, c["result"]["is_error"] if c["result"] else None)
+                        for c in entry["calls"])
+
+
 @dataclass
 class Conversation:
     """The page's view of one chat (see the module).
@@ -209,6 +226,7 @@ class Conversation:
                                  "attachments": attachment_views(row.attachments)})
         view.entries = [e for e in view.entries if not (e["row"].role == "tool" and e["row"].pk in shown_results)
                         and e["row"].role != "system"]
+        _mark_loaded_skills(view.entries)
         view.other_questions = [_question_view(q, forms) for q in questions if q.tool_call_id not in shown_calls]
         last = rows[-1] if rows else None
         unfinished = last is not None and (last.role != "assistant" or any(

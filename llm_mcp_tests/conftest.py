@@ -230,6 +230,9 @@ def filesystem_command(node_executable: str, node_modules_dir: Path, filesystem_
 # --------------------------------------------------------------------------- chats: the scripted model
 from llm_mcp_tests.support.chats import chat_on, heard_outages, model  # noqa: E402,F401
 
+# --------------------------------------------------------------------------- the skills kit server (skills_running, skills_docs)
+from llm_mcp_tests.support.skills import skills_docs, skills_running  # noqa: E402,F401
+
 # --------------------------------------------------------------------------- scripted HTTP servers (hostile answers)
 from llm_mcp_tests.support.scripted import scripted  # noqa: E402,F401
 
@@ -238,3 +241,4 @@ from llm_mcp_tests.support.scripted import scripted  # noqa: E402,F401
 # The kit's own pytest fixtures (mcp_test_server), as any project using llm_mcp.testing would enable them.
 from llm_mcp.testing.pytest_plugin import mcp_test_server, scripted_model  # noqa: E402,F401
 # --------------------------------------------------------------------------- end of llm_mcp.testing block
+

@@ -497,7 +497,7 @@ class Chat:
         for call in calls:
             tool = box.resolve(call.name)
             if call.approval is None and tool is not None and not isinstance(tool, Unavailable) and \
-                    tool.requires_approval:
+                    box.requires_approval(tool):
                 call.approval = "pending"
                 self.store.save_call(assistant, call)  # visible to other processes before anything runs
             if call.approval == "declined":

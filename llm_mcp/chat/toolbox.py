@@ -22,7 +22,7 @@ from ..client.shaping import is_refusal
 from .messages import Message
 from .providers import ToolSpec
 from .schemas import fill_schema, schema_problem, wire_name
-from .skills import skill_tools
+from .skills import OfferedSkills
 from .tools import ToolSearch
 
 if TYPE_CHECKING:
@@ -121,6 +121,7 @@ class Toolbox:
         offered: `{name the provider gets: tool}`, in the order the model sees them.
         by_name: every tool, deferred ones included, by its own name and its offered name.
         unavailable: names of the servers that are down or could not list their tools.
+        skills: the skills offered (`llm_mcp.chat.skills.OfferedSkills`).
 
     Raises `ValueError` when two tools have one name, and what listing a server raises when
     retrying will not fix it (a refusal, a configuration error, a cancellation).
@@ -155,7 +156,8 @@ class Toolbox:
                 entries.append((tool, f"MCP server {server.name!r}",
                                 server.name in deferred_servers or bool(tool.deferred)))
         reachable = [server for server in self.servers if server.name not in self.unavailable]
-        entries.extend((tool, "skills", False) for tool in skill_tools(reachable, history))
+        self.skills = OfferedSkills(reachable, history)
+        entries.extend((tool, "skills", False) for tool in self.skills.tools)
         entries.extend((tool, "with_tools", False) for tool in tools)
         offer: list[ToolLike] = []
         deferred: list[ToolLike] = []
@@ -186,6 +188,11 @@ class Toolbox:
         for tool in offer:
             self.offered[assigned[id(tool)]] = tool
             self.by_name.setdefault(assigned[id(tool)], tool)
+
+    def requires_approval(self, tool: ToolLike) -> bool:
+        """Whether a call of ``tool`` pauses for approval: its ``requires_approval``, unless a skill
+        loaded in the conversation pre-approves it (`OfferedSkills.preapproves`, off by default)."""
+        return bool(tool.requires_approval) and not self.skills.preapproves(tool)
 
     @functools.cached_property
     def specs(self) -> list[ToolSpec]:

@@ -21,6 +21,7 @@ from ..client.errors import InputRequiredError
 from ..client.progress import Progress, tool_listener
 from ..client.question import Question
 from ..client.tool import Tool
+from .text import shortened
 
 if TYPE_CHECKING:
     from ..client.server import MCP
@@ -68,10 +69,6 @@ def report_progress(value: float, total: float | None = None, message: str | Non
     listener = tool_listener()
     if listener is not None:
         listener(Progress(value=value, total=total, message=message))
-
-
-def _short(text: str, limit: int = 300) -> str:
-    return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
 class ChatTool:
@@ -246,7 +243,7 @@ class ToolSearch(ChatTool):
         found = [tool for _, _, tool in sorted(scored, key=lambda item: item[:2])[:self.LIMIT]]
         if not found:
             return f"No tools match {query!r}."
-        return json.dumps({"tools": [{"name": t.name, "description": _short(t.description)} for t in found]})
+        return json.dumps({"tools": [{"name": t.name, "description": shortened(t.description)} for t in found]})
 
     @staticmethod
     def discovered(content: str) -> list[str]:

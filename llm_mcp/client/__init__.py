@@ -32,7 +32,7 @@ from .resource import Resource, ResourceTemplate
 from .result import Attachment, Result
 from .server import MCP, Servers, mcp
 from .session import Client
-from .skill import Skill, SkillFile
+from .skill import Skill, SkillDirectoryEntry, SkillFile
 from .task import Task
 from .tool import Tool
 from .transports import Transport
@@ -66,6 +66,7 @@ __all__ = [
     "ServerTimeoutError",
     "Servers",
     "Skill",
+    "SkillDirectoryEntry",
     "SkillFile",
     "SkillVerificationError",
     "StartupFailedError",

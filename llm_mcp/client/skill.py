@@ -9,9 +9,10 @@ and verified.
     skill.name, skill.description       # from the entry's frontmatter
     skill.instructions                  # reads SKILL.md now: size, sha256 digest, frontmatter checked
     skill.read("references/FORMS.md")   # reads one listed file, verified the same way
+    skill.directory("references")       # the direct children of one of its directories
 
 Specification: ``modelcontextprotocol/ext-skills``, ``specification/stable/skills.mdx`` ("Skill
-Entries", "Limits", "Integrity and Verification"). Every failed check raises
+Entries", "Limits", "Integrity and Verification", "Reading Directories"). Every failed check raises
 `SkillVerificationError` and the content is never returned.
 """
 
@@ -26,13 +27,16 @@ import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from .declared import call_with
 from .errors import ConfigurationError, MCPError, SkillVerificationError
 from .extensions import SKILLS_EXTENSION, declared_extensions
 
 if TYPE_CHECKING:
     from .server import MCP
 
-__all__ = ["MAX_SKILL_BYTES", "MAX_SKILL_FILES", "SKILLS_EXTENSION", "Skill", "SkillFile", "Skills"]
+__all__ = ["DIRECTORY_MIME_TYPE", "MAX_SKILL_BYTES", "MAX_SKILL_FILES", "SKILLS_EXTENSION", "Skill",
+           "SkillDirectoryEntry", "SkillFile", "Skills", "announces_directory_read", "check_skill_allowed_tools",
+           "grants_allowed_tools"]
 
 MAX_SKILL_FILES = 512
 """Files per skill the spec's "Limits" fix (``SKILL.md`` included); larger entries are refused."""
@@ -41,6 +45,9 @@ MAX_SKILL_BYTES = 16 * 1024 * 1024
 """Total bytes per skill (the sum of the entries' ``size``; for a dynamic skill, of what was read)."""
 
 SKILL_FILE = "SKILL.md"
+
+DIRECTORY_MIME_TYPE = "inode/directory"
+"""The ``mimeType`` of a directory resource (the spec's "Directory Resources")."""
 
 log = logging.getLogger("llm_mcp.client")
 
@@ -54,6 +61,29 @@ class SkillFile:
     path: str
     digest: str
     size: int
+
+
+@dataclass(frozen=True)
+class SkillDirectoryEntry:
+    """One direct child of a skill's directory, as [`Skill.directory`][llm_mcp.Skill.directory]
+    gives it: ``uri``, ``path`` (relative to the skill's root: ``"templates/invoice.md"``), ``name``
+    (its last segment), ``directory`` (``True`` for a subdirectory, ``mimeType`` ``inode/directory``)
+    and ``mime_type`` (as the server sent it, ``None`` when it sent none or the answer came from the
+    held entry)."""
+
+    uri: str
+    path: str
+    name: str
+    directory: bool
+    mime_type: str | None = None
+
+
+def announces_directory_read(server: MCP) -> bool:
+    """Whether ``server`` declares the Skills extension with ``"directoryRead": true`` (then it
+    answers ``resources/directory/read``; the spec forbids sending it to any other server)."""
+    extensions = server.capabilities.get("extensions")
+    settings = extensions.get(SKILLS_EXTENSION) if isinstance(extensions, dict) else None
+    return isinstance(settings, dict) and settings.get("directoryRead") is True
 
 
 class Skill:
@@ -93,6 +123,7 @@ class Skill:
         self.problem = self._check(resources)
         self._instructions: str | None = None
         self._read_bytes = 0
+        self._seen_files: set[str] = set()  # files of a dynamic skill its directory reads named
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:
@@ -107,6 +138,19 @@ class Skill:
     def key(self) -> tuple[str, str]:
         """``(server name, uri)``: the skill's identity across servers (the spec's "Skill URIs")."""
         return (self.server.name, self.uri)
+
+    @property
+    def allowed_tools(self) -> list[str]:
+        """The tool names of the entry's ``allowed-tools`` frontmatter (Agent Skills: a
+        space-separated string; a YAML list is read too), ``[]`` without one. What they request is
+        granted only where the server's ``skill_allowed_tools`` setting allows it for this skill
+        (`grants_allowed_tools`); nothing here acts on it."""
+        value = self.frontmatter.get("allowed-tools")
+        if isinstance(value, str):
+            return value.split()
+        if isinstance(value, list):
+            return [item for item in value if isinstance(item, str) and item]
+        return []
 
     def _check(self, resources: Any) -> str | None:
         if not self.uri.endswith("/" + SKILL_FILE):
@@ -181,11 +225,98 @@ class Skill:
                                          uri=path, server=self.server.name)
         return f"{self.root}/{normal}"
 
+    def directory(self, path: str = "") -> list[SkillDirectoryEntry]:
+        """The direct children of one of the skill's directories (``""`` or ``"."`` is its root,
+        ``"templates"`` a subdirectory), sorted by path; subdirectories have ``directory=True``.
+
+        A server that announces ``directoryRead`` (its ``io.modelcontextprotocol/skills`` settings)
+        is asked with ``resources/directory/read`` (every page). For a skill whose entry lists its
+        files, the answer is held against the entry: only listed files (and directories holding
+        them) are given, a child the entry does not list is left out (the entry is stale:
+        [`MCP.skill`][llm_mcp.MCP.skill] gets a fresh one), and without ``directoryRead`` the
+        entry alone answers. For a dynamic skill, the server's answer is the only source: children
+        outside the directory are left out, and once its directory reads have named more than 512
+        files the skill is refused.
+
+        Raises `SkillVerificationError` for a path outside the skill (``..``), a directory a listed
+        skill does not have, an entry with a ``problem``, a dynamic skill past 512 files;
+        `MCPError` for a dynamic skill of a server that does not announce ``directoryRead`` (nothing
+        is sent) or when the server refuses (``-32602``: not a directory).
+        """
+        uri = self._directory_uri(path)
+        self._refuse_problem()
+        listed = [] if self.dynamic else self._listed_children(uri)
+        if not self.dynamic and uri != self.root and not listed:
+            raise SkillVerificationError(f"skill {self.name!r} of {self.server.name!r} has no directory {uri} in its "
+                                         "entry; not read", uri=uri, server=self.server.name)
+        served = self._read_directory(uri) if announces_directory_read(self.server) else None
+        if self.dynamic:
+            if served is None:
+                raise MCPError(f"MCP server {self.server.name!r} does not announce directoryRead: the files of the "
+                               f"dynamic skill {self.name!r} cannot be listed (resources/directory/read not sent)",
+                               server=self.server.name)
+            with self._lock:
+                self._seen_files.update(e.uri for e in served if not e.directory)
+                if len(self._seen_files) > MAX_SKILL_FILES:
+                    raise SkillVerificationError(
+                        f"skill {self.name!r} of {self.server.name!r}: its directories name more than "
+                        f"{MAX_SKILL_FILES} files, over the limit; refused", uri=uri, server=self.server.name)
+            return served
+        if served is None:
+            return listed
+        held = {entry.uri: entry for entry in listed}
+        kept = {e.uri: e for e in served if e.uri in held and held[e.uri].directory == e.directory}
+        left_out = len(served) - len(kept)
+        if left_out:
+            log.warning("MCP server %s lists %d child(ren) of %s that skill %r's entry does not; left out (the entry "
+                        "is stale: skills/get refreshes it)", self.server.name, left_out, uri, self.name)
+        return [kept[e.uri] for e in listed if e.uri in kept]
+
+    def _directory_uri(self, path: str) -> str:
+        if isinstance(path, str) and (path.strip().strip("/") in ("", ".") or path.rstrip("/") == self.root):
+            return self.root
+        if not isinstance(path, str):
+            raise TypeError(f"a skill directory path is a string, not {type(path).__name__}")
+        return self.resolve(path.rstrip("/"))
+
+    def _listed_children(self, uri: str) -> list[SkillDirectoryEntry]:
+        """The direct children of ``uri`` the held entry lists: its files there, and the
+        directories holding its deeper files."""
+        children: dict[str, SkillDirectoryEntry] = {}
+        for file in self.files:
+            if not file.uri.startswith(uri + "/"):
+                continue
+            head, _, rest = file.uri[len(uri) + 1:].partition("/")
+            child = f"{uri}/{head}"
+            children.setdefault(child, SkillDirectoryEntry(uri=child, path=child[len(self.root) + 1:], name=head,
+                                                           directory=bool(rest)))
+        return sorted(children.values(), key=lambda e: e.path)
+
+    def _read_directory(self, uri: str) -> list[SkillDirectoryEntry]:
+        """``resources/directory/read`` of ``uri``, every page: its direct children, sorted; other
+        items (outside ``uri``, deeper, malformed) are left out and logged."""
+        children: dict[str, SkillDirectoryEntry] = {}
+        items = self.server.client.list("resources/directory/read", "resources", {"uri": uri})
+        for item in items:
+            child = item.get("uri")
+            name = child[len(uri) + 1:] if isinstance(child, str) and child.startswith(uri + "/") else ""
+            if not name or "/" in name or name in (".", ".."):
+                log.warning("MCP server %s answered resources/directory/read of %s with %r, not a direct child; "
+                            "left out", self.server.name, uri, child)
+                continue
+            mime = item.get("mimeType") if isinstance(item.get("mimeType"), str) else None
+            children[child] = SkillDirectoryEntry(uri=child, path=child[len(self.root) + 1:], name=name,
+                                                  directory=mime == DIRECTORY_MIME_TYPE, mime_type=mime)
+        return sorted(children.values(), key=lambda e: e.path)
+
+    def _refuse_problem(self) -> None:
+        if self.problem:
+            raise SkillVerificationError(f"skill {self.name!r} of {self.server.name!r} cannot be loaded: "
+                                         f"{self.problem}", uri=self.uri, server=self.server.name)
+
     def _verified(self, uri: str) -> bytes:
         name = self.server.name
-        if self.problem:
-            raise SkillVerificationError(f"skill {self.name!r} of {name!r} cannot be loaded: {self.problem}",
-                                         uri=self.uri, server=name)
+        self._refuse_problem()
         listed = None if self.dynamic else next((f for f in self.files if f.uri == uri), None)
         if not self.dynamic and listed is None:
             raise SkillVerificationError(f"skill {self.name!r} of {name!r} does not list {uri}; not read",
@@ -216,6 +347,33 @@ class Skill:
                 raise SkillVerificationError(
                     f"skill {self.name!r} of {self.server.name!r}: the {field!r} field of its {SKILL_FILE} "
                     "frontmatter differs from the listed entry; not loaded", uri=self.uri, server=self.server.name)
+
+
+def check_skill_allowed_tools(settings: Any, value: Any, where: str) -> None:
+    """Refuse a ``skill_allowed_tools`` setting that cannot work (``ValueError`` naming ``where``):
+    it is ``None``/``False``, a list of skill names or ``SKILL.md`` URIs, a callable, or the name
+    of a method. ``True`` is refused: the spec wants the grant approved per skill."""
+    if value is None or value is False or callable(value) or settings.names_method(value):
+        return
+    if value is True:
+        raise ValueError(f"{where}: skill_allowed_tools = True would let every skill of the server pre-approve "
+                         "tools; name the skills (a list) or give a callable deciding per skill")
+    if not isinstance(value, (list, tuple, set, frozenset)) or not all(isinstance(n, str) and n for n in value):
+        raise ValueError(f"{where}: skill_allowed_tools must be a list of skill names (or SKILL.md URIs), a "
+                         f"callable or a method name, not {value!r}")
+
+
+def grants_allowed_tools(server: MCP, skill: Skill) -> bool:
+    """Whether ``server``'s ``skill_allowed_tools`` setting lets ``skill``'s ``allowed-tools`` take
+    effect: the list names the skill (its ``name`` or its ``uri``), or the callable (method)
+    given the `Skill` returns true. ``False`` by default: the spec's "No implicit permission
+    grants" (an MCP-served skill's ``allowed-tools`` is ignored unless approved for that skill)."""
+    setting = server.settings.option("skill_allowed_tools")
+    if setting is None or setting is False or setting is True:
+        return False
+    if callable(setting) or (isinstance(setting, str) and server.settings.names_method(setting)):
+        return bool(call_with(setting, server, skill))
+    return skill.name in setting or skill.uri in setting
 
 
 def split_frontmatter(text: str) -> tuple[dict[str, Any] | None, str]:

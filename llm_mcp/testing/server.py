@@ -116,6 +116,8 @@ class Server:
         tools, resources, resource_templates, prompts: kit classes (not instances).
         skills: kit `Skill` classes; with any, the server declares ``io.modelcontextprotocol/skills``
             and answers ``skills/list``, ``skills/get`` and ``resources/read`` of their files.
+        skills_directory_read: with skills, also declare ``"directoryRead": true`` and answer
+            ``resources/directory/read`` of their directories (default ``True``).
         context: values every tool, resource and prompt sees as ``self.context``.
         page_size: items per page of every ``*/list`` (0: one page); cursors are opaque.
 
@@ -134,7 +136,7 @@ class Server:
                  instructions: str | None = None, tools: Iterable[type[Tool]] = (),
                  resources: Iterable[type[Resource]] = (), resource_templates: Iterable[type[ResourceTemplate]] = (),
                  prompts: Iterable[type[Prompt]] = (), context: dict[str, Any] | None = None,
-                 page_size: int = 0, skills: Iterable[type[Skill]] = ()) -> None:
+                 page_size: int = 0, skills: Iterable[type[Skill]] = (), skills_directory_read: bool = True) -> None:
         if not isinstance(name, str) or not name:
             raise TypeError(f"name must be a non-empty str; got {name!r}")
         if not isinstance(page_size, int) or isinstance(page_size, bool) or page_size < 0:
@@ -153,6 +155,7 @@ class Server:
         self.prompts = _classes(Prompt, prompts, "prompts")
         self.skills = _classes(Skill, skills, "skills")
         self._index(self.skills, lambda k: k.uri(), "skill URI")
+        self.skills_directory_read = bool(skills_directory_read)
         self.context: dict[str, Any] = dict(context or {})
         self.page_size = page_size
         self.resource_not_found_code: int | None = RESOURCE_NOT_FOUND
@@ -624,9 +627,22 @@ class Server:
                 raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown skill: {uri}")
             return {"resultType": "complete", "skill": skill.entry(), "ttlMs": 0, "cacheScope": "public"}
 
-        server.extensions[SKILLS_EXTENSION] = {}
+        class DirectoryParams(types.PaginatedRequestParams):  # type: ignore[misc,name-defined]
+            uri: str
+
+        async def read_directory(ctx: Any, params: Any) -> dict[str, Any]:
+            uri = _field(params, "uri")
+            for skill in self.skills:
+                children = skill.directory(uri)
+                if children is not None:
+                    return self._page(children, "resources", params)
+            raise MCPError(code=types.INVALID_PARAMS, message=f"{uri} is not a directory resource")
+
+        server.extensions[SKILLS_EXTENSION] = {"directoryRead": True} if self.skills_directory_read else {}
         server.add_request_handler("skills/list", types.PaginatedRequestParams, list_skills)
         server.add_request_handler("skills/get", GetSkillParams, get_skill)
+        if self.skills_directory_read:
+            server.add_request_handler("resources/directory/read", DirectoryParams, read_directory)
 
     # -- serving -------------------------------------------------------------------------------
 

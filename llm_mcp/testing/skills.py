@@ -10,7 +10,9 @@ The entry (URI, frontmatter, each file's ``sha256`` digest and size) is computed
 Deliberately broken skills, for testing a client's verification: ``served`` replaces a file's
 content on ``resources/read`` only (so its digest, or with different length its size, no longer
 matches the entry); ``listed_frontmatter`` lists a frontmatter that differs from ``SKILL.md``'s.
-``dynamic = True`` lists ``"resources": "dynamic"`` (no digests).
+``dynamic = True`` lists ``"resources": "dynamic"`` (no digests). ``added`` files are served (and
+named by ``resources/directory/read``) but left out of the entry, as a file added after a client
+listed the skill.
 
 Served on 2026-07-28 (the extension's base revision): the ``mcp`` SDK leaves ``extensions`` out of
 the capabilities of older ``initialize`` answers, so a client of a handshake-era kit server sees none.
@@ -42,6 +44,8 @@ class Skill:
             describes ``files[path]`` (a tampered file: bad digest, or wrong size).
         listed_frontmatter: the frontmatter the entry lists, instead of ``SKILL.md``'s own.
         unlisted: hide the skill from ``skills/list`` (``skills/get`` still answers for it).
+        added: ``{path: content}`` served and shown in directory reads, but not in the entry (a
+            stale entry: the spec's "Directory Reads and the Held Entry").
     """
 
     files: ClassVar[dict[str, str | bytes]] = {}
@@ -50,6 +54,7 @@ class Skill:
     served: ClassVar[dict[str, str | bytes]] = {}
     listed_frontmatter: ClassVar[dict[str, Any] | None] = None
     unlisted: ClassVar[bool] = False
+    added: ClassVar[dict[str, str | bytes]] = {}
 
     @classmethod
     def frontmatter(cls) -> dict[str, Any]:
@@ -90,11 +95,32 @@ class Skill:
         if not uri.startswith(cls.root() + "/"):
             return None
         path = uri[len(cls.root()) + 1:]
-        if path not in cls.files:
+        if path not in cls.files and path not in cls.added:
             return None
-        content = cls.served.get(path, cls.files[path])
+        content = cls.added[path] if path in cls.added else cls.served.get(path, cls.files[path])
         mime = "text/markdown" if path.endswith(".md") else "text/plain"
         if isinstance(content, bytes):
             return [{"uri": uri, "mimeType": "application/octet-stream",
                      "blob": base64.b64encode(content).decode("ascii")}]
         return [{"uri": uri, "mimeType": mime, "text": content}]
+
+    @classmethod
+    def directory(cls, uri: str) -> list[dict[str, Any]] | None:
+        """The ``resources/directory/read`` children of ``uri`` (a ``Resource`` per file, an
+        ``inode/directory`` resource per subdirectory), or ``None`` when ``uri`` is not one of its
+        directories."""
+        root = cls.root()
+        if uri != root and not uri.startswith(root + "/"):
+            return None
+        inner = uri[len(root):].lstrip("/")
+        children: dict[str, dict[str, Any]] = {}
+        for path in [*cls.files, *cls.added]:
+            if inner and not path.startswith(inner + "/"):
+                continue
+            head, _, rest = path[len(inner) + 1 if inner else 0:].partition("/")
+            child = f"{uri}/{head}"
+            mime = "inode/directory" if rest else ("text/markdown" if head.endswith(".md") else "text/plain")
+            children.setdefault(child, {"uri": child, "name": head, "mimeType": mime})
+        if inner and not children:
+            return None
+        return sorted(children.values(), key=lambda c: c["uri"])

@@ -40,6 +40,30 @@ class ChatUIAgent(llm_mcp.Agent):
     mcp = [ChatUIServer]
 
 
+class SkillsUIServer(llm_mcp.MCP):
+    """The skills kit server (``support/servers/skills.py``) over stdio on 2026-07-28."""
+
+    name = "docs"
+    command = [sys.executable, "-m", "llm_mcp_tests.support.servers.skills", "--era", "modern"]
+    directory = str(REPO_ROOT)
+    env = {"PYTHONPATH": str(REPO_ROOT)}
+    timeout = 30
+    extensions = "skills"
+
+
+class SkillsUIAgent(llm_mcp.Agent):
+    """An assistant with the skills kit server's skills (``SKILLS_SETTINGS`` offers only it)."""
+
+    chat_class = "llm_mcp.models.Chat"
+    model = "gpt-test"
+    provider = "openai"
+    inputs = ["user"]
+    mcp = [SkillsUIServer]
+
+
+SKILLS_SETTINGS = "llm_mcp_tests.support.chat_ui_skills_settings"
+
+
 def create_user(site, username: str, *, staff: bool = False) -> None:
     """Create ``username`` (password `PASSWORD`) in the site's database, with ``manage.py shell``."""
     code = (f"from django.contrib.auth import get_user_model; get_user_model().objects.create_user("

@@ -1,4 +1,8 @@
-"""The skills kit server (``support/servers/skills.py``) started for a test, and a client of it."""
+"""The skills kit server (``support/servers/skills.py``) started for a test, and a client of it.
+
+Fixtures (imported by the root ``conftest.py``): ``skills_running``, the server over Streamable
+HTTP and over stdio (module scope, one parametrization each); ``skills_docs``, a client of it.
+"""
 
 from __future__ import annotations
 
@@ -7,11 +11,28 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 import llm_mcp
 from llm_mcp.testing import running_server
+from llm_mcp_tests.support.servers import skills as kit
 
 ROOT = str(Path(__file__).resolve().parents[2])
+
+PDF_BODY = kit.PDF_SKILL.split("\n---\n", 1)[1].lstrip("\n")
+"""The body of the kit's pdf-processing SKILL.md (after its frontmatter)."""
+
+PDF_LOADED = "Skill docs/pdf-processing, served by MCP server 'docs':\n\n" + PDF_BODY
+"""What load_skill of docs/pdf-processing answers: the origin line, then the body."""
+
+FORMS_READ = "File references/FORMS.md of skill docs/pdf-processing, served by MCP server 'docs':\n\n" + kit.FORMS
+"""What read_skill_file of its references/FORMS.md answers."""
 MODULE = "llm_mcp_tests.support.servers.skills"
+
+
+def by_name(server: llm_mcp.MCP) -> dict[str, llm_mcp.Skill]:
+    """``{name: Skill}`` of the skills ``server`` lists."""
+    return {s.name: s for s in server.skills}
 
 
 @contextmanager
@@ -29,3 +50,18 @@ def skills_client(running: Any, **options: Any) -> Iterator[llm_mcp.MCP]:
         yield server
     finally:
         server.close()
+
+
+
+@pytest.fixture(scope="module", params=["http", "stdio"])
+def skills_running(request: pytest.FixtureRequest) -> Iterator[Any]:
+    """The skills kit server on 2026-07-28 over Streamable HTTP and over stdio."""
+    with skills_server(request.param) as server:
+        yield server
+
+
+@pytest.fixture
+def skills_docs(skills_running: Any) -> Iterator[llm_mcp.MCP]:
+    """A client of ``skills_running`` named "docs", declaring ``extensions = "skills"``."""
+    with skills_client(skills_running) as server:
+        yield server

@@ -14,6 +14,8 @@ prints one JSON line on stdout.
 * ``complete CHAT``          ``complete()`` the chat, as its agent sets it up
 * ``approve CHAT CALL``      approve through the example site's view (Django's test client)
 * ``dump CHAT``              the chat's messages and tool calls
+* ``skills-chat TEXT``       a ``SkillsAgent`` chat (the skills kit server over stdio) asks TEXT
+* ``ask CHAT TEXT``          the saved chat asks TEXT, as its agent sets it up
 * ``question-chat TEXT``     a ``QuestionAgent`` chat asks TEXT (its ``deploy`` call pauses on a question)
 * ``answer CHAT VALUE``      answer the chat's first pending question through the Django model (no server)
 * ``held-chat TARGET SECONDS TEXT``  an ``EverythingAgent`` chat (server-everything at TARGET, its
@@ -58,6 +60,23 @@ class StepAgent(llm_mcp.Agent):
     model = "gpt-test"
     provider_options = options()
     mcp = [ApprovedEcho]
+
+
+class SkillsDocs(llm_mcp.MCP):
+    """The skills kit server over stdio on 2026-07-28, declaring the Skills extension."""
+
+    name = "docs"
+    command = [PYTHON, "-m", "llm_mcp_tests.support.servers.skills", "--era", "modern"]
+    directory = str(REPO_ROOT)
+    env = {"PYTHONPATH": str(REPO_ROOT)}
+    extensions = "skills"
+
+
+class SkillsAgent(llm_mcp.Agent):
+    chat_class = "llm_mcp.models.Chat"
+    model = "gpt-test"
+    provider_options = options()
+    mcp = [SkillsDocs]
 
 
 class Count(ChatTool):
@@ -219,6 +238,13 @@ def main(argv: list[str]) -> int:
         out = approve_through_view(args[0], args[1])
     elif step == "dump":
         out = dump(args[0])
+    elif step == "skills-chat":
+        record = SkillsAgent.chat()
+        out = {"chat": record.pk, "content": record.ask(args[0]).content}
+    elif step == "ask":
+        from llm_mcp.models import Chat
+
+        out = {"content": Chat.objects.get(pk=args[0]).ask(args[1]).content}
     elif step == "question-chat":
         record = QuestionAgent.chat()
         reply = record.ask(args[0])

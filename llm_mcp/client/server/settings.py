@@ -127,6 +127,12 @@ def _extensions(settings: ServerSettings, value: Any, where: str) -> None:
     declared_extensions(value, where)
 
 
+def _skill_allowed_tools(settings: ServerSettings, value: Any, where: str) -> None:
+    from ..skill import check_skill_allowed_tools
+
+    check_skill_allowed_tools(settings, value, where)
+
+
 def _input_requests(settings: ServerSettings, value: Any, where: str) -> None:
     from .questions import accepted_kinds
 
@@ -214,6 +220,9 @@ TABLE: tuple[Setting, ...] = (
             group="changes"),
     Setting("extensions", None, "MCP extensions to declare: one name, a list of names or `{name: settings}`; "
             "`\"apps\"` is MCP Apps (`io.modelcontextprotocol/ui`).", check=_extensions),
+    Setting("skill_allowed_tools", False, "Skills (names or `SKILL.md` URIs, or a callable given the `Skill`) whose "
+            "`allowed-tools` may pre-approve this server's tools while loaded in a chat; default: none.", "per call",
+            check=lambda settings, value, where: _skill_allowed_tools(settings, value, where), group="shaping"),
 )
 """Every server setting, in the order of the reference."""
 

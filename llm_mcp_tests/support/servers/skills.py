@@ -1,5 +1,6 @@
-"""A kit server serving skills: a verified one with a supporting file, a dynamic one, an unlisted
-one, and deliberately broken ones (tampered file, wrong size, frontmatter mismatch, over the
+"""A kit server serving skills: a verified one with supporting files (and one added after its
+entry, which directory reads show), a dynamic one with a subdirectory, an unlisted one, and
+deliberately broken ones (tampered file, wrong size, frontmatter mismatch, over the
 512-file limit). Run with ``python -m llm_mcp_tests.support.servers.skills [--http PORT] [--era ...]``.
 """
 
@@ -13,15 +14,19 @@ PDF_SKILL = ("---\nname: pdf-processing\ndescription: Extract, fill, and assembl
 FORMS = "Form fields: name (text), date (YYYY-MM-DD), signature (image).\n"
 
 
+ADDED = "Credit notes: as invoices, negative amounts.\n"
+
+
 class PdfProcessing(Skill):
     files = {"SKILL.md": PDF_SKILL, "references/FORMS.md": FORMS, "scripts/logo.bin": bytes(range(256))}
+    added = {"references/CREDIT.md": ADDED}   # served, but not in the entry
 
 
 class DailyReport(Skill):
     path = "reports/daily"
     dynamic = True
     files = {"SKILL.md": "---\nname: daily\ndescription: Assemble today's report\n---\n\nRead data.md.\n",
-             "data.md": "42 orders today.\n"}
+             "data.md": "42 orders today.\n", "archive/2026-12-01.md": "40 orders.\n"}
 
 
 class Hidden(Skill):
