@@ -123,3 +123,119 @@ def test_model_preferences_pick_among_the_listed_models(model):
     assert chat._sample(params, {})["content"]["text"] == "three"
     assert [r.model for r in model.requests] == ["gpt-mini", "gpt-large", "gpt-test"]
     assert all(r.last_user_text == "Hi" and r.body["max_tokens"] == 9 for r in model.requests)
+
+
+# -- the kit's complete_for_me tool: sampling as a 2026-07-28 input request (and on the stream before) ----------
+
+KIT_TOOL = "complete_for_me"
+
+
+@pytest.fixture(scope="module", params=[("modern", "stdio"), ("modern", "http"), ("handshake", "http")],
+                ids=lambda p: "-".join(p))
+def kit(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):
+    """The questions kit server (whose complete_for_me tool asks for sampling), recording every tools/call."""
+    from llm_mcp_tests.support.kit_records import recording_server
+
+    with recording_server("llm_mcp_tests.support.servers.questions", *request.param,
+                          tmp_path_factory.mktemp("sampling")) as server:
+        yield server
+
+
+@pytest.fixture
+def fresh_kit(kit):
+    kit.clear()
+    return kit
+
+
+def kit_reply(text: str) -> dict:
+    """What complete_for_me reports: the CreateMessageResult it got and the requestState it was sent."""
+    return json.loads(text)
+
+
+def test_sampling_input_request_answered_by_the_chats_model(model, fresh_kit):
+    """2026-07-28 (MCP-SAMPLING): a sampling/createMessage input request is answered with the same sampling
+    setting as a handshake-era request: the chat's model gets the server's system prompt and message, max_tokens
+    from maxTokens and no chat history; the call is sent again with the CreateMessageResult in inputResponses and
+    the requestState unchanged (the handshake era: on the stream of the call)."""
+    from llm_mcp_tests.support.servers.questions import SAMPLING_SYSTEM
+
+    chat = make_chat(model, [tool_call(KIT_TOOL, {"prompt": "Name a fruit", "max_tokens": 17}), reply("Plum."),
+                             reply("The server heard Plum.")])
+    chat.with_mcp(fresh_kit.mcp(sampling=True))
+    assert chat.ask("Words the server must not see").content == "The server heard Plum."
+    asked = model.requests[1]
+    assert asked.system == SAMPLING_SYSTEM and asked.last_user_text == "Name a fruit"
+    assert "Words the server must not see" not in json.dumps(asked.messages)
+    assert asked.body["max_tokens"] == 17 and asked.tools == []
+    got = kit_reply(model.requests[2].tool_results[0]["content"])
+    assert got["reply"]["content"] == {"type": "text", "text": "Plum."} and got["reply"]["model"] == "gpt-test"
+    calls = fresh_kit.received(KIT_TOOL)
+    assert calls[-1]["capabilities"]["sampling"] == {}
+    if fresh_kit.era == "modern":
+        first, retry = calls
+        assert first["responses"] == {} and retry["state"] == "sampling-1" and got["state"] == "sampling-1"
+        assert retry["responses"]["completion"]["content"]["text"] == "Plum."
+        assert retry["id"] != first["id"]
+
+
+def test_sampling_input_request_approved_and_declined(model, fresh_kit):
+    """requires_approval=["sampling"] on 2026-07-28: the request waits as a held sampling question showing
+    what the server asked (system prompt, message, maxTokens); approved, the model answers it; declined, the
+    model is not asked, the server gets no answer, and the chat's model is told the request was not approved."""
+    from llm_mcp_tests.support.servers.questions import SAMPLING_SYSTEM
+
+    chat = make_chat(model, [tool_call(KIT_TOOL, {"prompt": "Name a tree", "max_tokens": 9}), reply("Oak."),
+                             reply("approved"),
+                             tool_call(KIT_TOOL, {"prompt": "Name a river"}), reply("declined")])
+    chat.with_mcp(fresh_kit.mcp(sampling=True, requires_approval=["sampling"]))
+    person = answer_when_asked(chat, lambda question: question.answer())
+    assert chat.ask("Ask the server").content == "approved"
+    person.join()
+    [question] = person.seen
+    assert question.held and question.sampling == {
+        "messages": [{"role": "user", "content": {"type": "text", "text": "Name a tree"}}], "maxTokens": 9,
+        "systemPrompt": SAMPLING_SYSTEM}
+    assert "Name a tree" in question.message and "at most 9 tokens" in question.message
+    assert kit_reply(model.requests[2].tool_results[0]["content"])["reply"]["content"]["text"] == "Oak."
+    fresh_kit.clear()
+    person = answer_when_asked(chat, lambda question: question.decline())
+    assert chat.ask("Ask again").content == "declined"
+    person.join()
+    refused = model.requests[-1].tool_results[-1]
+    assert "did not approve the sampling request" in refused["content"]
+    assert len(model.requests) == 5  # nobody asked the model for the declined completion
+    calls = fresh_kit.received(KIT_TOOL)
+    assert all("completion" not in call["responses"] for call in calls)  # the server never got an answer
+
+
+def test_sampling_input_request_not_declared_or_outside_a_chat(fresh_kit):
+    """Without the sampling setting no sampling capability is declared, and the kit tool, which must not ask
+    what was not declared, answers error -32021. With sampling=True outside a chat there is no model to ask:
+    on 2026-07-28 the call stops with an MCPError saying so (inputResponses has no place for an error); in the
+    handshake era the server gets error -1, which the kit passes on. A callable sampling setting answers anywhere."""
+    with fresh_kit.mcp() as server:
+        assert "sampling" not in server.declared_capabilities("modern")
+        with pytest.raises(llm_mcp.MCPError, match="did not declare the sampling capability") as undeclared:
+            server.call(KIT_TOOL, prompt="Name a bird")
+        assert undeclared.value.code == -32021
+    with fresh_kit.mcp(sampling=True) as server:
+        with pytest.raises(llm_mcp.MCPError, match="outside a chat") as refused:
+            server.call(KIT_TOOL, prompt="Name a bird")
+        assert refused.value.code == -1  # the client's refusal; the kit passes the error it got on
+    seen = []
+    with fresh_kit.mcp(sampling=lambda params: seen.append(params) or "Wren.") as server:
+        assert kit_reply(server.call(KIT_TOOL, prompt="Name a bird").text)["reply"]["content"]["text"] == "Wren."
+    assert seen[0]["messages"][0]["content"]["text"] == "Name a bird" and seen[0]["maxTokens"] == 30
+
+
+def test_malformed_sampling_input_request_stops_the_call(everything_stdio_command):
+    """A 2026-07-28 sampling input request without messages or maxTokens cannot be answered: the call stops
+    with an MCPError naming the problem (the model is never asked)."""
+    from llm_mcp.client.server.sampling import REFUSED
+
+    server = llm_mcp.mcp(command=everything_stdio_command, name="odd", sampling=lambda params: "never")
+    for bad, problem in (({"maxTokens": 5}, "non-empty list of messages"),
+                         ({"messages": [{"role": "user", "content": {"type": "text", "text": "x"}}]}, "maxTokens")):
+        with pytest.raises(llm_mcp.MCPError, match=problem) as stopped:
+            server._sampling.input_response(bad)
+        assert stopped.value.code == REFUSED

@@ -1,5 +1,8 @@
 """Sampling (`Sampling`, a collaborator of ``llm_mcp.MCP``): a server asks the client for a model
 completion (``sampling/createMessage``). Off by default; the ``sampling`` setting turns it on.
+A handshake-era server sends the request on the open stream of the call in flight; a 2026-07-28
+server puts it in an ``InputRequiredResult`` (an ``inputRequests`` entry), and the client sends
+the call again with the ``CreateMessageResult`` in ``inputResponses``. Both are answered the same way.
 
     class Research(llm_mcp.MCP):
         url = "https://research.example.com/mcp"
@@ -17,8 +20,10 @@ instructions, ``temperature`` as it is; ``modelPreferences.hints`` pick among th
 for context (``includeContext``) and the dict says ``"history": True``. A request with ``tools``
 is refused: this client does not declare ``sampling.tools``. When ``requires_approval`` is
 ``True`` or names ``"sampling"``, the request waits for a person as a held question (see
-``docs/how-to/sampling.md``); a refusal answers the server with error ``-1``. Every request is
-logged at INFO without its content. Spec: MCP 2025-11-25 "Client Features / Sampling".
+``docs/how-to/sampling.md``); a refusal answers a handshake-era server with error ``-1`` and, on
+2026-07-28 (where ``inputResponses`` has no place for an error), ends the call with an `MCPError`
+the chat's model is told about. Every request is logged at INFO without its content.
+Spec: MCP 2025-11-25 "Client Features / Sampling"; 2026-07-28 "Multi Round-Trip Requests".
 """
 
 from __future__ import annotations
@@ -120,6 +125,18 @@ class Sampling:
             client.request_handlers["sampling/createMessage"] = self.create_message
             client.channel.listen_during_calls = True
 
+    def input_response(self, params: dict[str, Any]) -> dict[str, Any]:
+        """Answer a 2026-07-28 ``sampling/createMessage`` input request: the ``CreateMessageResult``
+        for ``inputResponses``. Raises `MCPError` (code `REFUSED`) when refused, declined or not
+        possible here, and for malformed params (there is no error answer in ``inputResponses``:
+        the call stops and says why)."""
+        try:
+            return self.create_message(params)
+        except ValueError as exc:
+            name = self._name()
+            raise MCPError(f"{name}: its sampling request was malformed ({exc}); the call was stopped", code=REFUSED,
+                           server=name) from None
+
     def create_message(self, params: dict[str, Any]) -> dict[str, Any]:
         """Answer one ``sampling/createMessage`` (see the module docstring). Raises `MCPError`
         (code `REFUSED`) when refused, declined or not possible here, ``ValueError`` for
@@ -155,7 +172,7 @@ class Sampling:
 
     def _approve(self, params: dict[str, Any], current: Any, name: str) -> None:
         """Hold the request as a question for a person (a chat's call), or refuse it."""
-        question = Question("sampling", approval_params(name, params), server=name)
+        question = Question("sampling", approval_params(name, params), server=name, kind="sampling")
         if current is None or current.hold is None:
             log.info("MCP server %s asked for sampling, which needs approval, outside a chat; refused", name)
             raise MCPError(f"{name}: sampling needs approval, and nobody can give it outside a chat", code=REFUSED,
