@@ -104,16 +104,16 @@ def test_held_question_chat_cancelled_while_waiting(worker, model, target):
     model.add(tool_call(TOOL, {}, id="call_e4"), reply("never sent"))
     chat_id = start(env, target, 300)
     wait_for_question(env, chat_id)
-    cancelled_at = time.monotonic()
     step(env, "cancel", chat_id)
-    deadline = cancelled_at + 60
+    deadline = time.monotonic() + 60
     while True:
         state = step(env, "dump", chat_id).json
         if state["tool_messages"]:
             break
         assert time.monotonic() < deadline, Path(env["WORKER_LOG"]).read_text()
         time.sleep(0.3)
-    assert time.monotonic() - cancelled_at < 60  # a fifth of question_timeout: the wait stopped on the cancel
+    # the cancelled result, not the decline note question_timeout (300 s) would have added: the wait stopped on
+    # the cancel (the deadline above only keeps a hung worker from hanging the test)
     assert state["messages"][-1] == {"role": "tool", "content": "The call was cancelled before it finished.",
                                      "is_error": True}
     assert len(model.requests) == 1
