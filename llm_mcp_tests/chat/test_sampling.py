@@ -153,7 +153,7 @@ def kit_reply(text: str) -> dict:
 
 
 def test_sampling_input_request_answered_by_the_chats_model(model, fresh_kit):
-    """2026-07-28 (MCP-SAMPLING): a sampling/createMessage input request is answered with the same sampling
+    """2026-07-28: a sampling/createMessage input request is answered with the same sampling
     setting as a handshake-era request: the chat's model gets the server's system prompt and message, max_tokens
     from maxTokens and no chat history; the call is sent again with the CreateMessageResult in inputResponses and
     the requestState unchanged (the handshake era: on the stream of the call)."""

@@ -43,7 +43,7 @@ def signed_in(name: str, **extra):
 
 
 def test_held_sampling_request_shows_what_the_server_asked_and_approve_records_it(enqueued):
-    """MCP-SAMPLING: the card names the server and shows maxTokens, the system prompt, each message (other
+    """the card names the server and shows maxTokens, the system prompt, each message (other
     content as [type]) as escaped text, the context asked for and the model hints; Approve records an accept on
     the ToolCall row and enqueues nothing (the call is still open in the worker)."""
     ada, client = signed_in("ada")

@@ -22,7 +22,7 @@ NOTES = "Version 2.2 adds <b>dark mode</b> & fixes the login loop."
 
 
 def test_sampling_request_shown_approved_and_declined_on_the_chat_page(start_site, browser_page, tmp_path):
-    """MCP-SAMPLING: the held sampling request shows the server's system prompt, its message (markup shown as
+    """the held sampling request shows the server's system prompt, its message (markup shown as
     text) and maxTokens; Approve runs it on the chat's model and the server's result says what the model wrote;
     a second request declined never reaches the model, and the chat's model is told. The admin's tool call page
     shows the request while it waits."""
