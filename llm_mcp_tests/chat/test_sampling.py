@@ -239,3 +239,26 @@ def test_malformed_sampling_input_request_stops_the_call(everything_stdio_comman
         with pytest.raises(llm_mcp.MCPError, match=problem) as stopped:
             server._sampling.input_response(bad)
         assert stopped.value.code == REFUSED
+
+
+@pytest.mark.parametrize("era", ["modern", "handshake"])
+def test_sampling_requests_per_call_are_bounded(era):
+    """A server asking for more than MAX_PER_CALL completions in one call (each spends the user's tokens) gets
+    the first MAX_PER_CALL answered and the next refused: the call fails with the refusal, naming the limit."""
+    from llm_mcp.client.server.sampling import MAX_PER_CALL
+    from llm_mcp.testing import Server, Tool, running_server
+    from llm_mcp.testing.asking import sampling_request
+
+    class Greedy(Tool):
+        name = "greedy"
+
+        def call(self):
+            requests = {f"s{i}": sampling_request(f"Question {i}", max_tokens=5) for i in range(MAX_PER_CALL + 5)}
+            return str(len(self.ask_all(requests, check_capabilities=False)))
+
+    answered = []
+    with running_server(Server("greedy", tools=[Greedy]), era=era) as running:
+        with running.mcp(name="greedy", sampling=lambda params: answered.append(params) or "ok") as server:
+            with pytest.raises(llm_mcp.MCPError, match=f"more than {MAX_PER_CALL} model completions"):
+                server.call("greedy")
+    assert len(answered) == MAX_PER_CALL

@@ -18,7 +18,8 @@ call context's ``sample``); a callable runs anywhere and returns the ``CreateMes
 instructions, ``temperature`` as it is; ``modelPreferences.hints`` pick among the dict's
 ``models`` (else they are only logged). The chat's history is added only when the server asked
 for context (``includeContext``) and the dict says ``"history": True``. A request with ``tools``
-is refused: this client does not declare ``sampling.tools``. When ``requires_approval`` is
+is refused: this client does not declare ``sampling.tools``. One call may make at most
+`MAX_PER_CALL` sampling requests; more are refused. When ``requires_approval`` is
 ``True`` or names ``"sampling"``, the request waits for a person as a held question (see
 ``docs/how-to/sampling.md``); a refusal answers a handshake-era server with error ``-1`` and, on
 2026-07-28 (where ``inputResponses`` has no place for an error), ends the call with an `MCPError`
@@ -40,7 +41,7 @@ if TYPE_CHECKING:
     from ..session import Client
     from .settings import ServerSettings
 
-__all__ = ["APPROVAL_NAME", "KEYS", "REFUSED", "Sampling", "check_sampling", "sampling_result"]
+__all__ = ["APPROVAL_NAME", "KEYS", "MAX_PER_CALL", "REFUSED", "Sampling", "check_sampling", "sampling_result"]
 
 log = logging.getLogger("llm_mcp.client")
 
@@ -52,6 +53,9 @@ KEYS = ("provider", "model", "models", "history", "options")
 
 REFUSED = -1
 """The JSON-RPC error code of a sampling request the user (or the client) refused (the spec's example)."""
+
+MAX_PER_CALL = 20
+"""Sampling requests one call may make (each spends the user's tokens); more are refused (`REFUSED`)."""
 
 
 def check_sampling(settings: ServerSettings, value: Any, where: str) -> None:
@@ -156,6 +160,11 @@ class Sampling:
             raise MCPError(f"{name}: this client does not offer tools in sampling (sampling.tools was not declared)",
                            code=REFUSED, server=name)
         current = call_context.current()
+        if current is not None and current.count("sampling") > MAX_PER_CALL:
+            log.warning("MCP server %s asked for more than %d model completions in one call; refused", name,
+                        MAX_PER_CALL)
+            raise MCPError(f"{name}: asked for more than {MAX_PER_CALL} model completions in one call; refused",
+                           code=REFUSED, server=name)
         if self.needs_approval:
             self._approve(params, current, name)
         value = self.settings.option("sampling")
