@@ -157,7 +157,8 @@ def sampling_request_view(request: Any) -> dict[str, Any] | None:
         "more_messages": max(len(messages) - MAX_SAMPLING_MESSAGES, 0),
         "include_context": request.get("includeContext") if request.get("includeContext") in (
             "thisServer", "allServers") else None,
-        "temperature": request.get("temperature") if isinstance(request.get("temperature"), (int, float)) else None,
+        "temperature": request.get("temperature") if isinstance(request.get("temperature"), (int, float)) and
+        not isinstance(request.get("temperature"), bool) else None,
         "model_hints": [str(h["name"])[:100] for h in hints[:10] if isinstance(h, dict) and isinstance(
             h.get("name"), str)] if isinstance(hints, list) else [],
     }
