@@ -41,12 +41,17 @@ def _ask(request: HttpRequest) -> str:
 
 
 async def call_view(request: HttpRequest) -> JsonResponse:
-    """``MCP.acall("together", group=..., parties=...)``."""
+    """``MCP.acall("together", group=..., parties=...)``; with ``seconds`` instead, ``MCP.acall("sleep",
+    seconds=...)`` (``benchmarks/async_views.py``)."""
     from llm_mcp.client.offload import in_thread
 
     server = _server()
     try:
-        result = await server.acall("together", group=request.GET["group"], parties=int(request.GET["parties"]))
+        if "seconds" in request.GET:
+            result = await server.acall("sleep", seconds=float(request.GET["seconds"]))
+        else:
+            result = await server.acall("together", group=request.GET["group"],
+                                        parties=int(request.GET["parties"]))
     finally:
         await in_thread(server.close)
     return JsonResponse({"text": result.text, "loop_thread": threading.current_thread().name})
@@ -82,4 +87,27 @@ async def record_view(request: HttpRequest) -> JsonResponse:
     return JsonResponse({"text": reply.content, "chat": record.pk, "tool": tool.content if tool else None})
 
 
-urlpatterns = [path("call", call_view), path("chat", chat_view), path("record", record_view)]
+def _sleep_call(seconds: float) -> str:
+    server = _server()
+    try:
+        return server.call("sleep", seconds=seconds).text
+    finally:
+        server.close()
+
+
+async def to_thread_view(request: HttpRequest) -> JsonResponse:
+    """The blocking ``sleep`` call from an async view through ``asyncio.to_thread``: the event loop's
+    default executor (``benchmarks/async_views.py``'s peer)."""
+    import asyncio
+
+    return JsonResponse({"text": await asyncio.to_thread(_sleep_call, float(request.GET["seconds"]))})
+
+
+def sync_call_view(request: HttpRequest) -> JsonResponse:
+    """The blocking ``sleep`` call in a plain (sync) view, which Django runs in a thread of the
+    request's own (``benchmarks/async_views.py``'s other peer)."""
+    return JsonResponse({"text": _sleep_call(float(request.GET["seconds"]))})
+
+
+urlpatterns = [path("call", call_view), path("chat", chat_view), path("record", record_view),
+               path("to-thread", to_thread_view), path("sync-call", sync_call_view)]
