@@ -262,3 +262,15 @@ def test_sampling_requests_per_call_are_bounded(era):
             with pytest.raises(llm_mcp.MCPError, match=f"more than {MAX_PER_CALL} model completions"):
                 server.call("greedy")
     assert len(answered) == MAX_PER_CALL
+
+
+def test_a_huge_request_has_a_short_summary_and_the_whole_request():
+    """The approval question's plain-text message is cut at MAX_SUMMARY_CHARS, saying how much was left out;
+    question.sampling keeps the request exactly as the server sent it."""
+    from llm_mcp.client.server.sampling import MAX_SUMMARY_CHARS, approval_params
+
+    text = "x" * (3 * MAX_SUMMARY_CHARS)
+    request = {"messages": [{"role": "user", "content": {"type": "text", "text": text}}], "maxTokens": 4}
+    question = llm_mcp.Question("sampling", approval_params("big", request), server="big", kind="sampling")
+    assert len(question.message) < MAX_SUMMARY_CHARS + 60 and "more characters]" in question.message
+    assert question.sampling == request and question.sampling["messages"][0]["content"]["text"] == text

@@ -54,6 +54,9 @@ KEYS = ("provider", "model", "models", "history", "options")
 REFUSED = -1
 """The JSON-RPC error code of a sampling request the user (or the client) refused (the spec's example)."""
 
+MAX_SUMMARY_CHARS = 2000
+"""Characters of a sampling approval's plain-text ``message`` (its ``sampling`` params hold the whole request)."""
+
 MAX_PER_CALL = 20
 """Sampling requests one call may make (each spends the user's tokens); more are refused (`REFUSED`)."""
 
@@ -196,15 +199,18 @@ class Sampling:
 def approval_params(server: str, params: dict[str, Any]) -> dict[str, Any]:
     """The question a person answers to approve a sampling request: its message shows what the
     server asks the model (the system prompt and each message's text); ``sampling`` holds the
-    request as sent. ``answer()`` approves, ``decline()`` refuses."""
+    request as sent. ``answer()`` approves, ``decline()`` refuses. The message is cut at
+    `MAX_SUMMARY_CHARS`, saying how much was left out."""
     lines = [f"{server} asks to run a model completion (at most {params.get('maxTokens')} tokens)."]
     if isinstance(params.get("systemPrompt"), str):
         lines.append(f"System prompt: {params['systemPrompt']}")
     for message in params.get("messages") or []:
         if isinstance(message, dict):
             lines.append(f"{message.get('role', '?')}: {content_text(message.get('content'))}")
-    return {"message": "\n".join(lines), "requestedSchema": {"type": "object", "properties": {}},
-            "sampling": params}
+    summary = "\n".join(lines)
+    if len(summary) > MAX_SUMMARY_CHARS:  # the whole request stays in "sampling"
+        summary = summary[:MAX_SUMMARY_CHARS] + f" [... {len(summary) - MAX_SUMMARY_CHARS} more characters]"
+    return {"message": summary, "requestedSchema": {"type": "object", "properties": {}}, "sampling": params}
 
 
 def content_text(content: Any) -> str:
