@@ -274,3 +274,35 @@ def test_a_huge_request_has_a_short_summary_and_the_whole_request():
     question = llm_mcp.Question("sampling", approval_params("big", request), server="big", kind="sampling")
     assert len(question.message) < MAX_SUMMARY_CHARS + 60 and "more characters]" in question.message
     assert question.sampling == request and question.sampling["messages"][0]["content"]["text"] == text
+
+
+def test_sampling_on_another_provider_and_tools_refused(model, fresh_kit):
+    """sampling={"provider": "anthropic", "model": ..., "options": {...}}: an OpenAI chat's sampling request goes
+    through the Anthropic SDK to that model (max_tokens, system prompt), in both eras. A request offering tools is
+    refused (this client does not declare sampling.tools), so the model is not asked for it."""
+    from llm_mcp.testing import Server, Tool, running_server
+    from llm_mcp_tests.support.servers.questions import SAMPLING_SYSTEM
+
+    chat = make_chat(model, [tool_call(KIT_TOOL, {"prompt": "Name a stone", "max_tokens": 11}), reply("Flint."),
+                             reply("ok")])
+    chat.with_mcp(fresh_kit.mcp(sampling={"provider": "anthropic", "model": "claude-test", "options": {
+        "base_url": model.anthropic_base_url, "api_key": "test-key"}}))
+    assert chat.ask("Ask the server").content == "ok"
+    sampled = model.requests[1]
+    assert (sampled.api, sampled.model, sampled.system) == ("anthropic", "claude-test", SAMPLING_SYSTEM)
+    assert sampled.body["max_tokens"] == 11 and sampled.last_user_text == "Name a stone"
+    assert kit_reply(model.requests[2].tool_results[0]["content"])["reply"]["model"] == "claude-test"
+
+    class WithTools(Tool):
+        name = "with_tools"
+
+        def call(self):
+            return str(self.sample("k", "Use a tool", max_tokens=5, tools=[
+                {"name": "dig", "inputSchema": {"type": "object"}}]))
+
+    asked = []
+    with running_server(Server("tools", tools=[WithTools]), era=fresh_kit.era) as running:
+        with running.mcp(name="tools", sampling=lambda params: asked.append(params) or "no") as server:
+            with pytest.raises(llm_mcp.MCPError, match="does not offer tools in sampling"):
+                server.call("with_tools")
+    assert asked == []
