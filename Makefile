@@ -5,7 +5,7 @@
 #   make run        the example site (chats, tool calls, approvals) at http://127.0.0.1:8000/
 #   make test       the whole test suite (conformance and slow tests included)
 #   make test-fast  the suite without the `conformance` and `slow` tests
-#   make bench      run the benchmarks (benchmarks/: run, chat, records, concurrency), every table
+#   make bench      run the benchmarks (benchmarks/: run, chat, records, concurrency, async_views), every table
 #   make docs       build the documentation site into site/ (mkdocs build --strict)
 #   make dist       build the sdist and the wheel into dist/ and check them (twine check)
 #   make lock       re-pin requirements/lock.txt from a fresh virtualenv
@@ -86,6 +86,7 @@ bench: install
 	$(PY) benchmarks/chat.py
 	$(PY) benchmarks/records.py
 	$(PY) benchmarks/concurrency.py
+	$(PY) benchmarks/async_views.py
 
 # `docs` fails on any warning (a broken link, a reference that does not resolve).
 docs: install-python

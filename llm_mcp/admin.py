@@ -25,6 +25,7 @@ from django.apps import apps
 from django.contrib import admin, messages
 from django.db.models import Count, OuterRef, Subquery
 from django.http import HttpRequest
+from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
@@ -160,8 +161,8 @@ class ToolCallAdmin(_ViewOnly, admin.ModelAdmin):
     list_select_related = ["message__chat"]
     actions = ["approve_calls", "decline_calls"]
     fields = ["tool_call_id", "chat", "message", "name", "arguments_json", "approval", "result_content",
-              "mcp_result", "pending_questions", "request_state", "task_state", "task_id", "task_server",
-              "task_poll_interval", "task_expires_at", "task_next_check", "task", "created_at"]
+              "mcp_result", "sampling_requests", "pending_questions", "request_state", "task_state", "task_id",
+              "task_server", "task_poll_interval", "task_expires_at", "task_next_check", "task", "created_at"]
     readonly_fields = fields
 
     # Read-only: a decision goes through ToolCall.approve()/decline() and a resumed chat (the
@@ -215,6 +216,24 @@ class ToolCallAdmin(_ViewOnly, admin.ModelAdmin):
         if conf.chat_model_name() != DEFAULT_CHAT_MODEL:
             return str(chat)
         return format_html('<a href="{}">{}</a>', reverse("admin:llm_mcp_chat_change", args=[chat.pk]), chat)
+
+    @admin.display(description="sampling requests")
+    def sampling_requests(self, call: ToolCall) -> str:
+        """What a server asked the model, for each sampling request of this call waiting for approval
+        (the system prompt, messages and maxTokens; answered on the chat page)."""
+        from .client.question import Question
+        from .conversation import sampling_request_view
+
+        shown = []
+        for data in call.pending_questions or []:
+            try:
+                question = Question.from_dict(data)
+            except ValueError:
+                continue
+            if question.sampling is not None and not question.answered:
+                shown.append(render_to_string("llm_mcp/includes/sampling_request.html",
+                                              {"sampling": sampling_request_view(question.sampling)}))
+        return mark_safe("".join(shown)) if shown else "-"  # each part rendered with autoescaping
 
     @admin.display(description="task", ordering="task_status")
     def task_state(self, call: ToolCall) -> str:

@@ -387,7 +387,11 @@ class AnswerView(ChatDetailView):
         except ValueError as exc:  # answered meanwhile, in another tab or process
             messages.warning(request, f"That question could not be answered: {exc}")
             return self.to_chat(record)
-        messages.success(request, f"{'Declined' if what == 'decline' else 'Answered'}: {question.message[:80]}")
+        if question.sampling is not None:
+            messages.success(request, f"{'Declined' if what == 'decline' else 'Approved'} the sampling request of "
+                                      f"{question.server or 'the server'}.")
+        else:
+            messages.success(request, f"{'Declined' if what == 'decline' else 'Answered'}: {question.message[:80]}")
         # a held question's call is still open in the worker and sends the answer itself
         if not question.held and not record.pending_questions and not _undecided(record):
             self.enqueue("Resuming the chat", tasks.resume_chat, record.pk)

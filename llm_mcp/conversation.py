@@ -31,7 +31,7 @@ from .client.shaping import PARTLY_RUN
 from .forms import QuestionForm, argument_problems
 from .rendering import attachment_views, markdown_html, structured_html
 
-__all__ = ["Conversation", "tool_schemas"]
+__all__ = ["Conversation", "sampling_request_view", "tool_schemas"]
 
 log = logging.getLogger("llm_mcp.conversation")
 
@@ -123,8 +123,51 @@ def _result_view(call: Any, row: Any) -> dict[str, Any]:
     }
 
 
+MAX_SAMPLING_MESSAGES = 50
+"""Messages of one sampling request the page shows (the rest are counted, not shown)."""
+
+MAX_SAMPLING_CHARS = 4000
+"""Characters of one sampling message (or system prompt) the page shows; the rest are counted."""
+
+
+def _cut(text: str) -> dict[str, Any]:
+    return {"text": text[:MAX_SAMPLING_CHARS], "cut": max(len(text) - MAX_SAMPLING_CHARS, 0)}
+
+
+def sampling_request_view(request: Any) -> dict[str, Any] | None:
+    """What a person reads before approving a server's sampling request (``question.sampling``:
+    the ``sampling/createMessage`` params): ``max_tokens``, ``system_prompt`` and ``messages``
+    (role and text, other content as ``[type]``), each text cut at `MAX_SAMPLING_CHARS`, at most
+    `MAX_SAMPLING_MESSAGES` messages (``more_messages`` counts the others), and what else it asks
+    (``include_context``, ``temperature``, ``model_hints``). ``None`` for anything else.
+    Rendered by ``llm_mcp/includes/sampling_request.html`` on the chat page and in the admin."""
+    if not isinstance(request, dict):
+        return None
+    from .client.server.sampling import content_text
+
+    messages = [m for m in request.get("messages") or [] if isinstance(m, dict)] \
+        if isinstance(request.get("messages"), list) else []
+    system = request.get("systemPrompt")
+    hints = (request.get("modelPreferences") or {}).get("hints") if isinstance(request.get("modelPreferences"),
+                                                                               dict) else None
+    return {
+        "max_tokens": request.get("maxTokens"),
+        "system_prompt": _cut(system) if isinstance(system, str) and system else None,
+        "messages": [{"role": "assistant" if m.get("role") == "assistant" else "user", **_cut(content_text(m.get(
+            "content")))} for m in messages[:MAX_SAMPLING_MESSAGES]],
+        "more_messages": max(len(messages) - MAX_SAMPLING_MESSAGES, 0),
+        "include_context": request.get("includeContext") if request.get("includeContext") in (
+            "thisServer", "allServers") else None,
+        "temperature": request.get("temperature") if isinstance(request.get("temperature"), (int, float)) and
+        not isinstance(request.get("temperature"), bool) else None,
+        "model_hints": [str(h["name"])[:100] for h in hints[:10] if isinstance(h, dict) and isinstance(
+            h.get("name"), str)] if isinstance(hints, list) else [],
+    }
+
+
 def _question_view(question: Any, forms: dict[tuple[str, str], QuestionForm]) -> dict[str, Any]:
-    view: dict[str, Any] = {"question": question, "host": "", "web_url": False, "form": None}
+    view: dict[str, Any] = {"question": question, "host": "", "web_url": False, "form": None,
+                            "sampling": sampling_request_view(question.sampling)}
     if question.is_url:
         view["web_url"] = question.web_url
         try:

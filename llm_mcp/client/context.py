@@ -91,6 +91,13 @@ class CallContext:
         with self._lock:
             return self.memo.setdefault(key, value)
 
+    def count(self, key: Any) -> int:
+        """Count one more ``key`` in this call and return how many there have been (1 the first
+        time): how a collaborator bounds what a server may ask for during one call."""
+        with self._lock:
+            counted = self.memo[("count", key)] = self.memo.get(("count", key), 0) + 1
+        return counted
+
     def but(self, **changes: Any) -> CallContext:
         """A copy with ``changes`` (``cancel``, ``resume``, ``on_progress``, ``call``, ``hold``), nothing
         remembered and no outage recorded."""

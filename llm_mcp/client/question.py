@@ -30,6 +30,9 @@ from .protocol import as_object, as_text
 __all__ = ["WEB_SCHEMES", "Field", "Question"]
 
 WEB_SCHEMES = ("http", "https")
+
+KINDS = ("elicitation", "sampling")
+"""What a `Question` is: a server's question to the user, or a sampling request a person approves."""
 """The only schemes a URL question may use; any other is declined before anyone sees it."""
 
 _MISSING: Any = object()
@@ -194,13 +197,19 @@ class Question:
             ``resume_chat`` is needed; the call declines it after ``question_timeout`` seconds).
         tool_call_id: the id of the chat's tool call that asked it (set by ``chat.pending_questions``;
             ``None`` elsewhere, and not part of [`to_dict`][llm_mcp.Question.to_dict]).
+        kind: ``"elicitation"`` (the server asks the user), or ``"sampling"``: the client asks a
+            person to approve a server's sampling request (see [`sampling`][llm_mcp.Question.sampling]);
+            set by the client, never by what a server sends.
 
     ``answer`` and ``decline`` raise ``ValueError`` for an answer the question cannot take,
     and for a question answered already.
     """
 
     def __init__(self, key: str, params: dict[str, Any], *, server: str = "", request: dict[str, Any] | None = None,
-                 response: dict[str, Any] | None = None, held: bool = False):
+                 response: dict[str, Any] | None = None, held: bool = False, kind: str = "elicitation"):
+        if kind not in KINDS:
+            raise ValueError(f"a question's kind is one of {list(KINDS)}, not {kind!r}")
+        self.kind = kind
         self.key = str(key)
         self.held = held
         self.server = server
@@ -222,6 +231,14 @@ class Question:
     def is_url(self) -> bool:
         """Whether it asks the user to visit `url` (rather than fill in a form)."""
         return self.mode == "url"
+
+    @property
+    def sampling(self) -> dict[str, Any] | None:
+        """For a sampling approval (`kind` ``"sampling"``): the server's ``sampling/createMessage``
+        params as sent (``messages``, ``systemPrompt``, ``maxTokens``, ...), to show a person before
+        they approve (``answer()``) or refuse (``decline()``); ``None`` for any other question."""
+        request = self.params.get("sampling") if self.kind == "sampling" else None
+        return request if isinstance(request, dict) else None
 
     @property
     def answered(self) -> bool:
@@ -328,11 +345,13 @@ class Question:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-friendly form: ``{"key", "server", "params", "request", "response"}``, and
-        ``"held": True`` for a held question."""
+        ``"held": True`` for a held question, ``"kind": "sampling"`` for a sampling approval."""
         data = {"key": self.key, "server": self.server, "params": copy.deepcopy(self.params),
                 "request": copy.deepcopy(self.request), "response": copy.deepcopy(self.response)}
         if self.held:
             data["held"] = True
+        if self.kind != "elicitation":
+            data["kind"] = self.kind
         return data
 
     @classmethod
@@ -343,7 +362,8 @@ class Question:
         response = data.get("response")
         return cls(data["key"], data["params"], server=str(data.get("server") or ""),
                    request=data.get("request") if isinstance(data.get("request"), dict) else None,
-                   response=response if isinstance(response, dict) else None, held=data.get("held") is True)
+                   response=response if isinstance(response, dict) else None, held=data.get("held") is True,
+                   kind="sampling" if data.get("kind") == "sampling" else "elicitation")
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Question) and self.to_dict() == other.to_dict()

@@ -13,8 +13,18 @@ otherwise it stops ``call()``. On 2026-07-28 the kit then answers the request wi
 is given); the client sends the request again with ``inputResponses``, and ``call()`` runs again
 with them. In the handshake era the kit sends each question as an ``elicitation/create`` request
 on the open stream (the SDK's ``ServerSession.elicit_form``/``elicit_url``), waits for the answers,
-and runs ``call()`` again the same way. Spec: MCP 2026-07-28 "Multi Round-Trip Requests",
-"Client Features / Elicitation"; 2025-11-25 "Client Features / Elicitation".
+and runs ``call()`` again the same way. ``sample`` asks the client's model for a completion
+(``sampling/createMessage``) the same way: an ``inputRequests`` entry on 2026-07-28, a request on
+the open stream before (the SDK's ``ServerSession.create_message``).
+
+    class Summarize(Tool):
+        name = "summarize"
+        def call(self):
+            reply = self.sample("summary", "Summarize: ...", max_tokens=50, system_prompt="Be brief.")
+            return reply["content"]["text"]                      # the CreateMessageResult's text
+
+Spec: MCP 2026-07-28 "Multi Round-Trip Requests", "Client Features / Elicitation"; 2025-11-25
+"Client Features / Elicitation" and "Client Features / Sampling".
 """
 
 from __future__ import annotations
@@ -26,7 +36,7 @@ if TYPE_CHECKING:
     from .runtime import CallChannel
 
 __all__ = ["MAX_ASKING_ROUNDS", "MISSING_CLIENT_CAPABILITY", "Asking", "InputNotAccepted", "InputRequired",
-           "input_request", "run_asking"]
+           "input_request", "run_asking", "sampling_request"]
 
 MAX_ASKING_ROUNDS = 10
 """Times one handshake-era call may ask and run ``call()`` again before the kit gives up."""
@@ -89,6 +99,28 @@ def input_request(message: str, *, schema: dict[str, Any] | None = None, url: st
     return {"method": "elicitation/create", "params": params}
 
 
+def sampling_request(messages: str | list[dict[str, Any]], *, max_tokens: int, system_prompt: str | None = None,
+                     **params: Any) -> dict[str, Any]:
+    """One ``sampling/createMessage`` input request: ``messages`` as the spec's list of
+    ``{"role", "content"}`` dicts, or a string for one user message; ``max_tokens`` becomes
+    ``maxTokens``; other ``params`` (``temperature``, ``includeContext``, ``modelPreferences``...)
+    are sent as given.
+
+        sampling_request("Name a colour", max_tokens=20, system_prompt="One word.")
+        # ValueError for an empty message list or a max_tokens that is not a positive integer
+    """
+    if isinstance(messages, str):
+        messages = [{"role": "user", "content": {"type": "text", "text": messages}}]
+    if not isinstance(messages, list) or not messages:
+        raise ValueError("sampling_request needs a message string or a non-empty list of messages")
+    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
+        raise ValueError(f"max_tokens must be a positive integer, not {max_tokens!r}")
+    body: dict[str, Any] = {"messages": messages, "maxTokens": max_tokens, **params}
+    if system_prompt is not None:
+        body["systemPrompt"] = system_prompt
+    return {"method": "sampling/createMessage", "params": body}
+
+
 def declared_modes(capabilities: Any) -> set[str]:
     """The elicitation modes a client's capabilities declare (``{}`` means form only)."""
     elicitation = capabilities.get("elicitation") if isinstance(capabilities, dict) else None
@@ -113,7 +145,8 @@ def run_asking(channel: CallChannel, owner: str, once: Callable[..., Any], *args
         except InputRequired as asked:
             if channel.send_elicit is None:  # 2026-07-28: the client answers and sends the request again
                 return asked.result()
-            channel.input_responses = {key: channel.send_elicit(request["params"])
+            channel.input_responses = {key: (channel.send_sample if request["method"] == "sampling/createMessage"
+                                             else channel.send_elicit)(request["params"])
                                        for key, request in asked.requests.items()}
             channel.request_state = asked.state
     raise InvalidResult(f"{owner} asked {MAX_ASKING_ROUNDS} times in a row and never finished")
@@ -158,6 +191,20 @@ class Asking:
         """
         return self.ask_all({key: input_request(message, schema=schema, url=url, elicitation_id=key)},
                             state=state, check_capabilities=check_capabilities)[key]
+
+    def sample(self, key: str, messages: str | list[dict[str, Any]], *, max_tokens: int,
+               system_prompt: str | None = None, state: str | None = None, **params: Any) -> dict[str, Any]:
+        """The client's ``CreateMessageResult`` (a dict) for one sampling request (see
+        `sampling_request`), or stop the work to ask for it (see the module docstring).
+
+        Raises ``InputNotAccepted`` (the server answers error -32021) when the client did not
+        declare ``sampling``. In the handshake era a client's refusal reaches the tool as the
+        SDK's ``McpError``."""
+        if "sampling" not in self.client_capabilities:
+            raise InputNotAccepted(f"{type(self).__name__} asked for sampling ({key!r}) but the client did not "
+                                   "declare the sampling capability")
+        request = sampling_request(messages, max_tokens=max_tokens, system_prompt=system_prompt, **params)
+        return self.ask_all({key: request}, state=state, check_capabilities=False)[key]
 
     def ask_all(self, requests: dict[str, dict[str, Any]], *, state: str | None = None,
                 check_capabilities: bool = True) -> dict[str, Any]:

@@ -89,6 +89,8 @@ class CallChannel:
         request_state: the ``requestState`` the request carried, or ``None``.
         send_elicit: in the handshake era, sends one ``elicitation/create`` params dict and
             returns the client's ``ElicitResult`` dict; ``None`` on 2026-07-28.
+        send_sample: in the handshake era, sends one ``sampling/createMessage`` params dict and
+            returns the client's ``CreateMessageResult`` dict; ``None`` on 2026-07-28.
         server: the kit server serving the call, or ``None``.
     """
 
@@ -96,7 +98,8 @@ class CallChannel:
                  progress_requested: bool = False, token: Any = None, request_id: Any = None,
                  protocol_version: str | None = None, client_capabilities: dict[str, Any] | None = None,
                  input_responses: dict[str, Any] | None = None, request_state: str | None = None,
-                 send_elicit: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> None:
+                 send_elicit: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+                 send_sample: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> None:
         self._send_log = send_log
         self._send_progress = send_progress
         self._token = token
@@ -106,6 +109,7 @@ class CallChannel:
         self.input_responses: dict[str, Any] = dict(input_responses or {})
         self.request_state = request_state
         self.send_elicit = send_elicit
+        self.send_sample = send_sample
         self.progress_requested = progress_requested
         self.cancel_event = threading.Event()
         self.logs: list[tuple[str, str]] = []

@@ -341,6 +341,7 @@ class Server:
         import mcp_types as types
         from mcp.server.caching import CacheHint
         from mcp.shared.exceptions import MCPError
+        from mcp.shared.message import ServerMessageMetadata
 
         kit = self
 
@@ -376,6 +377,12 @@ class Server:
                                                            related_request_id=ctx.request_id)
                 return answer.model_dump(by_alias=True, exclude_none=True, mode="json")
 
+            async def sample(params: dict[str, Any]) -> dict[str, Any]:
+                request = types.CreateMessageRequest(params=types.CreateMessageRequestParams.model_validate(params))
+                answer = await ctx.session.send_request(request, types.CreateMessageResult,
+                                                        metadata=ServerMessageMetadata(related_request_id=ctx.request_id))
+                return answer.model_dump(by_alias=True, exclude_none=True, mode="json")
+
             channel = CallChannel(send_log=send_log, send_progress=send_progress,
                                   progress_requested=progress_requested, token=anyio.lowlevel.current_token(),
                                   request_id=_field(ctx, "request_id"), protocol_version=version,
@@ -383,6 +390,7 @@ class Server:
                                   request_state=_field(params, "request_state", _field(params, "requestState")))
             if version != "2026-07-28":
                 channel.send_elicit = lambda request: channel._call(elicit, request)
+                channel.send_sample = lambda request: channel._call(sample, request)
             return channel
 
         async def in_thread(channel: CallChannel, fn: Any, *args: Any) -> Any:

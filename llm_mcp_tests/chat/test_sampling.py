@@ -123,3 +123,186 @@ def test_model_preferences_pick_among_the_listed_models(model):
     assert chat._sample(params, {})["content"]["text"] == "three"
     assert [r.model for r in model.requests] == ["gpt-mini", "gpt-large", "gpt-test"]
     assert all(r.last_user_text == "Hi" and r.body["max_tokens"] == 9 for r in model.requests)
+
+
+# -- the kit's complete_for_me tool: sampling as a 2026-07-28 input request (and on the stream before) ----------
+
+KIT_TOOL = "complete_for_me"
+
+
+@pytest.fixture(scope="module", params=[("modern", "stdio"), ("modern", "http"), ("handshake", "http")],
+                ids=lambda p: "-".join(p))
+def kit(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):
+    """The questions kit server (whose complete_for_me tool asks for sampling), recording every tools/call."""
+    from llm_mcp_tests.support.kit_records import recording_server
+
+    with recording_server("llm_mcp_tests.support.servers.questions", *request.param,
+                          tmp_path_factory.mktemp("sampling")) as server:
+        yield server
+
+
+@pytest.fixture
+def fresh_kit(kit):
+    kit.clear()
+    return kit
+
+
+def kit_reply(text: str) -> dict:
+    """What complete_for_me reports: the CreateMessageResult it got and the requestState it was sent."""
+    return json.loads(text)
+
+
+def test_sampling_input_request_answered_by_the_chats_model(model, fresh_kit):
+    """2026-07-28: a sampling/createMessage input request is answered with the same sampling
+    setting as a handshake-era request: the chat's model gets the server's system prompt and message, max_tokens
+    from maxTokens and no chat history; the call is sent again with the CreateMessageResult in inputResponses and
+    the requestState unchanged (the handshake era: on the stream of the call)."""
+    from llm_mcp_tests.support.servers.questions import SAMPLING_SYSTEM
+
+    chat = make_chat(model, [tool_call(KIT_TOOL, {"prompt": "Name a fruit", "max_tokens": 17}), reply("Plum."),
+                             reply("The server heard Plum.")])
+    chat.with_mcp(fresh_kit.mcp(sampling=True))
+    assert chat.ask("Words the server must not see").content == "The server heard Plum."
+    asked = model.requests[1]
+    assert asked.system == SAMPLING_SYSTEM and asked.last_user_text == "Name a fruit"
+    assert "Words the server must not see" not in json.dumps(asked.messages)
+    assert asked.body["max_tokens"] == 17 and asked.tools == []
+    got = kit_reply(model.requests[2].tool_results[0]["content"])
+    assert got["reply"]["content"] == {"type": "text", "text": "Plum."} and got["reply"]["model"] == "gpt-test"
+    calls = fresh_kit.received(KIT_TOOL)
+    assert calls[-1]["capabilities"]["sampling"] == {}
+    if fresh_kit.era == "modern":
+        first, retry = calls
+        assert first["responses"] == {} and retry["state"] == "sampling-1" and got["state"] == "sampling-1"
+        assert retry["responses"]["completion"]["content"]["text"] == "Plum."
+        assert retry["id"] != first["id"]
+
+
+def test_sampling_input_request_approved_and_declined(model, fresh_kit):
+    """requires_approval=["sampling"] on 2026-07-28: the request waits as a held sampling question showing
+    what the server asked (system prompt, message, maxTokens); approved, the model answers it; declined, the
+    model is not asked, the server gets no answer, and the chat's model is told the request was not approved."""
+    from llm_mcp_tests.support.servers.questions import SAMPLING_SYSTEM
+
+    chat = make_chat(model, [tool_call(KIT_TOOL, {"prompt": "Name a tree", "max_tokens": 9}), reply("Oak."),
+                             reply("approved"),
+                             tool_call(KIT_TOOL, {"prompt": "Name a river"}), reply("declined")])
+    chat.with_mcp(fresh_kit.mcp(sampling=True, requires_approval=["sampling"]))
+    person = answer_when_asked(chat, lambda question: question.answer())
+    assert chat.ask("Ask the server").content == "approved"
+    person.join()
+    [question] = person.seen
+    assert question.held and question.sampling == {
+        "messages": [{"role": "user", "content": {"type": "text", "text": "Name a tree"}}], "maxTokens": 9,
+        "systemPrompt": SAMPLING_SYSTEM}
+    assert "Name a tree" in question.message and "at most 9 tokens" in question.message
+    assert kit_reply(model.requests[2].tool_results[0]["content"])["reply"]["content"]["text"] == "Oak."
+    fresh_kit.clear()
+    person = answer_when_asked(chat, lambda question: question.decline())
+    assert chat.ask("Ask again").content == "declined"
+    person.join()
+    refused = model.requests[-1].tool_results[-1]
+    assert "did not approve the sampling request" in refused["content"]
+    assert len(model.requests) == 5  # nobody asked the model for the declined completion
+    calls = fresh_kit.received(KIT_TOOL)
+    assert all("completion" not in call["responses"] for call in calls)  # the server never got an answer
+
+
+def test_sampling_input_request_not_declared_or_outside_a_chat(fresh_kit):
+    """Without the sampling setting no sampling capability is declared, and the kit tool, which must not ask
+    what was not declared, answers error -32021. With sampling=True outside a chat there is no model to ask:
+    on 2026-07-28 the call stops with an MCPError saying so (inputResponses has no place for an error); in the
+    handshake era the server gets error -1, which the kit passes on. A callable sampling setting answers anywhere."""
+    with fresh_kit.mcp() as server:
+        assert "sampling" not in server.declared_capabilities("modern")
+        with pytest.raises(llm_mcp.MCPError, match="did not declare the sampling capability") as undeclared:
+            server.call(KIT_TOOL, prompt="Name a bird")
+        assert undeclared.value.code == -32021
+    with fresh_kit.mcp(sampling=True) as server:
+        with pytest.raises(llm_mcp.MCPError, match="outside a chat") as refused:
+            server.call(KIT_TOOL, prompt="Name a bird")
+        assert refused.value.code == -1  # the client's refusal; the kit passes the error it got on
+    seen = []
+    with fresh_kit.mcp(sampling=lambda params: seen.append(params) or "Wren.") as server:
+        assert kit_reply(server.call(KIT_TOOL, prompt="Name a bird").text)["reply"]["content"]["text"] == "Wren."
+    assert seen[0]["messages"][0]["content"]["text"] == "Name a bird" and seen[0]["maxTokens"] == 30
+
+
+def test_malformed_sampling_input_request_stops_the_call(everything_stdio_command):
+    """A 2026-07-28 sampling input request without messages or maxTokens cannot be answered: the call stops
+    with an MCPError naming the problem (the model is never asked)."""
+    from llm_mcp.client.server.sampling import REFUSED
+
+    server = llm_mcp.mcp(command=everything_stdio_command, name="odd", sampling=lambda params: "never")
+    for bad, problem in (({"maxTokens": 5}, "non-empty list of messages"),
+                         ({"messages": [{"role": "user", "content": {"type": "text", "text": "x"}}]}, "maxTokens")):
+        with pytest.raises(llm_mcp.MCPError, match=problem) as stopped:
+            server._sampling.input_response(bad)
+        assert stopped.value.code == REFUSED
+
+
+@pytest.mark.parametrize("era", ["modern", "handshake"])
+def test_sampling_requests_per_call_are_bounded(era):
+    """A server asking for more than MAX_PER_CALL completions in one call (each spends the user's tokens) gets
+    the first MAX_PER_CALL answered and the next refused: the call fails with the refusal, naming the limit."""
+    from llm_mcp.client.server.sampling import MAX_PER_CALL
+    from llm_mcp.testing import Server, Tool, running_server
+    from llm_mcp.testing.asking import sampling_request
+
+    class Greedy(Tool):
+        name = "greedy"
+
+        def call(self):
+            requests = {f"s{i}": sampling_request(f"Question {i}", max_tokens=5) for i in range(MAX_PER_CALL + 5)}
+            return str(len(self.ask_all(requests, check_capabilities=False)))
+
+    answered = []
+    with running_server(Server("greedy", tools=[Greedy]), era=era) as running:
+        with running.mcp(name="greedy", sampling=lambda params: answered.append(params) or "ok") as server:
+            with pytest.raises(llm_mcp.MCPError, match=f"more than {MAX_PER_CALL} model completions"):
+                server.call("greedy")
+    assert len(answered) == MAX_PER_CALL
+
+
+def test_a_huge_request_has_a_short_summary_and_the_whole_request():
+    """The approval question's plain-text message is cut at MAX_SUMMARY_CHARS, saying how much was left out;
+    question.sampling keeps the request exactly as the server sent it."""
+    from llm_mcp.client.server.sampling import MAX_SUMMARY_CHARS, approval_params
+
+    text = "x" * (3 * MAX_SUMMARY_CHARS)
+    request = {"messages": [{"role": "user", "content": {"type": "text", "text": text}}], "maxTokens": 4}
+    question = llm_mcp.Question("sampling", approval_params("big", request), server="big", kind="sampling")
+    assert len(question.message) < MAX_SUMMARY_CHARS + 60 and "more characters]" in question.message
+    assert question.sampling == request and question.sampling["messages"][0]["content"]["text"] == text
+
+
+def test_sampling_on_another_provider_and_tools_refused(model, fresh_kit):
+    """sampling={"provider": "anthropic", "model": ..., "options": {...}}: an OpenAI chat's sampling request goes
+    through the Anthropic SDK to that model (max_tokens, system prompt), in both eras. A request offering tools is
+    refused (this client does not declare sampling.tools), so the model is not asked for it."""
+    from llm_mcp.testing import Server, Tool, running_server
+    from llm_mcp_tests.support.servers.questions import SAMPLING_SYSTEM
+
+    chat = make_chat(model, [tool_call(KIT_TOOL, {"prompt": "Name a stone", "max_tokens": 11}), reply("Flint."),
+                             reply("ok")])
+    chat.with_mcp(fresh_kit.mcp(sampling={"provider": "anthropic", "model": "claude-test", "options": {
+        "base_url": model.anthropic_base_url, "api_key": "test-key"}}))
+    assert chat.ask("Ask the server").content == "ok"
+    sampled = model.requests[1]
+    assert (sampled.api, sampled.model, sampled.system) == ("anthropic", "claude-test", SAMPLING_SYSTEM)
+    assert sampled.body["max_tokens"] == 11 and sampled.last_user_text == "Name a stone"
+    assert kit_reply(model.requests[2].tool_results[0]["content"])["reply"]["model"] == "claude-test"
+
+    class WithTools(Tool):
+        name = "with_tools"
+
+        def call(self):
+            return str(self.sample("k", "Use a tool", max_tokens=5, tools=[
+                {"name": "dig", "inputSchema": {"type": "object"}}]))
+
+    asked = []
+    with running_server(Server("tools", tools=[WithTools]), era=fresh_kit.era) as running:
+        with running.mcp(name="tools", sampling=lambda params: asked.append(params) or "no") as server:
+            with pytest.raises(llm_mcp.MCPError, match="does not offer tools in sampling"):
+                server.call("with_tools")
+    assert asked == []

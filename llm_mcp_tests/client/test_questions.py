@@ -27,6 +27,8 @@ from llm_mcp.testing import running_server
 from llm_mcp.testing.scripted_model import reply, tool_call
 
 from llm_mcp_tests.support.chats import answer_when_asked, make_chat
+from llm_mcp_tests.support.kit_records import RecordingServer as QuestionServer
+from llm_mcp_tests.support.kit_records import recording_server
 from llm_mcp_tests.support.servers.asking_kit import server
 from llm_mcp_tests.support.servers.questions import DEPLOY_STATE
 
@@ -34,38 +36,8 @@ ROOT = str(Path(__file__).resolve().parents[2])
 BOTH = {"elicitation": {"form": {}, "url": {}}}
 
 
-class QuestionServer:
-    """A running questions server and the file it records its requests in."""
-
-    def __init__(self, running: Any, record: Path):
-        self.running = running
-        self.record = record
-
-    def mcp(self, **options: Any) -> llm_mcp.MCP:
-        return self.running.mcp(name="questions", **options)
-
-    @property
-    def location(self) -> dict[str, Any]:
-        """Class settings that reach this server."""
-        if self.running.url:
-            return {"url": self.running.url}
-        return {"command": list(self.running.command), "env": dict(self.running.env), "directory": self.running.cwd}
-
-    def received(self, tool: str | None = None) -> list[dict[str, Any]]:
-        if not self.record.exists():
-            return []
-        lines = [json.loads(line) for line in self.record.read_text(encoding="utf-8").splitlines() if line]
-        return [line for line in lines if tool is None or line["tool"] == tool]
-
-    def clear(self) -> None:
-        self.record.write_text("", encoding="utf-8")
-
-
 def _start(era: str, transport: str, folder: Path) -> Iterator[QuestionServer]:
-    record = folder / f"{era}-{transport}.jsonl"
-    with running_server("llm_mcp_tests.support.servers.questions", transport=transport, era=era, cwd=ROOT,
-                        env={"PYTHONPATH": ROOT}, args=["--context", f"record={record}"]) as running:
-        server = QuestionServer(running, record)
+    with recording_server("llm_mcp_tests.support.servers.questions", era, transport, folder) as server:
         yield server
 
 

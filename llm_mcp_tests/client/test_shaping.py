@@ -16,7 +16,7 @@ from llm_mcp.testing.scripted_model import reply, tool_call
 from llm_mcp_tests.support.chats import http_echo
 from llm_mcp_tests.support.servers.echo_server import FAIL_TEXT
 
-ECHO_TOOLS = ["echo", "add", "image", "mixed", "fail", "with_meta", "headered", "sleep", "progress", "files/read"]
+ECHO_TOOLS = ["echo", "add", "image", "mixed", "fail", "with_meta", "headered", "sleep", "together", "progress", "files/read"]
 
 
 def _text(result: dict[str, Any]) -> str:

@@ -9,13 +9,12 @@ into the docs.
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 
 import pytest
 
 from llm_mcp.testing.scripted_model import ScriptedModel, reply, tool_call
-from llm_mcp_tests.support.chat_ui import PASSWORD, SETTINGS, create_user
+from llm_mcp_tests.support.chat_ui import SETTINGS, create_user, send, sign_in
 from llm_mcp_tests.support.processes import REPO_ROOT
 from llm_mcp_tests.support.servers.chat_ui import chart_png
 
@@ -30,27 +29,6 @@ def shot(page, tmp_path: Path, name: str) -> None:
     target = (REPO_ROOT / folder if folder else tmp_path) / f"{name}.png"
     target.parent.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(target), full_page=True)
-
-
-def sign_in(page, site, username: str) -> None:
-    from playwright.sync_api import expect
-
-    page.goto(site.url + "/mcp/chats/")
-    expect(page).to_have_url(re.compile(r"/accounts/login/\?next=/mcp/chats/"))  # anonymous -> LOGIN_URL
-    page.get_by_label("Username").fill(username)
-    page.get_by_label("Password").fill(PASSWORD)
-    page.get_by_role("button", name="Log in").click()
-    expect(page).to_have_url(re.compile(r"/mcp/chats/$"))
-
-
-def send(page, text: str, *, wait: bool = True) -> None:
-    """Send ``text`` from the composer; ``wait``: until the turn's events have ended."""
-    from playwright.sync_api import expect
-
-    page.get_by_label("Message", exact=True).fill(text)
-    page.get_by_role("button", name="Send").click()
-    if wait:
-        expect(page.locator("#llm-mcp-composer[data-busy]")).to_have_count(0, timeout=30_000)
 
 
 def test_chat_ui_stream_markdown_image_schema_question_and_owner(start_site, browser_page, tmp_path):

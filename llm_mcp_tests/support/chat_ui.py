@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -27,7 +28,8 @@ class ChatUIServer(llm_mcp.MCP):
     directory = str(REPO_ROOT)
     env = {"PYTHONPATH": str(REPO_ROOT)}
     timeout = 30
-    requires_approval = ["add", "chart"]
+    requires_approval = ["add", "chart", "sampling"]
+    sampling = True  # summarize's sampling request runs on the chat's model once a person approves it
 
 
 class ChatUIAgent(llm_mcp.Agent):
@@ -64,10 +66,11 @@ class SkillsUIAgent(llm_mcp.Agent):
 SKILLS_SETTINGS = "llm_mcp_tests.support.chat_ui_skills_settings"
 
 
-def create_user(site, username: str, *, staff: bool = False) -> None:
-    """Create ``username`` (password `PASSWORD`) in the site's database, with ``manage.py shell``."""
+def create_user(site, username: str, *, staff: bool = False, superuser: bool = False) -> None:
+    """Create ``username`` (password `PASSWORD`) in the site's database, with ``manage.py shell``
+    (``superuser``: staff with every permission, for the admin)."""
     code = (f"from django.contrib.auth import get_user_model; get_user_model().objects.create_user("
-            f"{username!r}, password={PASSWORD!r}, is_staff={staff!r})")
+            f"{username!r}, password={PASSWORD!r}, is_staff={staff or superuser!r}, is_superuser={superuser!r})")
     subprocess.run([sys.executable, str(REPO_ROOT / "manage.py"), "shell", "-c", code], env=site.env, cwd=REPO_ROOT,
                    check=True, capture_output=True, timeout=60)
 
@@ -130,3 +133,25 @@ def start_worker(env: dict[str, str], log_path) -> subprocess.Popen:
             raise RuntimeError(f"the worker did not start:\n{log_path.read_text()[-3000:]}")
         time.sleep(0.1)
     return proc
+
+
+def sign_in(page, site, username: str) -> None:
+    """Sign ``username`` in on the chat pages of ``site`` (Playwright ``page``): anonymous, the list sends to login."""
+    from playwright.sync_api import expect
+
+    page.goto(site.url + "/mcp/chats/")
+    expect(page).to_have_url(re.compile(r"/accounts/login/\?next=/mcp/chats/"))  # anonymous -> LOGIN_URL
+    page.get_by_label("Username").fill(username)
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Log in").click()
+    expect(page).to_have_url(re.compile(r"/mcp/chats/$"))
+
+
+def send(page, text: str, *, wait: bool = True) -> None:
+    """Send ``text`` from the composer; ``wait``: until the turn's events have ended."""
+    from playwright.sync_api import expect
+
+    page.get_by_label("Message", exact=True).fill(text)
+    page.get_by_role("button", name="Send").click()
+    if wait:
+        expect(page.locator("#llm-mcp-composer[data-busy]")).to_have_count(0, timeout=30_000)

@@ -20,6 +20,7 @@ prints one JSON line on stdout.
 * ``answer CHAT VALUE``      answer the chat's first pending question through the Django model (no server)
 * ``held-chat TARGET SECONDS TEXT``  an ``EverythingAgent`` chat (server-everything at TARGET, its
                              ``question_timeout`` SECONDS); enqueues ``ask_chat`` with TEXT
+* ``sampling-chat TARGET SECONDS TEXT``  the same, with sampling on and needing approval
 * ``pending CHAT``           the chat's pending questions (``to_dict()`` and ``tool_call_id``)
 * ``answer-json CHAT JSON``  answer the first pending question with the JSON object's values (``null``: decline)
 * ``resume CHAT``            enqueue ``resume_chat`` for the chat
@@ -148,17 +149,19 @@ class QuestionAgent(llm_mcp.Agent):
 
 
 class EverythingAgent(llm_mcp.Agent):
-    """A chat with the npm ``server-everything``: ``target`` is its URL, or its argv as JSON (stdio)."""
+    """A chat with the npm ``server-everything``: ``target`` is its URL, or its argv as JSON (stdio);
+    ``sampling="approve"``: its sampling requests run on the chat's model once a person approves them."""
 
     chat_class = "llm_mcp.models.Chat"
     model = "gpt-test"
     provider_options = options()
-    inputs = ["target", "question_timeout"]
+    inputs = ["target", "question_timeout", "sampling"]
     mcp = "everything"
 
     def everything(self) -> list[llm_mcp.MCP]:
         where = {"url": self.target} if self.target.startswith("http") else {"command": json.loads(self.target)}
-        return [llm_mcp.mcp(name="everything", question_timeout=float(self.question_timeout), **where)]
+        sampling = {"sampling": True, "requires_approval": ["sampling"]} if self.sampling == "approve" else {}
+        return [llm_mcp.mcp(name="everything", question_timeout=float(self.question_timeout), **sampling, **where)]
 
 
 def dump(chat_id: Any) -> dict[str, Any]:
@@ -257,10 +260,11 @@ def main(argv: list[str]) -> int:
         question = record.pending_questions[0]
         question.answer(args[1])
         out = {"answered": question.key, "waiting": Chat.objects.get(pk=args[0]).waiting}
-    elif step == "held-chat":
+    elif step in ("held-chat", "sampling-chat"):
         from llm_mcp.tasks import ask_chat
 
-        record = EverythingAgent.chat(target=args[0], question_timeout=args[1])
+        record = EverythingAgent.chat(target=args[0], question_timeout=args[1],
+                                      sampling="approve" if step == "sampling-chat" else None)
         ask_chat.delay(record.pk, args[2])
         out = {"chat": record.pk}
     elif step == "pending":

@@ -116,8 +116,10 @@ class MCP:
         name = self._name
         self._roots = Roots(settings, name)
         self._sampling = Sampling(settings, name)
-        self._questions = Questions(settings, name, automatic={"roots/list": self._roots.listing}
-                                    if self._roots.declared else {})  # input requests the client answers itself
+        automatic = {"roots/list": self._roots.listing} if self._roots.declared else {}
+        if self._sampling.on:
+            automatic["sampling/createMessage"] = self._sampling.input_response
+        self._questions = Questions(settings, name, automatic=automatic)  # input requests the client answers itself
         self._auth = Authorization(settings, name=name,
                                    address=lambda: (self.connection.endpoint(), self.connection.timeout()),
                                    capabilities=lambda: self.declared_capabilities("modern"), http_context=context)

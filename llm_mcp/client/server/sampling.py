@@ -1,5 +1,8 @@
 """Sampling (`Sampling`, a collaborator of ``llm_mcp.MCP``): a server asks the client for a model
 completion (``sampling/createMessage``). Off by default; the ``sampling`` setting turns it on.
+A handshake-era server sends the request on the open stream of the call in flight; a 2026-07-28
+server puts it in an ``InputRequiredResult`` (an ``inputRequests`` entry), and the client sends
+the call again with the ``CreateMessageResult`` in ``inputResponses``. Both are answered the same way.
 
     class Research(llm_mcp.MCP):
         url = "https://research.example.com/mcp"
@@ -15,10 +18,13 @@ call context's ``sample``); a callable runs anywhere and returns the ``CreateMes
 instructions, ``temperature`` as it is; ``modelPreferences.hints`` pick among the dict's
 ``models`` (else they are only logged). The chat's history is added only when the server asked
 for context (``includeContext``) and the dict says ``"history": True``. A request with ``tools``
-is refused: this client does not declare ``sampling.tools``. When ``requires_approval`` is
+is refused: this client does not declare ``sampling.tools``. One call may make at most
+`MAX_PER_CALL` sampling requests; more are refused. When ``requires_approval`` is
 ``True`` or names ``"sampling"``, the request waits for a person as a held question (see
-``docs/how-to/sampling.md``); a refusal answers the server with error ``-1``. Every request is
-logged at INFO without its content. Spec: MCP 2025-11-25 "Client Features / Sampling".
+``docs/how-to/sampling.md``); a refusal answers a handshake-era server with error ``-1`` and, on
+2026-07-28 (where ``inputResponses`` has no place for an error), ends the call with an `MCPError`
+the chat's model is told about. Every request is logged at INFO without its content.
+Spec: MCP 2025-11-25 "Client Features / Sampling"; 2026-07-28 "Multi Round-Trip Requests".
 """
 
 from __future__ import annotations
@@ -35,7 +41,7 @@ if TYPE_CHECKING:
     from ..session import Client
     from .settings import ServerSettings
 
-__all__ = ["APPROVAL_NAME", "KEYS", "REFUSED", "Sampling", "check_sampling", "sampling_result"]
+__all__ = ["APPROVAL_NAME", "KEYS", "MAX_PER_CALL", "REFUSED", "Sampling", "check_sampling", "sampling_result"]
 
 log = logging.getLogger("llm_mcp.client")
 
@@ -47,6 +53,12 @@ KEYS = ("provider", "model", "models", "history", "options")
 
 REFUSED = -1
 """The JSON-RPC error code of a sampling request the user (or the client) refused (the spec's example)."""
+
+MAX_SUMMARY_CHARS = 2000
+"""Characters of a sampling approval's plain-text ``message`` (its ``sampling`` params hold the whole request)."""
+
+MAX_PER_CALL = 20
+"""Sampling requests one call may make (each spends the user's tokens); more are refused (`REFUSED`)."""
 
 
 def check_sampling(settings: ServerSettings, value: Any, where: str) -> None:
@@ -120,6 +132,18 @@ class Sampling:
             client.request_handlers["sampling/createMessage"] = self.create_message
             client.channel.listen_during_calls = True
 
+    def input_response(self, params: dict[str, Any]) -> dict[str, Any]:
+        """Answer a 2026-07-28 ``sampling/createMessage`` input request: the ``CreateMessageResult``
+        for ``inputResponses``. Raises `MCPError` (code `REFUSED`) when refused, declined or not
+        possible here, and for malformed params (there is no error answer in ``inputResponses``:
+        the call stops and says why)."""
+        try:
+            return self.create_message(params)
+        except ValueError as exc:
+            name = self._name()
+            raise MCPError(f"{name}: its sampling request was malformed ({exc}); the call was stopped", code=REFUSED,
+                           server=name) from None
+
     def create_message(self, params: dict[str, Any]) -> dict[str, Any]:
         """Answer one ``sampling/createMessage`` (see the module docstring). Raises `MCPError`
         (code `REFUSED`) when refused, declined or not possible here, ``ValueError`` for
@@ -139,6 +163,11 @@ class Sampling:
             raise MCPError(f"{name}: this client does not offer tools in sampling (sampling.tools was not declared)",
                            code=REFUSED, server=name)
         current = call_context.current()
+        if current is not None and current.count("sampling") > MAX_PER_CALL:
+            log.warning("MCP server %s asked for more than %d model completions in one call; refused", name,
+                        MAX_PER_CALL)
+            raise MCPError(f"{name}: asked for more than {MAX_PER_CALL} model completions in one call; refused",
+                           code=REFUSED, server=name)
         if self.needs_approval:
             self._approve(params, current, name)
         value = self.settings.option("sampling")
@@ -155,7 +184,7 @@ class Sampling:
 
     def _approve(self, params: dict[str, Any], current: Any, name: str) -> None:
         """Hold the request as a question for a person (a chat's call), or refuse it."""
-        question = Question("sampling", approval_params(name, params), server=name)
+        question = Question("sampling", approval_params(name, params), server=name, kind="sampling")
         if current is None or current.hold is None:
             log.info("MCP server %s asked for sampling, which needs approval, outside a chat; refused", name)
             raise MCPError(f"{name}: sampling needs approval, and nobody can give it outside a chat", code=REFUSED,
@@ -170,15 +199,18 @@ class Sampling:
 def approval_params(server: str, params: dict[str, Any]) -> dict[str, Any]:
     """The question a person answers to approve a sampling request: its message shows what the
     server asks the model (the system prompt and each message's text); ``sampling`` holds the
-    request as sent. ``answer()`` approves, ``decline()`` refuses."""
+    request as sent. ``answer()`` approves, ``decline()`` refuses. The message is cut at
+    `MAX_SUMMARY_CHARS`, saying how much was left out."""
     lines = [f"{server} asks to run a model completion (at most {params.get('maxTokens')} tokens)."]
     if isinstance(params.get("systemPrompt"), str):
         lines.append(f"System prompt: {params['systemPrompt']}")
     for message in params.get("messages") or []:
         if isinstance(message, dict):
             lines.append(f"{message.get('role', '?')}: {content_text(message.get('content'))}")
-    return {"message": "\n".join(lines), "requestedSchema": {"type": "object", "properties": {}},
-            "sampling": params}
+    summary = "\n".join(lines)
+    if len(summary) > MAX_SUMMARY_CHARS:  # the whole request stays in "sampling"
+        summary = summary[:MAX_SUMMARY_CHARS] + f" [... {len(summary) - MAX_SUMMARY_CHARS} more characters]"
+    return {"message": summary, "requestedSchema": {"type": "object", "properties": {}}, "sampling": params}
 
 
 def content_text(content: Any) -> str:

@@ -10,6 +10,9 @@ Tools:
 * ``login()``: asks a URL question (``https://auth.example.test/device?code=XYZ``).
 * ``echo(message)``: the message as text (a reply carrying markup comes back as it was sent).
 * ``files()``: a resource link and an embedded text resource.
+* ``summarize(text)``: asks the client's model to summarize ``text`` (a ``sampling/createMessage``
+  input request with the system prompt :data:`SUMMARY_SYSTEM`, at most 60 tokens), then answers
+  ``summary: <the model's text>``.
 """
 
 from __future__ import annotations
@@ -22,6 +25,8 @@ from llm_mcp.testing import Server, Tool
 
 COLORS = [(220, 60, 60), (60, 170, 90), (60, 110, 220)]
 URL = "https://auth.example.test/device?code=XYZ"
+SUMMARY_SYSTEM = "You write one-line summaries for the release notes."
+"""The system prompt ``summarize`` sends with its sampling request."""
 
 
 def chart_png(width: int = 48, height: int = 24) -> bytes:
@@ -108,7 +113,18 @@ class Files(Tool):
                                                                            mime_type="text/plain"))])
 
 
-server = Server("chat-ui", tools=[Chart, Add, Deploy, Login, Echo, Files])
+class Summarize(Tool):
+    name = "summarize"
+    description = "Summarize a text (asks the client's model)."
+    input_schema = {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}
+
+    def call(self) -> dict[str, Any]:
+        reply = self.sample("summary", f"Summarize: {self.arguments['text']}", max_tokens=60,
+                            system_prompt=SUMMARY_SYSTEM)
+        return self.respond_with(content=self.text_content(text=f"summary: {reply['content']['text']}"))
+
+
+server = Server("chat-ui", tools=[Chart, Add, Deploy, Login, Echo, Files, Summarize])
 
 if __name__ == "__main__":
     server.serve_stdio("modern")

@@ -177,6 +177,13 @@ BASE_TOOLS: list[dict[str, Any]] = [
         "inputSchema": _obj({"seconds": {"type": "number"}}, ["seconds"]),
     },
     {
+        "name": "together",
+        "description": "Wait until `parties` calls of the same `group` are in flight at once (at most `seconds`), "
+                       "then answer the most that were.",
+        "inputSchema": _obj({"group": {"type": "string"}, "parties": {"type": "integer", "minimum": 1},
+                             "seconds": {"type": "number"}}, ["group", "parties"]),
+    },
+    {
         "name": "progress",
         "description": "Emit progress notifications and a log message, then answer.",
         "inputSchema": _obj({"steps": {"type": "integer", "minimum": 0}}, ["steps"]),
@@ -205,6 +212,29 @@ BAD_HEADER_TOOLS: list[dict[str, Any]] = [
 ]
 
 BASE_TOOL_NAMES = [t["name"] for t in BASE_TOOLS] + [t["name"] for t in BAD_HEADER_TOOLS]
+
+
+_GROUPS: dict[str, dict[str, Any]] = {}
+"""``together``'s groups: calls in flight now, the most at once, and whether ``parties`` was reached."""
+
+
+async def _together(group: str, parties: int, seconds: float) -> dict[str, Any]:
+    """Wait (at most ``seconds``) until ``parties`` calls of ``group`` are in flight at once; answer
+    ``together N of P`` with N the most that were (a client that queues its calls never gets N = P)."""
+    import anyio
+
+    state = _GROUPS.setdefault(group, {"now": 0, "most": 0, "met": anyio.Event()})
+    state["now"] += 1
+    state["most"] = max(state["most"], state["now"])
+    if state["now"] >= parties:
+        state["met"].set()
+    try:
+        with anyio.move_on_after(seconds):
+            await state["met"].wait()
+    finally:
+        state["now"] -= 1
+    return {"content": [_text(f"together {state['most']} of {parties}")],
+            "structuredContent": {"most": state["most"], "parties": parties}}
 
 
 def _text(text: str) -> dict[str, Any]:
@@ -306,6 +336,8 @@ def build_server(*, many_tools: int = 0, page_size: int = 0) -> Any:
             seconds = float(args["seconds"])
             await anyio.sleep(seconds)
             return {"content": [_text(f"slept {seconds:g}")]}
+        if name == "together":
+            return await _together(str(args["group"]), int(args["parties"]), float(args.get("seconds", 60)))
         if name == "progress":
             steps = int(args["steps"])
             await send_log(ctx, "info", f"progress started: {steps} steps")

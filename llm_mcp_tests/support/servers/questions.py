@@ -21,6 +21,9 @@ Tools:
 * ``both()``: a form and a URL question in one round.
 * ``pushy()``: asks again whatever the answer.
 * ``capabilities()``: answers the client capabilities it received, as JSON.
+* ``complete_for_me(prompt, max_tokens)``: asks the client's model for a completion
+  (``sampling/createMessage``: an input request on 2026-07-28, a request on the stream before),
+  with the system prompt :data:`SAMPLING_SYSTEM`; answers the ``CreateMessageResult`` it got, as JSON.
 
 A resource ``config://deploy`` and a prompt ``release_notes`` ask ``env`` the same way
 (``resources/read`` and ``prompts/get`` may answer with an ``InputRequiredResult`` too).
@@ -48,6 +51,9 @@ PROFILE = {"type": "object", "properties": {
               "default": "green"},
     "reason": {"type": "string", "description": "Why"},
 }, "required": ["reason"]}
+
+SAMPLING_SYSTEM = "You answer a test server in one word."
+"""The system prompt ``complete_for_me`` sends with its sampling request."""
 
 CONFIRM = {"type": "object", "properties": {"confirmed": {"type": "boolean"}}, "required": ["confirmed"]}
 
@@ -164,6 +170,20 @@ class ListRoots(Recording):
         return json.dumps({"roots": reply["roots"], "state": self.request_state}, sort_keys=True)
 
 
+class CompleteForMe(Recording):
+    """Asks the client's model to complete ``prompt`` (at most ``max_tokens``), answers what it got as JSON."""
+
+    name = "complete_for_me"
+    input_schema = {"type": "object", "properties": {"prompt": {"type": "string"}, "max_tokens": {"type": "integer"}},
+                    "required": ["prompt"]}
+
+    def call(self) -> Any:
+        self.record()
+        reply = self.sample("completion", self.arguments["prompt"], max_tokens=self.arguments.get("max_tokens", 30),
+                            system_prompt=SAMPLING_SYSTEM, state="sampling-1")
+        return json.dumps({"reply": reply, "state": self.request_state}, sort_keys=True)
+
+
 class DeployConfig(Resource):
     uri = "config://deploy"
     name = "deploy_config"
@@ -182,7 +202,8 @@ class ReleaseNotes(Prompt):
         return [self.user_message(f"Write release notes for {reply.get('content', {}).get('environment')}")]
 
 
-server = Server("questions", tools=[Deploy, Profile, Connect, TwoSteps, Both, Pushy, Capabilities, ListRoots],
+server = Server("questions", tools=[Deploy, Profile, Connect, TwoSteps, Both, Pushy, Capabilities, ListRoots,
+                              CompleteForMe],
                 resources=[DeployConfig], prompts=[ReleaseNotes])
 
 if __name__ == "__main__":
