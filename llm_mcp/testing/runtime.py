@@ -21,6 +21,11 @@ __all__ = ["LOG_LEVELS", "CallChannel", "CallState", "ClientLogger", "InvalidRes
 
 log = logging.getLogger("llm_mcp.testing")
 
+SEND_TIMEOUT = 10.0
+"""Seconds a tool's log or progress notification may take to be handed to the client's stream;
+past that it is dropped (and logged at debug) and the tool goes on, so a stream its client has
+shut can never hold a tool, and its cancellation, forever."""
+
 LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 """The protocol's log levels (RFC 5424 severities), least severe first."""
 
@@ -128,10 +133,17 @@ class CallChannel:
     def _forward(self, sender: _Sender | None, *args: Any) -> None:
         if sender is None:
             return
+        import anyio
         import anyio.from_thread
 
+        async def bounded() -> None:
+            with anyio.move_on_after(SEND_TIMEOUT) as waited:
+                await sender(*args)
+            if waited.cancelled_caught:
+                log.debug("llm_mcp.testing: a send to the client took over %s s; dropped", SEND_TIMEOUT)
+
         try:
-            anyio.from_thread.run(sender, *args, token=self._token)
+            anyio.from_thread.run(bounded, token=self._token)
         except Exception as exc:  # noqa: BLE001 - the request may be gone (cancelled); the tool goes on
             log.debug("llm_mcp.testing: could not send to the client: %s: %s", type(exc).__name__, exc)
 

@@ -93,3 +93,40 @@ def test_progressable_around_cancellable() -> None:
     values = [p for p, _, _ in channel.progress_sent]
     assert values == sorted(set(values)) and values[-1] < 100
     assert len(Worker.steps) < 100
+
+
+def test_a_send_the_client_never_takes_does_not_hold_the_tool(monkeypatch) -> None:
+    """A progress or log send that never completes (its stream's reader gone) is dropped after
+    ``SEND_TIMEOUT`` seconds: the tool goes on, so it still sees its cancel. The channel runs as in
+    a server: sends go from the tool's thread to a real anyio event loop."""
+    import anyio
+    import anyio.from_thread
+    import anyio.lowlevel
+
+    from llm_mcp.testing import runtime
+
+    monkeypatch.setattr(runtime, "SEND_TIMEOUT", 0.2)
+    sent: list[tuple[Any, ...]] = []
+
+    async def never(*args: Any) -> None:
+        sent.append(args)
+        await anyio.sleep_forever()
+
+    async def serve() -> list[str]:
+        channel = CallChannel(send_progress=never, send_log=never, progress_requested=True,
+                              token=anyio.lowlevel.current_token())
+
+        def tool() -> list[str]:
+            done = []
+            channel.progress(1, 2, "half")
+            done.append("progress")
+            channel.log("info", "still here")
+            done.append("log")
+            return done
+
+        with anyio.fail_after(10):  # a send held forever: TimeoutError here, not a hung test
+            return await anyio.to_thread.run_sync(tool, abandon_on_cancel=True)
+
+    done = anyio.run(serve)
+    assert done == ["progress", "log"]
+    assert sent == [(1, 2, "half"), ("info", "still here")]
