@@ -67,13 +67,13 @@ class CancelOrderServer:
                 self.end_headers()
                 self.wfile.write(data)
 
-            def do_DELETE(self) -> None:  # noqa: N802 - http.server's naming
+            def do_DELETE(self) -> None:
                 self._json(200)
 
-            def do_GET(self) -> None:  # noqa: N802
+            def do_GET(self) -> None:
                 self._json(405)
 
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 message = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))) or b"{}")
                 method, params = message.get("method"), message.get("params") or {}
                 if method != "initialize" and self.headers.get("Mcp-Session-Id") != SESSION:
