@@ -130,3 +130,33 @@ def test_a_send_the_client_never_takes_does_not_hold_the_tool(monkeypatch) -> No
     done = anyio.run(serve)
     assert done == ["progress", "log"]
     assert sent == [(1, 2, "half"), ("info", "still here")]
+
+
+def test_a_waiting_send_gives_way_to_the_clients_cancel() -> None:
+    """A send still waiting when the client cancels the request is dropped at once (long before
+    ``SEND_TIMEOUT``): the tool goes on to notice the cancel."""
+    import time
+
+    import anyio
+    import anyio.from_thread
+    import anyio.lowlevel
+
+    from llm_mcp.testing import runtime
+
+    async def never(*args: Any) -> None:
+        await anyio.sleep_forever()
+
+    async def serve() -> float:
+        channel = CallChannel(send_progress=never, progress_requested=True, token=anyio.lowlevel.current_token())
+        threading.Timer(0.3, channel.cancel).start()
+
+        def tool() -> float:
+            started = time.monotonic()
+            channel.progress(1, 2, "half")
+            return time.monotonic() - started
+
+        with anyio.fail_after(runtime.SEND_TIMEOUT + 5):
+            return await anyio.to_thread.run_sync(tool, abandon_on_cancel=True)
+
+    waited = anyio.run(serve)
+    assert 0.3 <= waited < runtime.SEND_TIMEOUT / 2
