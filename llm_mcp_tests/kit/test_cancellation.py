@@ -160,3 +160,29 @@ def test_a_waiting_send_gives_way_to_the_clients_cancel() -> None:
 
     waited = anyio.run(serve)
     assert 0.3 <= waited < runtime.SEND_TIMEOUT / 2
+
+
+def test_a_send_ending_in_a_base_exception_does_not_end_the_tool() -> None:
+    """A send that ends in a ``BaseException`` no ``except Exception`` catches (a cancelled send
+    can end in a group of cancellations) is dropped: the tool goes on, as it must to reach its
+    ``cancelled`` step. Before, the tool's thread ended there without a word."""
+    import asyncio
+
+    import anyio
+    import anyio.lowlevel
+
+    async def cancelled_send(*args: Any) -> None:
+        raise BaseExceptionGroup("send cancelled", [asyncio.CancelledError()])
+
+    async def serve() -> str:
+        channel = CallChannel(send_progress=cancelled_send, send_log=cancelled_send, progress_requested=True,
+                              token=anyio.lowlevel.current_token())
+
+        def tool() -> str:
+            channel.progress(1, 2, "half")
+            channel.log("info", "still here")
+            return "went on"
+
+        return await anyio.to_thread.run_sync(tool)
+
+    assert anyio.run(serve) == "went on"
