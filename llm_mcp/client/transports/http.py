@@ -244,6 +244,9 @@ class HTTPTransport(OverHTTP):
                 and message.get("method") in _CALLS:
             listener = _Listener(self, version, on_message)
         try:
+            if scope is not None and scope.cancelled:  # cancelled since the client checked: do not send it
+                raise CancelledError(f"{message.get('method')} to MCP server {self.name!r} was cancelled",
+                                     server=self.name)
             try:
                 sent = self._send(message, version=version, timeout=timeout, extra=headers, deadline=deadline,
                                   trace=interrupt.trace if interrupt is not None else None)
