@@ -24,7 +24,7 @@ from llm_mcp.testing.scripted_model import ScriptedModel, reply, tool_call, turn
 
 from llm_mcp_tests.support.cancel_order import cancel_order_server
 from llm_mcp_tests.support.chats import make_chat
-from llm_mcp_tests.support.processes import raw_stdio_command
+from llm_mcp_tests.support.processes import raw_stdio_command, timed_after_start
 from llm_mcp_tests.support.progress import (
     BOUND,
     CANCEL_COMBOS,
@@ -344,8 +344,8 @@ def test_timeout_sends_notifications_cancelled(era, tmp_path):
 
     received = tmp_path / "stdin.jsonl"
     argv = ["sh", "-c", f"tee {shlex.quote(str(received))} | {shlex.join(raw_stdio_command('none', era))}"]
-    with llm_mcp.mcp(command=argv, name="teed", timeout=1) as server:
-        server.tools
+    with llm_mcp.mcp(command=argv, name="teed", timeout=60) as server:
+        timed_after_start(server, 1)
         with pytest.raises(llm_mcp.ConnectionError) as info:
             server.sleep(seconds=3)
         assert info.value.timed_out
