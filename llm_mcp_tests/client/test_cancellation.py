@@ -290,6 +290,32 @@ def test_handshake_http_cancel_reaches_the_server_before_the_stream_is_shut(ends
     assert server.cancels == [{"requestId": server.calls[0], "reason": "enough", "stream": "open"}]
 
 
+def test_handshake_http_cancel_ends_the_call_when_the_notification_gets_no_answer(monkeypatch):
+    """MCP-PROG-13: a server that takes ``notifications/cancelled`` and never answers the POST does
+    not hold the cancelled call: its stream is shut once ``CANCEL_NOTIFY_TIMEOUT`` passes, and the
+    notification is not sent a second time."""
+    from llm_mcp.client.transports import http
+
+    monkeypatch.setattr(http, "CANCEL_NOTIFY_TIMEOUT", 0.5)
+    with cancel_order_server(ends_cancelled_calls=False, answers_cancels=False) as server:
+        mcp = llm_mcp.mcp(url=server.url, name="order")
+        scope = llm_mcp.CancelScope()
+
+        def cancel_when_called() -> None:
+            if server.call_started.wait(BOUND):
+                scope.cancel("enough")
+
+        threading.Thread(target=cancel_when_called, daemon=True).start()
+        try:
+            with scope, pytest.raises(llm_mcp.CancelledError, match="enough"):
+                mcp.call("wait")  # the server would hold it 30 s
+            ended = time.monotonic()
+        finally:
+            mcp.close()
+        assert [c["requestId"] for c in server.cancels] == server.calls
+    assert ended - server.cancelled_at < 10  # the notification's 0.5 s, not the server's 30 s
+
+
 @pytest.mark.slow
 def test_a_cancel_after_the_turn_ended_does_not_stop_the_next_turn(chat_on, tmp_path):
     """chat.cancel() when nothing runs (the turn finished) is not kept for the next ask()."""

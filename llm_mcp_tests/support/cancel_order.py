@@ -22,6 +22,7 @@ import contextlib
 import json
 import socket
 import threading
+import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -34,13 +35,16 @@ SESSION = "order-session"
 
 class CancelOrderServer:
     """What the server saw: ``calls`` (request ids of ``tools/call``), ``cancels`` (one dict per
-    ``notifications/cancelled``: ``requestId``, ``reason``, ``stream``) and ``call_started`` (set
-    once a call's stream is open)."""
+    ``notifications/cancelled``: ``requestId``, ``reason``, ``stream``), ``cancelled_at`` (when the
+    first arrived, ``time.monotonic()``) and ``call_started`` (set once a call's stream is open)."""
 
-    def __init__(self, *, ends_cancelled_calls: bool = True) -> None:
+    def __init__(self, *, ends_cancelled_calls: bool = True, answers_cancels: bool = True) -> None:
         self.ends_cancelled_calls = ends_cancelled_calls
+        self.answers_cancels = answers_cancels
+        self.released = threading.Event()  # set when the server stops: a held answer is let go
         self.calls: list[Any] = []
         self.cancels: list[dict[str, Any]] = []
+        self.cancelled_at: float | None = None  # time.monotonic() when the first cancel arrived
         self.call_started = threading.Event()
         self._sockets: dict[Any, socket.socket] = {}
         self._cancelled: dict[Any, threading.Event] = {}
@@ -94,6 +98,8 @@ class CancelOrderServer:
                     owner._serve_call(self, message["id"])
                 elif method == "notifications/cancelled":
                     owner._note_cancel(params)
+                    if not owner.answers_cancels:
+                        owner.released.wait(30)  # a server that takes the notification and never answers
                     self._json(202)
                 elif "id" in message:
                     self._json(200, {"jsonrpc": "2.0", "id": message["id"], "result": {}})
@@ -128,6 +134,8 @@ class CancelOrderServer:
 
     def _note_cancel(self, params: dict[str, Any]) -> None:
         request_id = params.get("requestId")
+        if self.cancelled_at is None:
+            self.cancelled_at = time.monotonic()
         with self._lock:
             sock, cancelled = self._sockets.get(request_id), self._cancelled.get(request_id)
         self.cancels.append({"requestId": request_id, "reason": params.get("reason"),
@@ -149,13 +157,15 @@ def _peer_state(sock: socket.socket) -> str:
 
 
 @contextlib.contextmanager
-def cancel_order_server(*, ends_cancelled_calls: bool = True) -> Iterator[CancelOrderServer]:
+def cancel_order_server(*, ends_cancelled_calls: bool = True, answers_cancels: bool = True
+                        ) -> Iterator[CancelOrderServer]:
     """A `CancelOrderServer` serving in a thread until the block ends."""
-    server = CancelOrderServer(ends_cancelled_calls=ends_cancelled_calls)
+    server = CancelOrderServer(ends_cancelled_calls=ends_cancelled_calls, answers_cancels=answers_cancels)
     thread = threading.Thread(target=server.httpd.serve_forever, name="cancel-order-server", daemon=True)
     thread.start()
     try:
         yield server
     finally:
+        server.released.set()
         server.httpd.shutdown()
         server.httpd.server_close()

@@ -34,6 +34,7 @@ from ..errors import (
     InsufficientScopeError,
     LegacyProtocolError,
     MCPError,
+    ServerTimeoutError,
     SessionExpiredError,
     StreamBrokenError,
     UnauthorizedError,
@@ -339,8 +340,9 @@ class HTTPTransport(OverHTTP):
                 self._notify(notification, version=version, timeout=timeout)
                 return
             except ConnectionError as exc:
-                if attempt == 2:
+                if attempt == 2 or isinstance(exc, ServerTimeoutError):  # no answer in time: no second wait
                     log.debug("MCP server %s: cancellation not delivered (%s)", self.name, type(exc).__name__)
+                    return
             except MCPError as exc:
                 log.debug("MCP server %s: cancellation not delivered (%s)", self.name, type(exc).__name__)
                 return
