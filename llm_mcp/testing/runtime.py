@@ -174,8 +174,8 @@ class CallChannel:
                     return
             except (KeyboardInterrupt, SystemExit):
                 raise
-            except BaseException as exc:  # noqa: BLE001 - a cancelled send may end in a BaseExceptionGroup:
-                # the tool goes on, or it would die unseen (no "cancelled" step, no answer)
+            except BaseException as exc:  # noqa: BLE001 - e.g. asyncio's CancelledError: the tool goes on,
+                # or its thread would end unseen (no "cancelled" step, no answer)
                 log.debug("llm_mcp.testing: could not send to the client: %s: %s", type(exc).__name__, exc)
                 return
 

@@ -163,9 +163,10 @@ def test_a_waiting_send_gives_way_to_the_clients_cancel() -> None:
 
 
 def test_a_send_ending_in_a_base_exception_does_not_end_the_tool() -> None:
-    """A send that ends in a ``BaseException`` no ``except Exception`` catches (a cancelled send
-    can end in a group of cancellations) is dropped: the tool goes on, as it must to reach its
-    ``cancelled`` step. Before, the tool's thread ended there without a word."""
+    """A send that ends in a ``BaseException`` no ``except Exception`` catches is dropped: the tool
+    goes on, as it must to reach its ``cancelled`` step. (Seen under load: a send caught by the
+    client's cancel ended in asyncio's ``CancelledError`` in the tool's thread, which then ended
+    without a word, its last step written and no ``cancelled``.)"""
     import asyncio
 
     import anyio
