@@ -19,7 +19,10 @@ in its own thread after the ``CreateTaskResult`` is sent; ``tasks/get`` reports 
 ``completed`` too), ``failed`` with a JSON-RPC error when the tool raised, or ``cancelled``
 when a ``tasks/cancel`` stopped it. An unknown or expired task id is ``-32602``; a client that
 did not declare the extension gets ``-32021``; over HTTP the ``Mcp-Name`` header must carry the
-task id. Not served yet: ``input_required`` (``tasks/update``) and ``notifications/tasks``.
+task id. A tool that asks (``self.ask``) turns its task ``input_required``: ``tasks/get`` lists
+the question in ``inputRequests`` until a ``tasks/update`` answers it (``inputResponses``), then
+the tool runs again with the answers, as a Multi Round-Trip retry would. Not served yet:
+``notifications/tasks``.
 """
 
 from __future__ import annotations
@@ -71,6 +74,33 @@ class KitTask:
         self.error: dict[str, Any] | None = None
         self.cancel_requested = False
         self.done = threading.Event()
+        self.input_requests: dict[str, Any] = {}
+        self.updates: list[dict[str, Any]] = []  # every tasks/update's inputResponses, in order (for tests)
+        self._answered = threading.Condition()
+
+    def ask(self, input_requests: dict[str, Any]) -> dict[str, Any]:
+        """Turn ``input_required`` with ``input_requests`` and block until a ``tasks/update`` answers
+        every one of them (or the task is cancelled: ``ToolCancelled``); returns the responses."""
+        with self._answered:
+            self.input_requests = dict(input_requests)
+            self.status, self.updated = "input_required", time.time()
+            while True:
+                if self.cancel_requested:
+                    raise ToolCancelled("the task was cancelled while it waited for input")
+                answers = {}
+                for update in self.updates:
+                    answers.update({k: v for k, v in update.items() if k in self.input_requests})
+                if set(answers) >= set(self.input_requests):
+                    self.input_requests = {}
+                    self.status, self.updated = "working", time.time()
+                    return answers
+                self._answered.wait(0.05)
+
+    def update(self, input_responses: dict[str, Any]) -> None:
+        """``tasks/update``: record the responses (unknown or answered keys are ignored by ``ask``)."""
+        with self._answered:
+            self.updates.append(dict(input_responses))
+            self._answered.notify_all()
 
     @property
     def expired(self) -> bool:
@@ -100,17 +130,20 @@ class KitTask:
             answer["result"] = self.result
         if result_type == "complete" and self.status == "failed" and self.error is not None:
             answer["error"] = self.error
+        if result_type == "complete" and self.status == "input_required":
+            answer["inputRequests"] = dict(self.input_requests)
         return answer
 
 
 class TaskStore:
-    """The tasks of one kit server, by id (thread-safe). ``started`` counts the tasks created,
-    ``cancels`` the ``tasks/cancel`` requests received (for tests)."""
+    """The tasks of one kit server, by id (thread-safe). ``cancels`` lists the task ids of the
+    ``tasks/cancel`` requests received, ``checks`` those of the ``tasks/get`` requests (for tests)."""
 
     def __init__(self) -> None:
         self._tasks: dict[str, KitTask] = {}
         self._lock = threading.Lock()
         self.cancels: list[str] = []
+        self.checks: list[str] = []
 
     def start(self, run: Callable[[], dict[str, Any]], channel: CallChannel, *, ttl_ms: int | None,
               poll_interval_ms: int | None, owner: str, refuse: Callable[[str], Exception]) -> dict[str, Any]:
@@ -124,6 +157,11 @@ class TaskStore:
         def work() -> None:
             try:
                 result = run()
+                while isinstance(result, dict) and isinstance(result.get("inputRequests"), dict):
+                    answers = task.ask(result["inputRequests"])  # input_required until tasks/update answers
+                    channel.input_responses.update(answers)
+                    channel.request_state = result.get("requestState")
+                    result = run()
             except ToolCancelled:
                 task.finish("cancelled", message="cancelled by the client")
             except TaskFailed as exc:
@@ -134,11 +172,7 @@ class TaskStore:
                 task.finish("failed", error={"code": getattr(error, "code", -32603),
                                              "message": getattr(error, "message", str(error))})
             else:
-                if isinstance(result, dict) and "inputRequests" in result:  # a question: not served yet
-                    task.finish("failed", error={"code": -32603, "message": f"{owner} asked a question, and the "
-                                                 "kit does not serve input_required tasks yet"})
-                else:
-                    task.finish("completed", result=result)
+                task.finish("completed", result=result)
 
         created = task.wire("task")
         threading.Thread(target=work, name=f"kit-task-{task.id[:8]}", daemon=True).start()
@@ -156,7 +190,9 @@ class TaskStore:
     def cancel(self, task: KitTask) -> None:
         """``tasks/cancel``: the tool's cancellable work stops; a task already ended stays as it is."""
         self.cancels.append(task.id)
-        task.cancel_requested = True
+        with task._answered:
+            task.cancel_requested = True
+            task._answered.notify_all()
         task.channel.cancel()
 
     def __len__(self) -> int:

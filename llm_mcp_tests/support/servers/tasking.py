@@ -13,8 +13,9 @@ Tools:
 - ``broken``: a task that fails (JSON-RPC error ``"the archive is unreadable"``).
 - ``stubborn(delay)``: a task that ignores ``tasks/cancel`` and completes with ``"finished anyway"``.
 - ``fleeting``: a task with ``ttlMs`` 1 and no ``pollIntervalMs``: forgotten at once (``-32602``).
-- ``curious``: a task whose tool asks a question (the kit does not serve ``input_required``
-  tasks yet: the task fails saying so).
+- ``curious``: a task whose tool asks ``year`` ("Which year?", one integer field): the task is
+  ``input_required`` until ``tasks/update`` answers, then completes with ``"year <answer>"``.
+- ``nosy``: a task whose tool asks 101 questions at once (more than a client takes).
 - ``echo(text)``: never a task.
 """
 
@@ -59,13 +60,22 @@ def _unreadable(tool: Tool) -> Any:
 
 def _ask_the_year(tool: Tool) -> Any:
     answer = tool.ask("year", "Which year?", schema={"type": "object", "properties": {"year": {"type": "integer"}}})
-    return f"year {answer}"
+    return f"year {(answer.get('content') or {}).get('year')}" if answer.get("action") == "accept" else "no year"
+
+
+def _ask_too_much(tool: Tool) -> Any:
+    from llm_mcp.testing.asking import input_request
+
+    tool.ask_all({f"q{i}": input_request(f"Question {i}?", schema={"type": "object", "properties": {}})
+                  for i in range(101)})
+    return "asked"
 
 
 OnlyAsTask = _task_tool("only_as_task", lambda tool: "ran as a task", task="required")
 Broken = _task_tool("broken", _unreadable)
 Fleeting = _task_tool("fleeting", lambda tool: "gone soon", poll_interval_ms=None, ttl_ms=1)
 Curious = _task_tool("curious", _ask_the_year)
+Nosy = _task_tool("nosy", _ask_too_much)
 
 
 class Stubborn(Tool):
@@ -87,7 +97,7 @@ class Echo(Tool):
         return str(self.arguments.get("text", ""))
 
 
-server = Server("tasking", tools=[Report, OnlyAsTask, Broken, Stubborn, Fleeting, Curious, Echo])
+server = Server("tasking", tools=[Report, OnlyAsTask, Broken, Stubborn, Fleeting, Curious, Nosy, Echo])
 
 if __name__ == "__main__":
     server.serve()
