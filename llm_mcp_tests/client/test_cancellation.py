@@ -22,7 +22,7 @@ import llm_mcp
 from llm_mcp.chat.chat import CANCELLED
 from llm_mcp.testing.scripted_model import ScriptedModel, reply, tool_call, turn
 
-from llm_mcp_tests.support.cancel_order import cancel_order_server
+from llm_mcp_tests.support.cancel_order import call_and_cancel, cancel_order_server
 from llm_mcp_tests.support.chats import make_chat
 from llm_mcp_tests.support.processes import raw_stdio_command, timed_after_start
 from llm_mcp_tests.support.progress import (
@@ -273,19 +273,8 @@ def test_handshake_http_cancel_reaches_the_server_before_the_stream_is_shut(ends
     a server ending the call with an error (the SDKs' -32800), or one ignoring the cancel (the stream is
     shut once the notification was delivered)."""
     with cancel_order_server(ends_cancelled_calls=ends) as server:
-        mcp = llm_mcp.mcp(url=server.url, name="order")
-        scope = llm_mcp.CancelScope()
-
-        def cancel_when_called() -> None:
-            if server.call_started.wait(BOUND):
-                scope.cancel("enough")
-
-        threading.Thread(target=cancel_when_called, daemon=True).start()
-        try:
-            with scope, pytest.raises(llm_mcp.CancelledError, match="enough"):
-                mcp.call("wait")
-        finally:
-            mcp.close()
+        raised = call_and_cancel(server, "enough", within=BOUND)
+    assert isinstance(raised, llm_mcp.CancelledError) and "enough" in str(raised)
     assert len(server.calls) == 1
     assert server.cancels == [{"requestId": server.calls[0], "reason": "enough", "stream": "open"}]
 
@@ -298,21 +287,10 @@ def test_handshake_http_cancel_ends_the_call_when_the_notification_gets_no_answe
 
     monkeypatch.setattr(http, "CANCEL_NOTIFY_TIMEOUT", 0.5)
     with cancel_order_server(ends_cancelled_calls=False, answers_cancels=False) as server:
-        mcp = llm_mcp.mcp(url=server.url, name="order")
-        scope = llm_mcp.CancelScope()
-
-        def cancel_when_called() -> None:
-            if server.call_started.wait(BOUND):
-                scope.cancel("enough")
-
-        threading.Thread(target=cancel_when_called, daemon=True).start()
-        try:
-            with scope, pytest.raises(llm_mcp.CancelledError, match="enough"):
-                mcp.call("wait")  # the server would hold it 30 s
-            ended = time.monotonic()
-        finally:
-            mcp.close()
+        raised = call_and_cancel(server, "enough", within=BOUND)  # the server would hold the call 30 s
+        ended = time.monotonic()
         assert [c["requestId"] for c in server.cancels] == server.calls
+    assert isinstance(raised, llm_mcp.CancelledError) and "enough" in str(raised)
     assert ended - server.cancelled_at < 10  # the notification's 0.5 s, not the server's 30 s
 
 

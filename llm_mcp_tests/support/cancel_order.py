@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-__all__ = ["CancelOrderServer", "cancel_order_server"]
+__all__ = ["CancelOrderServer", "call_and_cancel", "cancel_order_server"]
 
 REVISION = "2025-11-25"
 SESSION = "order-session"
@@ -169,3 +169,27 @@ def cancel_order_server(*, ends_cancelled_calls: bool = True, answers_cancels: b
         server.released.set()
         server.httpd.shutdown()
         server.httpd.server_close()
+
+
+def call_and_cancel(server: CancelOrderServer, reason: str, *, within: float = 20.0) -> BaseException | None:
+    """Call ``wait`` through ``llm_mcp.mcp(url=server.url)`` in a ``CancelScope`` that another thread
+    cancels with ``reason`` once the call's stream is open (waiting up to ``within`` seconds for
+    that); the exception the call ended in (``None`` if it returned)."""
+    import llm_mcp
+
+    mcp = llm_mcp.mcp(url=server.url, name="order")
+    scope = llm_mcp.CancelScope()
+
+    def cancel_when_called() -> None:
+        if server.call_started.wait(within):
+            scope.cancel(reason)
+
+    threading.Thread(target=cancel_when_called, daemon=True).start()
+    try:
+        with scope:
+            mcp.call("wait")
+    except Exception as exc:  # noqa: BLE001 - the caller reads what happened
+        return exc
+    finally:
+        mcp.close()
+    return None
