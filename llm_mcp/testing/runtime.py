@@ -156,9 +156,12 @@ class CallChannel:
             except BaseException as exc:  # noqa: BLE001 - the request may be gone (cancelled); the tool goes on
                 log.debug("llm_mcp.testing: could not send to the client: %s: %s", type(exc).__name__, exc)
             return
+        send = sender(*args)
         try:
-            sending = asyncio.run_coroutine_threadsafe(sender(*args), loop)
+            sending = asyncio.run_coroutine_threadsafe(send, loop)
         except RuntimeError as exc:  # the loop is closed: the server is stopping
+            if asyncio.iscoroutine(send):
+                send.close()  # never to run: no "never awaited" warning
             log.debug("llm_mcp.testing: could not send to the client: %s", exc)
             return
         deadline = time.monotonic() + SEND_TIMEOUT
