@@ -35,15 +35,12 @@ import argparse
 import json
 import logging
 import statistics
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parent.parent
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
+import _repo  # noqa: F401 - first: puts this repository on sys.path
 
 import llm_mcp
 from llm_mcp.testing.scripted_model import ScriptedModel, reply, tool_call, turn

@@ -35,9 +35,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parent.parent
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
+import _repo  # noqa: F401 - first: puts this repository on sys.path
 
 
 def setup_django(folder: str) -> None:

@@ -51,11 +51,9 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-REPO = Path(__file__).resolve().parent.parent
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
+from _repo import REPO  # first: puts this repository on sys.path
 
-from llm_mcp_tests.support.processes import (  # noqa: E402  (needs the repo on sys.path)
+from llm_mcp_tests.support.processes import (
     ECHO_SERVER,
     PYTHON,
     ServerProcess,

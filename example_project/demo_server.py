@@ -56,7 +56,12 @@ class Echo(Tool):
     annotations = {**_SAFE, "idempotent_hint": True}
 
     def call(self) -> dict[str, Any]:
-        return self.respond_with(content=self.text_content(text=self.arguments["message"]))
+        return self.respond_with(content=self.text_content(text=self.answer(self.arguments["message"])))
+
+    @staticmethod
+    def answer(message: str) -> str:
+        """The text sent back for ``message``."""
+        return message
 
 
 class Add(Tool):
@@ -103,15 +108,11 @@ class RollDice(Tool):
         return self.respond_with(structured_content={"rolls": rolls, "total": sum(rolls)})
 
 
-class Shout(Tool):
+class Shout(Echo):
     name = "shout"
     title = "Shout"
     description = "Send back the given message in capitals (learnt at run time with learn_shout)."
-    input_schema = {"type": "object", "properties": {"message": {"type": "string"}}, "required": ["message"]}
-    annotations = {**_SAFE, "idempotent_hint": True}
-
-    def call(self) -> dict[str, Any]:
-        return self.respond_with(content=self.text_content(text=self.arguments["message"].upper()))
+    answer = staticmethod(str.upper)
 
 
 class LearnShout(Tool):
@@ -181,17 +182,11 @@ class DiceBoard(Tool):
         return self.respond_with(structured_content=_six_sided(self.arguments.get("count", 2)))
 
 
-class Reroll(Tool):
+class Reroll(DiceBoard):
     name = "reroll"
     title = "Roll the board again"
     description = "Roll the dice board again (only its App calls it)."
-    input_schema = DiceBoard.input_schema
-    annotations = {**_SAFE, "idempotent_hint": False}
-    resource_uri = BOARD_URI
     visibility = ["app"]
-
-    def call(self) -> dict[str, Any]:
-        return self.respond_with(structured_content=_six_sided(self.arguments.get("count", 2)))
 
 
 class Board(Resource):

@@ -108,7 +108,7 @@ def record(server: MCP, error: BaseException, call: CallContext | None = None) -
     for listener in list(listeners):
         try:
             listener(server.name, reported_name(error), status)
-        except Exception:  # noqa: BLE001 - a listener must not break the chat
+        except Exception:  # a listener must not break the chat
             log.exception("an mcp_unreachable listener failed")
 
 

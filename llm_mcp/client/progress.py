@@ -110,7 +110,7 @@ class ProgressFilter:
         for listener in self.listeners:
             try:
                 listener(progress)
-            except Exception:  # noqa: BLE001 - a listener's bug must not break the call
+            except Exception:  # a listener's bug must not break the call
                 log.exception("a progress listener failed")
 
 

@@ -381,6 +381,11 @@ class Client:
                         raise CancelledError(f"{method} to MCP server {self.name!r} was cancelled: {scope.reason}",
                                              server=self.name) from None
                     raise
+                if scope is not None and scope.cancelled and isinstance(response.get("error"), dict):
+                    # told before its stream was shut (handshake-era HTTP), the server answered with an
+                    # error (the SDKs' -32800 "Request cancelled"): that is the cancellation
+                    raise CancelledError(f"{method} to MCP server {self.name!r} was cancelled: {scope.reason}",
+                                         server=self.name)
             except ServerTimeoutError:
                 self._cancel(message["id"], "timed out")
                 raise

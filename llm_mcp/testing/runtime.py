@@ -11,8 +11,11 @@ worker thread to the event loop). Spec: MCP 2026-07-28 "Utilities" > "Logging",
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import logging
 import threading
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -20,6 +23,14 @@ __all__ = ["LOG_LEVELS", "CallChannel", "CallState", "ClientLogger", "InvalidRes
            "ToolCancelled", "ToolError", "bind_call"]
 
 log = logging.getLogger("llm_mcp.testing")
+
+SEND_TIMEOUT = 10.0
+"""Seconds a tool's log or progress notification may take to be handed to the client's stream;
+past that (or as soon as the client cancels the request) it is dropped, logged at debug, and the
+tool goes on: a stream its client has shut can never hold a tool, and its cancellation, forever."""
+
+CANCEL_POLL = 0.02
+"""Seconds between a waiting send's looks at its call's cancel flag."""
 
 LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 """The protocol's log levels (RFC 5424 severities), least severe first."""
@@ -130,14 +141,50 @@ class CallChannel:
         self.cancel_event.set()
 
     def _forward(self, sender: _Sender | None, *args: Any) -> None:
+        """Run ``sender(*args)`` on the server's event loop; this (the tool's) thread waits for it
+        at most `SEND_TIMEOUT` seconds, and no longer once the client has cancelled the request.
+
+        The send runs as a task of its own, outside the tool's cancel scope: ``anyio.from_thread.run``
+        puts it in that scope, where a client's cancel landing during the send could end it in an
+        exception no ``except Exception`` catches, and the tool's thread died without a word."""
         if sender is None:
             return
-        import anyio.from_thread
+        loop = getattr(self._token, "native_token", None)
+        if not isinstance(loop, asyncio.AbstractEventLoop):  # not served on asyncio: anyio's way
+            import anyio.from_thread
 
+            try:
+                anyio.from_thread.run(sender, *args, token=self._token)
+            except (KeyboardInterrupt, SystemExit):
+                raise
+            except BaseException as exc:  # noqa: BLE001 - the request may be gone (cancelled); the tool goes on
+                log.debug("llm_mcp.testing: could not send to the client: %s: %s", type(exc).__name__, exc)
+            return
+        send = sender(*args)
         try:
-            anyio.from_thread.run(sender, *args, token=self._token)
-        except Exception as exc:  # noqa: BLE001 - the request may be gone (cancelled); the tool goes on
-            log.debug("llm_mcp.testing: could not send to the client: %s: %s", type(exc).__name__, exc)
+            sending = asyncio.run_coroutine_threadsafe(send, loop)
+        except RuntimeError as exc:  # the loop is closed: the server is stopping
+            if asyncio.iscoroutine(send):
+                send.close()  # never to run: no "never awaited" warning
+            log.debug("llm_mcp.testing: could not send to the client: %s", exc)
+            return
+        deadline = time.monotonic() + SEND_TIMEOUT
+        while True:
+            try:
+                sending.result(timeout=CANCEL_POLL)
+                return
+            except concurrent.futures.TimeoutError:
+                if self.cancel_event.is_set() or time.monotonic() > deadline:
+                    sending.cancel()
+                    log.debug("llm_mcp.testing: a send to the client was dropped (%s)",
+                              "the request was cancelled" if self.cancel_event.is_set() else "it took too long")
+                    return
+            except (KeyboardInterrupt, SystemExit):
+                raise
+            except BaseException as exc:  # noqa: BLE001 - e.g. asyncio's CancelledError: the tool goes on,
+                # or its thread would end unseen (no "cancelled" step, no answer)
+                log.debug("llm_mcp.testing: could not send to the client: %s: %s", type(exc).__name__, exc)
+                return
 
     def _call(self, sender: _Sender, *args: Any) -> Any:
         """Run ``sender`` on the server's event loop from the tool's thread and return its value."""

@@ -17,7 +17,7 @@ from llm_mcp.client import outages
 from llm_mcp.testing.scripted_model import reply, tool_call, turn
 
 from llm_mcp_tests.support.chats import error_text, http_echo, tool_result_text
-from llm_mcp_tests.support.processes import PYTHON, echo_command
+from llm_mcp_tests.support.processes import PYTHON, echo_command, timed_after_start
 from llm_mcp_tests.support.servers.echo_server import FAIL_TEXT
 
 
@@ -31,7 +31,7 @@ def test_case_c14_tool_error_reaches_the_model_and_the_turn_goes_on(chat_on, mod
 
 def test_case_c15_timeout_still_records_a_result(chat_on, model):
     """Case C15: a call that times out gets an error result; the next request is valid."""
-    server = llm_mcp.mcp(command=echo_command(), name="echo", timeout=1)
+    server = timed_after_start(llm_mcp.mcp(command=echo_command(), name="echo", timeout=60), 1)
     chat = chat_on([tool_call("sleep", {"seconds": 30}), reply("too slow")]).with_mcp(server)
     assert chat.ask("sleep").content == "too slow"
     result = {"content": error_text(model.requests[1].tool_results[0])}

@@ -22,9 +22,11 @@ import llm_mcp
 from llm_mcp.chat.chat import CANCELLED
 from llm_mcp.testing.scripted_model import ScriptedModel, reply, tool_call, turn
 
+from llm_mcp_tests.support.cancel_order import call_and_cancel, cancel_order_server
 from llm_mcp_tests.support.chats import make_chat
-from llm_mcp_tests.support.processes import raw_stdio_command
+from llm_mcp_tests.support.processes import raw_stdio_command, timed_after_start
 from llm_mcp_tests.support.progress import (
+    BOUND,
     CANCEL_COMBOS,
     kit,
     lines,
@@ -230,16 +232,7 @@ def test_cancel_scope_watch_and_poll(monkeypatch):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("transport, era", [
-    ("stdio", "modern"), ("http", "modern"),
-    # KNOWN DEFECT, to fix first: in two full-suite runs (never alone, nor with the django, chat or oauth
-    # folders before it) the server stopped at "step 3" without "cancelled". On handshake-era HTTP the
-    # client shuts the call's stream down before it sends notifications/cancelled; a progress send the
-    # server makes in between waits on the closed stream. Sending the notification before the abort
-    # (HTTPTransport.request's on_cancel) is the likely fix.
-    pytest.param("http", "handshake", marks=pytest.mark.xfail(
-        reason="known race: stream closed before notifications/cancelled (see the comment above)", strict=False)),
-])
+@pytest.mark.parametrize("transport, era", [("stdio", "modern"), ("http", "modern"), ("http", "handshake")])
 def test_cancelling_one_chat_leaves_another_chats_call_on_the_same_server(model, tmp_path, transport, era):
     """Two chats share one server object and call it at once; cancelling the first stops its call
     only: the second's call runs to ``completed``."""
@@ -269,6 +262,36 @@ def test_cancelling_one_chat_leaves_another_chats_call_on_the_same_server(model,
     assert outcomes["b"] == "b done"
     assert settled(first)[-1] == "cancelled"
     assert lines(second)[-1] == "completed" and steps_done(second) == 40
+
+
+@pytest.mark.parametrize("ends", [True, False], ids=["server-ends-the-call", "server-ignores-the-cancel"])
+def test_handshake_http_cancel_reaches_the_server_before_the_stream_is_shut(ends):
+    """MCP-PROG-13: to a handshake-era HTTP server, cancelling sends ``notifications/cancelled`` (once, with
+    the request id and the reason) while the call's stream is still open, and shuts the stream after it.
+    Shut first, the server saw its client gone before it heard of the cancel (the kit server then kept
+    working on; see the two-chats test above). Either way the server answers, the call raises CancelledError:
+    a server ending the call with an error (the SDKs' -32800), or one ignoring the cancel (the stream is
+    shut once the notification was delivered)."""
+    with cancel_order_server(ends_cancelled_calls=ends) as server:
+        raised = call_and_cancel(server, "enough", within=BOUND)
+    assert isinstance(raised, llm_mcp.CancelledError) and "enough" in str(raised)
+    assert len(server.calls) == 1
+    assert server.cancels == [{"requestId": server.calls[0], "reason": "enough", "stream": "open"}]
+
+
+def test_handshake_http_cancel_ends_the_call_when_the_notification_gets_no_answer(monkeypatch):
+    """MCP-PROG-13: a server that takes ``notifications/cancelled`` and never answers the POST does
+    not hold the cancelled call: its stream is shut once ``CANCEL_NOTIFY_TIMEOUT`` passes, and the
+    notification is not sent a second time."""
+    from llm_mcp.client.transports import http
+
+    monkeypatch.setattr(http, "CANCEL_NOTIFY_TIMEOUT", 0.5)
+    with cancel_order_server(ends_cancelled_calls=False, answers_cancels=False) as server:
+        raised = call_and_cancel(server, "enough", within=BOUND)  # the server would hold the call 30 s
+        ended = time.monotonic()
+        assert [c["requestId"] for c in server.cancels] == server.calls
+    assert isinstance(raised, llm_mcp.CancelledError) and "enough" in str(raised)
+    assert ended - server.cancelled_at < 10  # the notification's 0.5 s, not the server's 30 s
 
 
 @pytest.mark.slow
@@ -325,8 +348,8 @@ def test_timeout_sends_notifications_cancelled(era, tmp_path):
 
     received = tmp_path / "stdin.jsonl"
     argv = ["sh", "-c", f"tee {shlex.quote(str(received))} | {shlex.join(raw_stdio_command('none', era))}"]
-    with llm_mcp.mcp(command=argv, name="teed", timeout=1) as server:
-        server.tools
+    with llm_mcp.mcp(command=argv, name="teed", timeout=60) as server:
+        timed_after_start(server, 1)
         with pytest.raises(llm_mcp.ConnectionError) as info:
             server.sleep(seconds=3)
         assert info.value.timed_out

@@ -15,7 +15,7 @@ import llm_mcp
 from llm_mcp.client import outages
 from llm_mcp.testing.scripted_model import reply, tool_call
 
-from llm_mcp_tests.support.processes import PYTHON, echo_command, free_port, raw_stdio_command
+from llm_mcp_tests.support.processes import PYTHON, echo_command, free_port, raw_stdio_command, timed_after_start
 
 
 def _calls(raw_http: Any, case: str, method: str) -> int:
@@ -176,7 +176,7 @@ def test_bearer_token_callable_runs_once_per_tool_call(echo_http_modern_url):
 
 
 def test_a_slow_call_is_not_an_outage(chat_on, model, heard_outages):
-    server = llm_mcp.mcp(command=echo_command(), name="echo", timeout=1)
+    server = timed_after_start(llm_mcp.mcp(command=echo_command(), name="echo", timeout=60), 1)
     chat = chat_on([tool_call("sleep", {"seconds": 5}), reply("slow"), reply("still here")]).with_mcp(server)
     chat.ask("sleep")
     assert not outages.is_down(server) and heard_outages == []

@@ -9,7 +9,7 @@ from llm_mcp.client.param_headers import header_value, method_headers, param_hea
 from llm_mcp.client.transports.stdio import StdioTransport, child_environment
 
 from llm_mcp_tests.support.encoding import header_b64
-from llm_mcp_tests.support.processes import echo_command
+from llm_mcp_tests.support.processes import echo_command, timed_after_start
 
 
 class RecordingTunnel:
@@ -202,7 +202,7 @@ def test_trans_03_notifications_reach_progress_and_logs(caplog):
 def test_trans_04_notify_and_cancel_go_through_the_transport():
     """MCP-TRANS-04: client notifications go through notify(); a timed-out request is cancelled through
     cancel() with notifications/cancelled carrying its id."""
-    server = llm_mcp.mcp(transport=lambda server: RawTunnel(), name="tunnelled", timeout=1)
+    server = timed_after_start(llm_mcp.mcp(transport=lambda server: RawTunnel(), name="tunnelled", timeout=60), 1)
     tunnel = server.client.transport
     with server:
         assert server.protocol_version == "2025-11-25"

@@ -6,11 +6,9 @@ from __future__ import annotations
 import os
 import signal
 import socket
-import subprocess
 import sys
 import threading
 import time
-from pathlib import Path
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -18,62 +16,12 @@ from django.contrib.auth import get_user_model
 import llm_mcp
 from llm_mcp.signals import guard_database, mcp_changed
 from llm_mcp.testing import running_server
+from llm_mcp_tests.support.listen_command import children, gone, listening_command
 from llm_mcp_tests.support.listen_targets import ChangingOverHTTP
 from llm_mcp_tests.support.listening import wait_until
-from llm_mcp_tests.support.processes import REPO_ROOT, ServerProcess, free_port
+from llm_mcp_tests.support.processes import ServerProcess, free_port
 
 CHANGING = "llm_mcp_tests.support.servers.changing"
-
-
-class Lines:
-    """The lines a process writes to a pipe, read by a thread as they come."""
-
-    def __init__(self, pipe):
-        self.lines: list[str] = []
-        self._thread = threading.Thread(target=self._read, args=(pipe,), daemon=True)
-        self._thread.start()
-
-    def _read(self, pipe) -> None:
-        for line in iter(pipe.readline, ""):
-            self.lines.append(line.rstrip("\n"))
-
-    def wait_for(self, text: str, timeout: float = 30) -> bool:
-        return wait_until(lambda: any(text in line for line in self.lines), timeout)
-
-    @property
-    def text(self) -> str:
-        return "\n".join(self.lines)
-
-
-def start_listen(*args: str, env: dict[str, str] | None = None) -> tuple[subprocess.Popen[str], Lines]:
-    environment = {**os.environ, "PYTHONIOENCODING": "utf-8", **(env or {})}
-    environment.pop("DJANGO_SETTINGS_MODULE", None)  # manage.py picks example_project.settings
-    process = subprocess.Popen([sys.executable, "manage.py", "mcp_listen", *args], cwd=REPO_ROOT, env=environment,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    assert process.stderr is not None
-    return process, Lines(process.stderr)
-
-
-def children(pid: int) -> list[int]:
-    """The pids whose parent is ``pid`` (Linux /proc)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if int(fields[1]) == pid:
-                found.append(int(entry.name))
-    return found
-
-
-def gone(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return True
-    return state == "Z"
 
 
 @pytest.mark.slow
@@ -81,27 +29,22 @@ def test_listen_20_mcp_listen_logs_each_change_and_exits_0_on_sigterm():
     """MCP-LISTEN-20: ``manage.py mcp_listen TARGET --resource URI`` runs in the foreground, logs
     one INFO line per change naming it (on stderr: logging is not configured for it), and exits 0
     within 5 s of SIGTERM after closing the subscription."""
-    with running_server(CHANGING, transport="http", era="modern") as running:
-        process, err = start_listen("llm_mcp_tests.support.listen_targets.ChangingOverHTTP",
-                                    "--resource", "memo://note", env={"LLM_MCP_TEST_LISTEN_URL": running.url})
-        try:
-            assert err.wait_for("Listening to MCP server changing: tools, prompts, resources, memo://note"), err.text
-            trigger = running.mcp()
-            trigger.call("add_tool")
-            trigger.call("edit", text="seen by the command")
-            trigger.close()
-            assert err.wait_for("MCP server changing changed: tools"), err.text
-            assert err.wait_for("MCP server changing changed: memo://note"), err.text
-            assert all(" INFO " in line for line in err.lines if "changed:" in line)
-            process.send_signal(signal.SIGTERM)
-            started = time.monotonic()
-            assert process.wait(timeout=5) == 0
-            assert time.monotonic() - started < 5
-            assert err.wait_for("Stopping"), err.text
-        finally:
-            if process.poll() is None:
-                process.kill()
-                process.wait()
+    with running_server(CHANGING, transport="http", era="modern") as running, \
+            listening_command("llm_mcp_tests.support.listen_targets.ChangingOverHTTP", "--resource", "memo://note",
+                              env={"LLM_MCP_TEST_LISTEN_URL": running.url}) as (process, err):
+        assert err.wait_for("Listening to MCP server changing: tools, prompts, resources, memo://note"), err.text
+        trigger = running.mcp()
+        trigger.call("add_tool")
+        trigger.call("edit", text="seen by the command")
+        trigger.close()
+        assert err.wait_for("MCP server changing changed: tools"), err.text
+        assert err.wait_for("MCP server changing changed: memo://note"), err.text
+        assert all(" INFO " in line for line in err.lines if "changed:" in line)
+        process.send_signal(signal.SIGTERM)
+        started = time.monotonic()
+        assert process.wait(timeout=5) == 0
+        assert time.monotonic() - started < 5
+        assert err.wait_for("Stopping"), err.text
 
 
 @pytest.mark.slow
@@ -109,18 +52,13 @@ def test_listen_20_mcp_listen_logs_each_change_and_exits_0_on_sigterm():
 def test_listen_20_mcp_listen_over_stdio_leaves_no_child_process(stop):
     """MCP-LISTEN-20: a listener whose server is its own stdio child process exits 0 within 5 s of
     SIGTERM or SIGINT, and the server process is gone too."""
-    process, err = start_listen("llm_mcp_tests.support.listen_targets.ChangingOverStdio")
-    try:
+    with listening_command("llm_mcp_tests.support.listen_targets.ChangingOverStdio") as (process, err):
         assert err.wait_for("Listening to MCP server changing"), err.text
         kids = children(process.pid)
         assert kids, "the stdio server should be the command's child"
         process.send_signal(stop)
         assert process.wait(timeout=5) == 0
         assert wait_until(lambda: all(gone(pid) for pid in kids), 5)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
 
 
 @pytest.mark.slow
@@ -132,19 +70,14 @@ def test_listen_20_mcp_listen_stops_within_seconds_while_the_server_has_not_answ
     with socket.create_server(("127.0.0.1", 0)) as silent:
         silent.settimeout(30)
         url = f"http://127.0.0.1:{silent.getsockname()[1]}/mcp"
-        process, err = start_listen("llm_mcp_tests.support.listen_targets.ChangingOverHTTP",
-                                    env={"LLM_MCP_TEST_LISTEN_URL": url})
-        try:
+        with listening_command("llm_mcp_tests.support.listen_targets.ChangingOverHTTP",
+                               env={"LLM_MCP_TEST_LISTEN_URL": url}) as (process, err):
             connection, _ = silent.accept()  # the command is now waiting for an answer
             with connection:
                 time.sleep(0.5)
                 process.send_signal(stop)
                 assert process.wait(timeout=5) == 0, err.text
                 assert "Traceback" not in err.text
-        finally:
-            if process.poll() is None:
-                process.kill()
-                process.wait()
 
 
 @pytest.mark.slow
@@ -152,32 +85,29 @@ def test_listen_20_mcp_listen_wait_outlasts_a_server_that_starts_after_it():
     """MCP-LISTEN-20: in a Procfile the listener may start before its server; with ``--wait``
     it keeps trying to reach it (logging why) and listens once the server is up."""
     port = free_port()
-    process, err = start_listen("llm_mcp_tests.support.listen_targets.ChangingOverHTTP", "--wait", "60",
-                                env={"LLM_MCP_TEST_LISTEN_URL": f"http://127.0.0.1:{port}/mcp"})
     server = None
-    try:
-        assert err.wait_for("cannot be reached yet"), err.text
-        assert process.poll() is None
-        server = ServerProcess([sys.executable, "-m", CHANGING, "--http", str(port), "--era", "modern"], port)
-        server.wait_ready()
-        assert err.wait_for("Listening to MCP server changing: tools, prompts, resources"), err.text
-        process.send_signal(signal.SIGTERM)
-        assert process.wait(timeout=5) == 0
-        assert "Traceback" not in err.text
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
-        if server is not None:
-            server.stop()
+    with listening_command("llm_mcp_tests.support.listen_targets.ChangingOverHTTP", "--wait", "60",
+                           env={"LLM_MCP_TEST_LISTEN_URL": f"http://127.0.0.1:{port}/mcp"}) as (process, err):
+        try:
+            assert err.wait_for("cannot be reached yet"), err.text
+            assert process.poll() is None
+            server = ServerProcess([sys.executable, "-m", CHANGING, "--http", str(port), "--era", "modern"], port)
+            server.wait_ready()
+            assert err.wait_for("Listening to MCP server changing: tools, prompts, resources"), err.text
+            process.send_signal(signal.SIGTERM)
+            assert process.wait(timeout=5) == 0
+            assert "Traceback" not in err.text
+        finally:
+            if server is not None:
+                server.stop()
 
 
 def test_mcp_listen_reports_a_server_it_cannot_reach():
     """An unreachable server: the command prints one error line and exits non-zero at once."""
-    process, err = start_listen("llm_mcp_tests.support.listen_targets.ChangingOverHTTP",
-                                env={"LLM_MCP_TEST_LISTEN_URL": "http://127.0.0.1:9/mcp"})
-    assert process.wait(timeout=30) == 1
-    assert wait_until(lambda: "ConnectionError" in err.text, 5), err.text
+    with listening_command("llm_mcp_tests.support.listen_targets.ChangingOverHTTP",
+                           env={"LLM_MCP_TEST_LISTEN_URL": "http://127.0.0.1:9/mcp"}) as (process, err):
+        assert process.wait(timeout=30) == 1
+        assert wait_until(lambda: "ConnectionError" in err.text, 5), err.text
 
 
 @pytest.mark.db

@@ -133,7 +133,7 @@ def test_chat_ui_cancel_a_running_turn(start_site, browser_page, tmp_path):
     partial reply is not saved, and Resume is offered."""
     from playwright.sync_api import expect
 
-    long_reply = "word " * 200
+    long_reply = "word " * 600  # 600 pieces, 0.1 s apart: a minute of streaming, however slow the machine
     with ScriptedModel([reply(long_reply)], chunk_size=5, chunk_delay=0.1) as model:
         site = start_site(DJANGO_SETTINGS_MODULE=SETTINGS, OPENAI_BASE_URL=model.openai_base_url,
                           OPENAI_API_KEY="test-key")
@@ -143,13 +143,14 @@ def test_chat_ui_cancel_a_running_turn(start_site, browser_page, tmp_path):
         page.goto(site.url + "/mcp/chats/new/")
         page.get_by_role("button", name="Start chat").click()
         send(page, "Tell me a long story", wait=False)
-        expect(page.locator(".llm-mcp-message.is-streaming")).to_be_visible()
-        expect(page.locator(".llm-mcp-state")).to_have_attribute("data-state", "running")
+        # things that should happen get generous waits (a loaded machine is slow to start the stream)
+        expect(page.locator(".llm-mcp-message.is-streaming")).to_be_visible(timeout=30_000)
+        expect(page.locator(".llm-mcp-state")).to_have_attribute("data-state", "running", timeout=30_000)
         shot(page, tmp_path, "9-running")
         page.locator(".llm-mcp-state").get_by_role("button", name="Cancel").click()
         expect(page.locator(".llm-mcp-state")).to_have_attribute("data-state", "cancelled", timeout=30_000)
-        expect(page.locator(".llm-mcp-state .llm-mcp-badge")).to_have_text("Cancelled")
-        expect(page.get_by_role("button", name="Resume")).to_be_visible()
+        expect(page.locator(".llm-mcp-state .llm-mcp-badge")).to_have_text("Cancelled", timeout=30_000)
+        expect(page.get_by_role("button", name="Resume")).to_be_visible(timeout=30_000)
         expect(page.locator(".llm-mcp-message.role-assistant")).to_have_count(0)  # no partial reply saved
         shot(page, tmp_path, "10-cancelled")
         assert len(model.requests) == 1

@@ -93,3 +93,97 @@ def test_progressable_around_cancellable() -> None:
     values = [p for p, _, _ in channel.progress_sent]
     assert values == sorted(set(values)) and values[-1] < 100
     assert len(Worker.steps) < 100
+
+
+def test_a_send_the_client_never_takes_does_not_hold_the_tool(monkeypatch) -> None:
+    """A progress or log send that never completes (its stream's reader gone) is dropped after
+    ``SEND_TIMEOUT`` seconds: the tool goes on, so it still sees its cancel. The channel runs as in
+    a server: sends go from the tool's thread to a real anyio event loop."""
+    import anyio
+    import anyio.from_thread
+    import anyio.lowlevel
+
+    from llm_mcp.testing import runtime
+
+    monkeypatch.setattr(runtime, "SEND_TIMEOUT", 0.2)
+    sent: list[tuple[Any, ...]] = []
+
+    async def never(*args: Any) -> None:
+        sent.append(args)
+        await anyio.sleep_forever()
+
+    async def serve() -> list[str]:
+        channel = CallChannel(send_progress=never, send_log=never, progress_requested=True,
+                              token=anyio.lowlevel.current_token())
+
+        def tool() -> list[str]:
+            done = []
+            channel.progress(1, 2, "half")
+            done.append("progress")
+            channel.log("info", "still here")
+            done.append("log")
+            return done
+
+        with anyio.fail_after(10):  # a send held forever: TimeoutError here, not a hung test
+            return await anyio.to_thread.run_sync(tool, abandon_on_cancel=True)
+
+    done = anyio.run(serve)
+    assert done == ["progress", "log"]
+    assert sent == [(1, 2, "half"), ("info", "still here")]
+
+
+def test_a_waiting_send_gives_way_to_the_clients_cancel() -> None:
+    """A send still waiting when the client cancels the request is dropped at once (long before
+    ``SEND_TIMEOUT``): the tool goes on to notice the cancel."""
+    import time
+
+    import anyio
+    import anyio.from_thread
+    import anyio.lowlevel
+
+    from llm_mcp.testing import runtime
+
+    async def never(*args: Any) -> None:
+        await anyio.sleep_forever()
+
+    async def serve() -> tuple[bool, float]:
+        channel = CallChannel(send_progress=never, progress_requested=True, token=anyio.lowlevel.current_token())
+        threading.Timer(0.3, channel.cancel).start()
+
+        def tool() -> tuple[bool, float]:
+            started = time.monotonic()
+            channel.progress(1, 2, "half")
+            return channel.cancelled, time.monotonic() - started  # was it the cancel that let it go?
+
+        with anyio.fail_after(runtime.SEND_TIMEOUT + 5):
+            return await anyio.to_thread.run_sync(tool, abandon_on_cancel=True)
+
+    cancelled_then, waited = anyio.run(serve)
+    assert cancelled_then and waited < runtime.SEND_TIMEOUT / 2
+
+
+def test_a_send_ending_in_a_base_exception_does_not_end_the_tool() -> None:
+    """A send that ends in a ``BaseException`` no ``except Exception`` catches is dropped: the tool
+    goes on, as it must to reach its ``cancelled`` step. (Seen under load: a send caught by the
+    client's cancel ended in asyncio's ``CancelledError`` in the tool's thread, which then ended
+    without a word, its last step written and no ``cancelled``.)"""
+    import asyncio
+
+    import anyio
+    import anyio.lowlevel
+
+    async def cancelled_send(*args: Any) -> None:
+        raise BaseExceptionGroup("send cancelled", [asyncio.CancelledError()])
+
+    async def serve() -> str:
+        channel = CallChannel(send_progress=cancelled_send, send_log=cancelled_send, progress_requested=True,
+                              token=anyio.lowlevel.current_token())
+
+        def tool() -> str:
+            channel.progress(1, 2, "half")
+            channel.log("info", "still here")
+            return "went on"
+
+        return await anyio.to_thread.run_sync(tool)
+
+    assert anyio.run(serve) == "went on"

@@ -114,6 +114,18 @@ def echo_command(era: str = "auto", *flags: str) -> list[str]:
     return [PYTHON, ECHO_SERVER, "--era", era, *flags]
 
 
+def timed_after_start(server: Any, seconds: float) -> Any:
+    """``server`` (an ``llm_mcp.MCP``) connected first, under the timeout it was made with (its
+    process started, its revision found), then held to ``seconds`` a request.
+
+        server = timed_after_start(llm_mcp.mcp(command=echo_command(), name="echo", timeout=60), 1)
+
+    A test of a slow call then times the call, not a start-up that a loaded machine slows down."""
+    server.client.connect()
+    server.client.timeout = seconds
+    return server
+
+
 def raw_stdio_command(case: str = "none", era: str = "handshake", *flags: str) -> list[str]:
     """argv for the misbehaving raw stdio server (``case``: none|C01|C02|C03|C05|C16|C17|S2C|
     silent_discover|exit_on_discover; see raw_stdio.py)."""

@@ -34,6 +34,7 @@ from ..errors import (
     InsufficientScopeError,
     LegacyProtocolError,
     MCPError,
+    ServerTimeoutError,
     SessionExpiredError,
     StreamBrokenError,
     UnauthorizedError,
@@ -52,6 +53,9 @@ __all__ = ["HTTPTransport", "OverHTTP", "shared_ssl_context"]
 log = logging.getLogger("llm_mcp.client.http")
 
 ACCEPT = "application/json, text/event-stream"
+CANCEL_NOTIFY_TIMEOUT = 5.0
+"""Seconds a handshake-era ``notifications/cancelled`` POST may take before the cancelled request's
+stream is shut anyway (see ``HTTPTransport._when_cancelled``)."""
 MAX_ATTEMPTS = 3
 """Attempts at one request whose stream broke: the first, then at most two resumptions."""
 DRAIN_GRACE = 0.05
@@ -215,6 +219,8 @@ class HTTPTransport(OverHTTP):
         self._own_client = client is None
         self._lock = threading.Lock()
         self._drains = True  # False once the server kept an answered SSE stream open
+        self._told: set[Any] = set()  # request ids whose notifications/cancelled a cancel scope sent
+        self._told_lock = threading.Lock()
 
     @property
     def client(self) -> httpx.Client:
@@ -231,12 +237,17 @@ class HTTPTransport(OverHTTP):
         deadline = time.monotonic() + timeout
         scope = current_scope()
         interrupt = _Interrupt(self.client) if scope is not None else None
-        forget = scope.on_cancel(interrupt.abort) if scope is not None and interrupt is not None else None
+        forget = scope.on_cancel(self._when_cancelled(message, version, interrupt, scope)) \
+            if scope is not None and interrupt is not None else None
         listener = None
+        failed = False
         if self.listen_during_calls and on_message is not None and version != protocol.LATEST and self.session_id \
                 and message.get("method") in _CALLS:
             listener = _Listener(self, version, on_message)
         try:
+            if scope is not None and scope.cancelled:  # cancelled since the client checked: do not send it
+                raise CancelledError(f"{message.get('method')} to MCP server {self.name!r} was cancelled",
+                                     server=self.name)
             try:
                 sent = self._send(message, version=version, timeout=timeout, extra=headers, deadline=deadline,
                                   trace=interrupt.trace if interrupt is not None else None)
@@ -247,9 +258,15 @@ class HTTPTransport(OverHTTP):
                 if kind == "text/event-stream":
                     return self._read_stream(response, message, version, timeout, deadline, on_message)
                 body = self._json_body(response, timeout=timeout)
+        except BaseException:
+            failed = True  # a cancelled request: the client's cancel() will find its id told
+            raise
         finally:
             if forget is not None:
                 forget()
+                if not failed:  # answered after all: no cancel() follows
+                    with self._told_lock:
+                        self._told.discard(message.get("id"))
             if listener is not None:
                 listener.stop()
         answer = self._find_response(body, message, on_message, version)
@@ -259,8 +276,11 @@ class HTTPTransport(OverHTTP):
         return answer
 
     def notify(self, message: dict[str, Any], *, version: str | None) -> None:
+        self._notify(message, version=version, timeout=self.timeout)
+
+    def _notify(self, message: dict[str, Any], *, version: str | None, timeout: float) -> None:
         try:
-            with self._send(message, version=version, timeout=self.timeout) as response:
+            with self._send(message, version=version, timeout=timeout) as response:
                 response.read()  # 202 empty, 200 with "null" or "{}": all fine, nothing to read into
         except _ErrorBody as error:
             raise MCPError(f"MCP server {self.name!r} refused {message.get('method')}: "
@@ -268,16 +288,61 @@ class HTTPTransport(OverHTTP):
                            code=error.body["error"].get("code")) from None
 
     def cancel(self, notification: dict[str, Any], *, version: str | None) -> None:
-        """Send ``notifications/cancelled``; a connection failure gets one more try on a fresh
-        connection (the request just interrupted shut its own socket down, and a pooled one may
-        have gone stale meanwhile), since a cancel that never arrives leaves the server working."""
+        """Send ``notifications/cancelled``, unless the request's cancel scope already sent it
+        (handshake era, see `_when_cancelled`); never raises."""
+        request_id = protocol.as_object(notification.get("params")).get("requestId")
+        with self._told_lock:
+            if request_id in self._told:
+                self._told.discard(request_id)
+                return
+        self._deliver_cancel(notification, version, self.timeout)
+
+    def _when_cancelled(self, message: dict[str, Any], version: str | None, interrupt: _Interrupt,
+                        scope: Any) -> Callable[[], None]:
+        """What cancelling the scope of the request ``message`` does.
+
+        On 2026-07-28 the response stream is shut at once: that is the cancellation. In the
+        handshake era ``notifications/cancelled`` goes first and the stream is shut after it was
+        delivered (or after `CANCEL_NOTIFY_TIMEOUT`): a stream shut first leaves the server working,
+        its progress sends going to a closed stream, until the notification arrives, if it does.
+        Both run in a short thread, so ``CancelScope.cancel()`` does not wait for a POST; the
+        request's id is noted first, so the client's own ``cancel`` does not send it twice.
+        MCP 2025-11-25 "Utilities / Cancellation" (an ``initialize`` is never cancelled)."""
+        if version is None or version == protocol.LATEST or "id" not in message \
+                or message.get("method") == "initialize":
+            return interrupt.abort
+        request_id = message["id"]
+
+        def notify_then_abort() -> None:
+            with self._told_lock:
+                self._told.add(request_id)
+            notification = protocol.notification("notifications/cancelled",
+                                                  {"requestId": request_id, "reason": scope.reason or "cancelled"})
+
+            def run() -> None:
+                try:
+                    self._deliver_cancel(notification, version, min(self.timeout, CANCEL_NOTIFY_TIMEOUT))
+                except Exception as exc:  # noqa: BLE001 - best effort; the stream is shut below anyway
+                    log.debug("MCP server %s: cancellation not sent (%s)", self.name, type(exc).__name__)
+                finally:
+                    interrupt.abort()
+
+            threading.Thread(target=run, name=f"mcp-cancel-{self.name}", daemon=True).start()
+
+        return notify_then_abort
+
+    def _deliver_cancel(self, notification: dict[str, Any], version: str | None, timeout: float) -> None:
+        """POST ``notifications/cancelled``; a connection failure gets one more try on a fresh
+        connection (a pooled one may have gone stale), since a cancel that never arrives leaves
+        the server working. Failures are logged at debug, never raised."""
         for attempt in (1, 2):
             try:
-                self.notify(notification, version=version)
+                self._notify(notification, version=version, timeout=timeout)
                 return
             except ConnectionError as exc:
-                if attempt == 2:
+                if attempt == 2 or isinstance(exc, ServerTimeoutError):  # no answer in time: no second wait
                     log.debug("MCP server %s: cancellation not delivered (%s)", self.name, type(exc).__name__)
+                    return
             except MCPError as exc:
                 log.debug("MCP server %s: cancellation not delivered (%s)", self.name, type(exc).__name__)
                 return

@@ -22,7 +22,6 @@ from .. import protocol
 from ..cancel import current_scope
 from ..context import held_seconds
 from ..errors import ConnectionError, ProcessExitedError, ServerTimeoutError, StartupFailedError
-from ..logs import printable
 from .base import MessageHandler, Transport
 from .child_output import StderrTail, decode_line, never_read_input, with_tail
 

@@ -21,6 +21,7 @@ Tools:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from llm_mcp.testing import Server, TaskFailed, Tool
@@ -43,22 +44,38 @@ class Report(Tool):
         return self.respond_with(content=self.text_content(text=f"report with {steps} steps"))
 
 
-class OnlyAsTask(Tool):
-    name = "only_as_task"
-    task = "required"
-    task_poll_interval_ms = 10
+def _task_tool(name: str, answer: Callable[[Tool], Any], *, task: str = "optional",
+               poll_interval_ms: int | None = 10, ttl_ms: int | None = None) -> type[Tool]:
+    """A kit tool without arguments, run as a task: ``answer(tool)`` is its whole ``call()``."""
+    attributes: dict[str, Any] = {"name": name, "task": task, "task_poll_interval_ms": poll_interval_ms,
+                                  "call": lambda self: answer(self)}
+    if ttl_ms is not None:
+        attributes["task_ttl_ms"] = ttl_ms
+    return type("".join(part.title() for part in name.split("_")), (Tool,), attributes)
 
-    def call(self) -> Any:
-        return "ran as a task"
+
+def _unreadable(tool: Tool) -> Any:
+    raise TaskFailed("the archive is unreadable")
 
 
-class Broken(Tool):
-    name = "broken"
-    task = "optional"
-    task_poll_interval_ms = 10
+def _ask_the_year(tool: Tool) -> Any:
+    answer = tool.ask("year", "Which year?", schema={"type": "object", "properties": {"year": {"type": "integer"}}})
+    return f"year {(answer.get('content') or {}).get('year')}" if answer.get("action") == "accept" else "no year"
 
-    def call(self) -> Any:
-        raise TaskFailed("the archive is unreadable")
+
+def _ask_too_much(tool: Tool) -> Any:
+    from llm_mcp.testing.asking import input_request
+
+    tool.ask_all({f"q{i}": input_request(f"Question {i}?", schema={"type": "object", "properties": {}})
+                  for i in range(101)})
+    return "asked"
+
+
+OnlyAsTask = _task_tool("only_as_task", lambda tool: "ran as a task", task="required")
+Broken = _task_tool("broken", _unreadable)
+Fleeting = _task_tool("fleeting", lambda tool: "gone soon", poll_interval_ms=None, ttl_ms=1)
+Curious = _task_tool("curious", _ask_the_year)
+Nosy = _task_tool("nosy", _ask_too_much)
 
 
 class Stubborn(Tool):
@@ -70,39 +87,6 @@ class Stubborn(Tool):
     def call(self) -> Any:
         self.sleep(float(self.arguments.get("delay", 0.3)))  # not cancellable: a cancel changes nothing
         return "finished anyway"
-
-
-class Fleeting(Tool):
-    name = "fleeting"
-    task = "optional"
-    task_poll_interval_ms = None
-    task_ttl_ms = 1
-
-    def call(self) -> Any:
-        return "gone soon"
-
-
-class Curious(Tool):
-    name = "curious"
-    task = "optional"
-    task_poll_interval_ms = 10
-
-    def call(self) -> Any:
-        answer = self.ask("year", "Which year?", schema={"type": "object", "properties": {"year": {"type": "integer"}}})
-        return f"year {(answer.get('content') or {}).get('year')}" if answer.get("action") == "accept" else "no year"
-
-
-class Nosy(Tool):
-    name = "nosy"
-    task = "optional"
-    task_poll_interval_ms = 10
-
-    def call(self) -> Any:
-        from llm_mcp.testing.asking import input_request
-
-        self.ask_all({f"q{i}": input_request(f"Question {i}?", schema={"type": "object", "properties": {}})
-                      for i in range(101)})
-        return "asked"
 
 
 class Echo(Tool):
