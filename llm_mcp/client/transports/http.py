@@ -305,8 +305,9 @@ class HTTPTransport(OverHTTP):
         handshake era ``notifications/cancelled`` goes first and the stream is shut after it was
         delivered (or after `CANCEL_NOTIFY_TIMEOUT`): a stream shut first leaves the server working,
         its progress sends going to a closed stream, until the notification arrives, if it does.
-        Both run in a short thread, so ``CancelScope.cancel()`` does not wait for a POST; the
-        request's id is noted first, so the client's own ``cancel`` does not send it twice.
+        Both run in the cancelling thread (no thread is started, MCP-PROG-09), so
+        ``CancelScope.cancel()`` waits for that one POST, at most `CANCEL_NOTIFY_TIMEOUT` seconds;
+        the request's id is noted first, so the client's own ``cancel`` does not send it twice.
         MCP 2025-11-25 "Utilities / Cancellation" (an ``initialize`` is never cancelled)."""
         if version is None or version == protocol.LATEST or "id" not in message \
                 or message.get("method") == "initialize":
@@ -327,7 +328,7 @@ class HTTPTransport(OverHTTP):
                 finally:
                     interrupt.abort()
 
-            threading.Thread(target=run, name=f"mcp-cancel-{self.name}", daemon=True).start()
+            run()
 
         return notify_then_abort
 
