@@ -23,9 +23,12 @@ import hashlib
 import json
 import logging
 import posixpath
+import re
 import threading
+import unicodedata
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote
 
 from .declared import call_with
 from .errors import ConfigurationError, MCPError, SkillVerificationError
@@ -155,8 +158,16 @@ class Skill:
     def _check(self, resources: Any) -> str | None:
         if not self.uri.endswith("/" + SKILL_FILE):
             return f"its uri {self.uri!r} does not name a {SKILL_FILE}"
+        if _unsafe_characters(self.uri, allow_space=False):
+            return f"its uri {self.uri!r} holds whitespace or control characters"
+        segments = _segments_problem(self.root.split("://", 1)[-1])
+        if segments:
+            return f"its path {self.root!r} has {segments}"
         if posixpath.basename(self.root.split("://", 1)[-1]) != self.name:
             return f"its name {self.name!r} is not the last segment of its path {self.root!r}"
+        if not _valid_name(self.name):
+            return (f"its name {self.name!r} breaks the Agent Skills naming rules (1-64 lowercase letters or digits, "
+                    "single hyphens between them)")
         if self.dynamic:
             return None
         if not isinstance(resources, list):
@@ -167,9 +178,12 @@ class Skill:
         for item in resources:
             uri = item.get("uri") if isinstance(item, dict) else None
             digest, size = (item.get("digest"), item.get("size")) if isinstance(item, dict) else (None, None)
-            if not isinstance(uri, str) or not uri.startswith(self.root + "/"):
+            if not isinstance(uri, str) or not uri.startswith(self.root + "/") \
+                    or _segments_problem(uri[len(self.root) + 1:]) or _unsafe_characters(uri, allow_space=True):
                 return f"it lists a file outside its directory: {uri!r}"
-            if not (isinstance(digest, str) and digest.startswith("sha256:") and len(digest) == 71):
+            if any(f.uri == uri for f in self.files):
+                return f"it lists {uri} twice"
+            if not (isinstance(digest, str) and _DIGEST.fullmatch(digest)):
                 return f"the digest of {uri} is not \"sha256:\" and 64 hex digits"
             if not isinstance(size, int) or isinstance(size, bool) or size < 0:
                 return f"the size of {uri} is not a byte count"
@@ -212,7 +226,8 @@ class Skill:
 
     def resolve(self, path: str) -> str:
         """The URI of ``path`` (relative to the skill's root, or already a URI of the skill);
-        ``..`` segments that leave the root are refused with `SkillVerificationError`."""
+        ``..`` segments that leave the root (percent-encoded too: ``%2e%2e``), encoded ``.``/``..``
+        segments and control characters are refused with `SkillVerificationError`."""
         if not isinstance(path, str):
             raise TypeError(f"a skill file path is a string, not {type(path).__name__}")
         if not path.strip():
@@ -220,7 +235,9 @@ class Skill:
         if path.startswith(self.root + "/"):
             path = path[len(self.root) + 1:]
         normal = posixpath.normpath(path.lstrip("/"))
-        if "://" in path or normal in (".", "") or normal == ".." or normal.startswith("../"):
+        decoded = posixpath.normpath(unquote(path.lstrip("/")))  # as a server that decodes %2e%2e would take it
+        if "://" in path or normal in (".", "") or _segments_problem(normal) or decoded == ".." \
+                or decoded.startswith("../") or _unsafe_characters(normal, allow_space=True):
             raise SkillVerificationError(f"skill {self.name!r}: {path!r} is not a file of the skill",
                                          uri=path, server=self.server.name)
         return f"{self.root}/{normal}"
@@ -398,6 +415,34 @@ def split_frontmatter(text: str) -> tuple[dict[str, Any] | None, str]:
                 return None, text
             return _as_json(data), "".join(lines[index + 1:]).lstrip("\n")
     return None, text
+
+
+_DIGEST = re.compile(r"sha256:[0-9a-fA-F]{64}")
+
+
+def _valid_name(name: str) -> bool:
+    """The Agent Skills naming rules: 1-64 characters, lowercase letters or digits, hyphens only
+    between them (none leading, trailing or doubled)."""
+    return (0 < len(name) <= 64 and name == name.lower() and all(c.isalnum() or c == "-" for c in name)
+            and not name.startswith("-") and not name.endswith("-") and "--" not in name)
+
+
+def _segments_problem(path: str) -> str | None:
+    """Why a ``/``-separated path (percent-decoded first: ``%2e%2e`` is ``..``) is not a plain path
+    inside its directory: ``"an empty segment"``, ``"a '.' or '..' segment"``, or ``None``."""
+    segments = unquote(path).split("/")
+    if any(s in (".", "..") for s in segments):
+        return "a '.' or '..' segment"
+    if "" in segments:
+        return "an empty segment"
+    return None
+
+
+def _unsafe_characters(text: str, *, allow_space: bool) -> bool:
+    """Whether ``text`` holds control or format characters, or whitespace (a plain space too unless
+    ``allow_space``): in a skill's id or a file path they could forge lines of what the model reads."""
+    return any(unicodedata.category(c).startswith("C") or (c.isspace() and not (allow_space and c == " "))
+               for c in text)
 
 
 def _as_json(value: dict[str, Any]) -> dict[str, Any]:
