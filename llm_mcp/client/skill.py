@@ -19,6 +19,7 @@ Entries", "Limits", "Integrity and Verification", "Reading Directories"). Every 
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import json
 import logging
@@ -27,7 +28,7 @@ import re
 import threading
 import unicodedata
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import unquote
 
 from .declared import call_with
@@ -206,7 +207,7 @@ class Skill:
             if self._instructions is None:
                 text = self._verified(self.uri).decode("utf-8", errors="replace")
                 frontmatter, body = split_frontmatter(text)
-                self._compare_frontmatter(frontmatter)
+                self._compare_frontmatter([frontmatter, split_frontmatter(text, core_schema=True)[0]])
                 self._instructions = body
             return self._instructions
 
@@ -354,11 +355,17 @@ class Skill:
                                          f"from its entry; refused", uri=uri, server=name)
         return data
 
-    def _compare_frontmatter(self, frontmatter: dict[str, Any] | None) -> None:
+    def _compare_frontmatter(self, readings: list[dict[str, Any] | None]) -> None:
+        """Refuse unless one reading of ``SKILL.md``'s frontmatter (YAML 1.1, YAML 1.2 core) equals
+        the entry's: a server renders it with the YAML library it has, and the two read ``yes``,
+        timestamps, ``0755``, ``1_000`` differently."""
+        expected = _as_json(self.frontmatter)
+        if any(reading == expected for reading in readings):
+            return
+        frontmatter = readings[0]
         if frontmatter is None:
             raise SkillVerificationError(f"skill {self.name!r} of {self.server.name!r}: its {SKILL_FILE} has no "
                                          "YAML frontmatter; not loaded", uri=self.uri, server=self.server.name)
-        expected = _as_json(self.frontmatter)
         for field in sorted(set(expected) | set(frontmatter)):
             if field not in frontmatter or field not in expected or frontmatter[field] != expected[field]:
                 raise SkillVerificationError(
@@ -393,10 +400,14 @@ def grants_allowed_tools(server: MCP, skill: Skill) -> bool:
     return skill.name in setting or skill.uri in setting
 
 
-def split_frontmatter(text: str) -> tuple[dict[str, Any] | None, str]:
+def split_frontmatter(text: str, *, core_schema: bool = False) -> tuple[dict[str, Any] | None, str]:
     """``(frontmatter, body)`` of a ``SKILL.md``: the YAML between the leading ``---`` lines, as
     JSON values (dates as ISO strings), and the rest; ``(None, text)`` without a frontmatter block,
-    with one that is not a YAML mapping, or with YAML aliases."""
+    with one that is not a YAML mapping, or with YAML aliases.
+
+    Scalars are read as YAML 1.1 (PyYAML: ``yes`` is ``True``, ``0755`` is 493, timestamps are
+    datetimes); with ``core_schema=True`` as YAML 1.2's core schema (``yes`` and timestamps stay
+    strings, ``0755`` is 755), as the ``yaml`` package of the reference TypeScript SDK reads them."""
     import yaml
 
     lines = text.lstrip("\ufeff").splitlines(keepends=True)
@@ -408,7 +419,7 @@ def split_frontmatter(text: str) -> tuple[dict[str, Any] | None, str]:
             try:  # aliases refused: a few bytes of them can expand into gigabytes ("billion laughs")
                 if any(isinstance(event, yaml.AliasEvent) for event in yaml.parse(block, Loader=yaml.SafeLoader)):
                     return None, text
-                data = yaml.safe_load(block)
+                data = yaml.load(block, Loader=_core_loader() if core_schema else yaml.SafeLoader)
             except yaml.YAMLError:
                 return None, text
             if not isinstance(data, dict):
@@ -443,6 +454,35 @@ def _unsafe_characters(text: str, *, allow_space: bool) -> bool:
     ``allow_space``): in a skill's id or a file path they could forge lines of what the model reads."""
     return any(unicodedata.category(c).startswith("C") or (c.isspace() and not (allow_space and c == " "))
                for c in text)
+
+
+@functools.cache
+def _core_loader() -> type:
+    """A safe YAML loader resolving plain scalars by YAML 1.2's core schema (null, true/false,
+    decimal, ``0o`` octal and ``0x`` hex integers, floats; no timestamps, no ``yes``/``on``, no
+    ``_`` or base-60 numbers)."""
+    import yaml
+
+    class CoreLoader(yaml.SafeLoader):
+        yaml_implicit_resolvers: ClassVar[dict[Any, Any]] = {}
+
+    def construct_int(loader: Any, node: Any) -> int:
+        value = loader.construct_scalar(node)
+        if value.startswith(("0o", "0x")):
+            return int(value[2:], 8 if value[1] == "o" else 16)
+        return int(value, 10)
+
+    CoreLoader.add_constructor("tag:yaml.org,2002:int", construct_int)
+    resolvers = [
+        ("tag:yaml.org,2002:null", r"^(?:~|null|Null|NULL|)$", ["~", "n", "N", ""]),
+        ("tag:yaml.org,2002:bool", r"^(?:true|True|TRUE|false|False|FALSE)$", list("tTfF")),
+        ("tag:yaml.org,2002:int", r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$", list("-+0123456789")),
+        ("tag:yaml.org,2002:float", (r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
+                                     r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"), list("-+.0123456789")),
+    ]
+    for tag, pattern, first in resolvers:
+        CoreLoader.add_implicit_resolver(tag, re.compile(pattern), first)
+    return CoreLoader
 
 
 def _as_json(value: dict[str, Any]) -> dict[str, Any]:

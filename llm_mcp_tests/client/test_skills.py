@@ -224,3 +224,44 @@ class _NoServer:
     """A server stand-in for entries checked before any request (a request would fail the test)."""
 
     name = "none"
+
+
+TYPED_SKILL = (b"---\nname: typed\ndescription: Scalars YAML 1.1 and 1.2 read differently\nmetadata:\n"
+               b"  beta: yes\n  updated: 2026-07-28T10:00:00Z\n  mode: 0755\n  count: 1_000\n  at: 1:20\n---\n\nBody.\n")
+
+RENDERINGS = {
+    # the entry's frontmatter as a server rendered SKILL.md's: (metadata, whether it matches)
+    "YAML 1.2 core (the reference TypeScript SDK's yaml package)":
+        ({"beta": "yes", "updated": "2026-07-28T10:00:00Z", "mode": 755, "count": "1_000", "at": "1:20"}, True),
+    "YAML 1.1 (PyYAML)":
+        ({"beta": True, "updated": "2026-07-28 10:00:00+00:00", "mode": 493, "count": 1000, "at": 80}, True),
+    "another value": ({"beta": "no", "updated": "2026-07-28T10:00:00Z", "mode": 755, "count": "1_000",
+                       "at": "1:20"}, False),
+}
+
+
+@pytest.mark.parametrize("rendering", list(RENDERINGS))
+def test_frontmatter_compared_under_either_yaml_version(rendering):
+    """Spec "Frontmatter Verification": the entry's frontmatter is SKILL.md's rendered as JSON, and
+    servers render it with the YAML library they have: ``yes``, timestamps, ``0755``, ``1_000`` and
+    ``1:20`` are strings or 755 under YAML 1.2's core schema (the reference SDK's ``yaml``), booleans,
+    datetimes, octal and base-60 numbers under YAML 1.1 (PyYAML). The entry matches when it equals
+    SKILL.md's frontmatter read under either version; any other difference is refused."""
+    from llm_mcp.testing import Server, running_server
+    from llm_mcp_tests.support.skills import entry_skill
+
+    metadata, matches = RENDERINGS[rendering]
+    uri = "skill://typed/SKILL.md"
+    frontmatter = {"name": "typed", "description": "Scalars YAML 1.1 and 1.2 read differently", "metadata": metadata}
+    with running_server(Server("typed", skills=[entry_skill(uri, frontmatter, files={uri: TYPED_SKILL})]),
+                        era="modern") as running:
+        server = running.mcp(name="typed", extensions="skills")
+        try:
+            skill = server.skills[0]
+            if matches:
+                assert skill.instructions == "Body.\n"
+            else:
+                with pytest.raises(llm_mcp.SkillVerificationError, match="'metadata' field"):
+                    skill.instructions  # noqa: B018
+        finally:
+            server.close()
