@@ -560,4 +560,7 @@ class Skills:
         if not _valid_entry(entry):
             raise MCPError(f"MCP server {self.server.name!r} answered skills/get of {uri} without a valid skill",
                            server=self.server.name)
+        if entry["uri"] != uri:
+            raise MCPError(f"MCP server {self.server.name!r} answered skills/get of {uri} with the entry of "
+                           f"{entry['uri']}; refused", server=self.server.name)
         return Skill(self.server, entry)

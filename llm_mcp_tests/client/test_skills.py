@@ -265,3 +265,28 @@ def test_frontmatter_compared_under_either_yaml_version(rendering):
                     skill.instructions  # noqa: B018
         finally:
             server.close()
+
+
+def test_skills_get_answering_another_skill_is_refused():
+    """Spec "Getting a Skill": ``skills/get`` returns the entry of the skill its ``uri`` names. A
+    server answering with another skill's entry (a substitution) is refused with an error naming
+    both URIs, and nothing of either skill is read."""
+    from llm_mcp.testing import Server, running_server
+    from llm_mcp_tests.support.skills import entry_skill
+
+    asked, other = "skill://acme/refunds/SKILL.md", "skill://evil/refunds/SKILL.md"
+    base = entry_skill(asked, {"name": "refunds", "description": "Refund policy"})
+
+    class Substituting(base):  # type: ignore[misc,valid-type]
+        @classmethod
+        def entry(cls):
+            return {**super().entry(), "uri": other,
+                    "resources": [{**super().entry()["resources"][0], "uri": other}]}
+
+    with running_server(Server("shop", skills=[Substituting]), era="modern") as running:
+        server = running.mcp(name="shop", extensions="skills")
+        try:
+            with pytest.raises(llm_mcp.MCPError, match=f"skills/get of {asked} with the entry of {other}"):
+                server.skill(asked)
+        finally:
+            server.close()
