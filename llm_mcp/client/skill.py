@@ -312,13 +312,14 @@ class Skill:
 
     def _read_directory(self, uri: str) -> list[SkillDirectoryEntry]:
         """``resources/directory/read`` of ``uri``, every page: its direct children, sorted; other
-        items (outside ``uri``, deeper, malformed) are left out and logged."""
+        items (outside ``uri``, deeper, malformed, named with control characters or an encoded
+        ``.``/``..``) are left out and logged."""
         children: dict[str, SkillDirectoryEntry] = {}
         items = self.server.client.list("resources/directory/read", "resources", {"uri": uri})
         for item in items:
             child = item.get("uri")
             name = child[len(uri) + 1:] if isinstance(child, str) and child.startswith(uri + "/") else ""
-            if not name or "/" in name or name in (".", ".."):
+            if not name or "/" in name or _segments_problem(name) or _unsafe_characters(name, allow_space=True):
                 log.warning("MCP server %s answered resources/directory/read of %s with %r, not a direct child; "
                             "left out", self.server.name, uri, child)
                 continue
