@@ -26,6 +26,7 @@ so same-named skills of two servers stay apart.
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -48,14 +49,18 @@ log = logging.getLogger("llm_mcp.chat")
 
 
 def skill_id(skill: Skill) -> str:
-    """``<server name>/<skill path>``: the id the model names a skill by."""
-    return f"{skill.server.name}/{skill.root.split('://', 1)[-1]}"
+    """``<server name>/<skill path>``: the id the model names a skill by (``docs/pdf-processing``);
+    a scheme other than ``skill`` is kept in it (``docs/github:acme/refunds``)."""
+    scheme, sep, path = skill.root.partition("://")
+    return f"{skill.server.name}/{path if sep and scheme == 'skill' else f'{scheme}:{path}' if sep else skill.root}"
 
 
 def offered_skills(servers: Iterable[MCP]) -> dict[str, Skill]:
     """``{id: skill}`` of the servers that declare ``"skills"``; a server whose listing fails with
-    an outage is left out (logged), a refusal propagates."""
+    an outage is left out (logged), a refusal propagates. Skills whose ids would collide (the spec's
+    "Names": never silently drop one) are all offered as ``<server name>/<root URI>`` instead."""
     found: dict[str, Skill] = {}
+    offered: list[Skill] = []
     for server in servers:
         if SKILLS_EXTENSION not in declared_extensions(server.settings.option("extensions")):
             continue
@@ -67,9 +72,15 @@ def offered_skills(servers: Iterable[MCP]) -> dict[str, Skill]:
             log.warning("MCP server %s could not list its skills (%s); they are left out", server.name,
                         type(exc).__name__)
             continue
-        for skill in skills:
-            if not skill.problem and skill_shaped(server, skill.name):
-                found[skill_id(skill)] = skill
+        offered.extend(s for s in skills if not s.problem and skill_shaped(server, s.name))
+    ids = [skill_id(skill) for skill in offered]
+    counts = Counter(ids)
+    for id_, skill in zip(ids, offered):
+        if counts[id_] > 1:
+            log.warning("MCP server %s serves more than one skill with the id %s; each is offered by its URI",
+                        skill.server.name, id_)
+            id_ = f"{skill.server.name}/{skill.root}"
+        found[id_] = skill
     return found
 
 

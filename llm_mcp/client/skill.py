@@ -19,13 +19,17 @@ Entries", "Limits", "Integrity and Verification", "Reading Directories"). Every 
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import json
 import logging
 import posixpath
+import re
 import threading
+import unicodedata
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
+from urllib.parse import unquote
 
 from .declared import call_with
 from .errors import ConfigurationError, MCPError, SkillVerificationError
@@ -155,8 +159,16 @@ class Skill:
     def _check(self, resources: Any) -> str | None:
         if not self.uri.endswith("/" + SKILL_FILE):
             return f"its uri {self.uri!r} does not name a {SKILL_FILE}"
+        if _unsafe_characters(self.uri, allow_space=False):
+            return f"its uri {self.uri!r} holds whitespace or control characters"
+        segments = _segments_problem(self.root.split("://", 1)[-1])
+        if segments:
+            return f"its path {self.root!r} has {segments}"
         if posixpath.basename(self.root.split("://", 1)[-1]) != self.name:
             return f"its name {self.name!r} is not the last segment of its path {self.root!r}"
+        if not _valid_name(self.name):
+            return (f"its name {self.name!r} breaks the Agent Skills naming rules (1-64 lowercase letters or digits, "
+                    "single hyphens between them)")
         if self.dynamic:
             return None
         if not isinstance(resources, list):
@@ -167,9 +179,12 @@ class Skill:
         for item in resources:
             uri = item.get("uri") if isinstance(item, dict) else None
             digest, size = (item.get("digest"), item.get("size")) if isinstance(item, dict) else (None, None)
-            if not isinstance(uri, str) or not uri.startswith(self.root + "/"):
+            if not isinstance(uri, str) or not uri.startswith(self.root + "/") \
+                    or _segments_problem(uri[len(self.root) + 1:]) or _unsafe_characters(uri, allow_space=True):
                 return f"it lists a file outside its directory: {uri!r}"
-            if not (isinstance(digest, str) and digest.startswith("sha256:") and len(digest) == 71):
+            if any(f.uri == uri for f in self.files):
+                return f"it lists {uri} twice"
+            if not (isinstance(digest, str) and _DIGEST.fullmatch(digest)):
                 return f"the digest of {uri} is not \"sha256:\" and 64 hex digits"
             if not isinstance(size, int) or isinstance(size, bool) or size < 0:
                 return f"the size of {uri} is not a byte count"
@@ -192,7 +207,7 @@ class Skill:
             if self._instructions is None:
                 text = self._verified(self.uri).decode("utf-8", errors="replace")
                 frontmatter, body = split_frontmatter(text)
-                self._compare_frontmatter(frontmatter)
+                self._compare_frontmatter([frontmatter, split_frontmatter(text, core_schema=True)[0]])
                 self._instructions = body
             return self._instructions
 
@@ -212,7 +227,8 @@ class Skill:
 
     def resolve(self, path: str) -> str:
         """The URI of ``path`` (relative to the skill's root, or already a URI of the skill);
-        ``..`` segments that leave the root are refused with `SkillVerificationError`."""
+        ``..`` segments that leave the root (percent-encoded too: ``%2e%2e``), encoded ``.``/``..``
+        segments and control characters are refused with `SkillVerificationError`."""
         if not isinstance(path, str):
             raise TypeError(f"a skill file path is a string, not {type(path).__name__}")
         if not path.strip():
@@ -220,7 +236,9 @@ class Skill:
         if path.startswith(self.root + "/"):
             path = path[len(self.root) + 1:]
         normal = posixpath.normpath(path.lstrip("/"))
-        if "://" in path or normal in (".", "") or normal == ".." or normal.startswith("../"):
+        decoded = posixpath.normpath(unquote(path.lstrip("/")))  # as a server that decodes %2e%2e would take it
+        if "://" in path or normal in (".", "") or _segments_problem(normal) or decoded == ".." \
+                or decoded.startswith("../") or _unsafe_characters(normal, allow_space=True):
             raise SkillVerificationError(f"skill {self.name!r}: {path!r} is not a file of the skill",
                                          uri=path, server=self.server.name)
         return f"{self.root}/{normal}"
@@ -294,13 +312,14 @@ class Skill:
 
     def _read_directory(self, uri: str) -> list[SkillDirectoryEntry]:
         """``resources/directory/read`` of ``uri``, every page: its direct children, sorted; other
-        items (outside ``uri``, deeper, malformed) are left out and logged."""
+        items (outside ``uri``, deeper, malformed, named with control characters or an encoded
+        ``.``/``..``) are left out and logged."""
         children: dict[str, SkillDirectoryEntry] = {}
         items = self.server.client.list("resources/directory/read", "resources", {"uri": uri})
         for item in items:
             child = item.get("uri")
             name = child[len(uri) + 1:] if isinstance(child, str) and child.startswith(uri + "/") else ""
-            if not name or "/" in name or name in (".", ".."):
+            if not name or "/" in name or _segments_problem(name) or _unsafe_characters(name, allow_space=True):
                 log.warning("MCP server %s answered resources/directory/read of %s with %r, not a direct child; "
                             "left out", self.server.name, uri, child)
                 continue
@@ -337,11 +356,17 @@ class Skill:
                                          f"from its entry; refused", uri=uri, server=name)
         return data
 
-    def _compare_frontmatter(self, frontmatter: dict[str, Any] | None) -> None:
+    def _compare_frontmatter(self, readings: list[dict[str, Any] | None]) -> None:
+        """Refuse unless one reading of ``SKILL.md``'s frontmatter (YAML 1.1, YAML 1.2 core) equals
+        the entry's: a server renders it with the YAML library it has, and the two read ``yes``,
+        timestamps, ``0755``, ``1_000`` differently."""
+        expected = _as_json(self.frontmatter)
+        if any(reading == expected for reading in readings):
+            return
+        frontmatter = readings[0]
         if frontmatter is None:
             raise SkillVerificationError(f"skill {self.name!r} of {self.server.name!r}: its {SKILL_FILE} has no "
                                          "YAML frontmatter; not loaded", uri=self.uri, server=self.server.name)
-        expected = _as_json(self.frontmatter)
         for field in sorted(set(expected) | set(frontmatter)):
             if field not in frontmatter or field not in expected or frontmatter[field] != expected[field]:
                 raise SkillVerificationError(
@@ -376,10 +401,14 @@ def grants_allowed_tools(server: MCP, skill: Skill) -> bool:
     return skill.name in setting or skill.uri in setting
 
 
-def split_frontmatter(text: str) -> tuple[dict[str, Any] | None, str]:
+def split_frontmatter(text: str, *, core_schema: bool = False) -> tuple[dict[str, Any] | None, str]:
     """``(frontmatter, body)`` of a ``SKILL.md``: the YAML between the leading ``---`` lines, as
     JSON values (dates as ISO strings), and the rest; ``(None, text)`` without a frontmatter block,
-    with one that is not a YAML mapping, or with YAML aliases."""
+    with one that is not a YAML mapping, or with YAML aliases.
+
+    Scalars are read as YAML 1.1 (PyYAML: ``yes`` is ``True``, ``0755`` is 493, timestamps are
+    datetimes); with ``core_schema=True`` as YAML 1.2's core schema (``yes`` and timestamps stay
+    strings, ``0755`` is 755), as the ``yaml`` package of the reference TypeScript SDK reads them."""
     import yaml
 
     lines = text.lstrip("\ufeff").splitlines(keepends=True)
@@ -391,13 +420,70 @@ def split_frontmatter(text: str) -> tuple[dict[str, Any] | None, str]:
             try:  # aliases refused: a few bytes of them can expand into gigabytes ("billion laughs")
                 if any(isinstance(event, yaml.AliasEvent) for event in yaml.parse(block, Loader=yaml.SafeLoader)):
                     return None, text
-                data = yaml.safe_load(block)
+                data = yaml.load(block, Loader=_core_loader() if core_schema else yaml.SafeLoader)
             except yaml.YAMLError:
                 return None, text
             if not isinstance(data, dict):
                 return None, text
             return _as_json(data), "".join(lines[index + 1:]).lstrip("\n")
     return None, text
+
+
+_DIGEST = re.compile(r"sha256:[0-9a-fA-F]{64}")
+
+
+def _valid_name(name: str) -> bool:
+    """The Agent Skills naming rules: 1-64 characters, lowercase letters or digits, hyphens only
+    between them (none leading, trailing or doubled)."""
+    return (0 < len(name) <= 64 and name == name.lower() and all(c.isalnum() or c == "-" for c in name)
+            and not name.startswith("-") and not name.endswith("-") and "--" not in name)
+
+
+def _segments_problem(path: str) -> str | None:
+    """Why a ``/``-separated path (percent-decoded first: ``%2e%2e`` is ``..``) is not a plain path
+    inside its directory: ``"an empty segment"``, ``"a '.' or '..' segment"``, or ``None``."""
+    segments = unquote(path).split("/")
+    if any(s in (".", "..") for s in segments):
+        return "a '.' or '..' segment"
+    if "" in segments:
+        return "an empty segment"
+    return None
+
+
+def _unsafe_characters(text: str, *, allow_space: bool) -> bool:
+    """Whether ``text`` holds control or format characters, or whitespace (a plain space too unless
+    ``allow_space``): in a skill's id or a file path they could forge lines of what the model reads."""
+    return any(unicodedata.category(c).startswith("C") or (c.isspace() and not (allow_space and c == " "))
+               for c in text)
+
+
+@functools.cache
+def _core_loader() -> type:
+    """A safe YAML loader resolving plain scalars by YAML 1.2's core schema (null, true/false,
+    decimal, ``0o`` octal and ``0x`` hex integers, floats; no timestamps, no ``yes``/``on``, no
+    ``_`` or base-60 numbers)."""
+    import yaml
+
+    class CoreLoader(yaml.SafeLoader):
+        yaml_implicit_resolvers: ClassVar[dict[Any, Any]] = {}
+
+    def construct_int(loader: Any, node: Any) -> int:
+        value = loader.construct_scalar(node)
+        if value.startswith(("0o", "0x")):
+            return int(value[2:], 8 if value[1] == "o" else 16)
+        return int(value, 10)
+
+    CoreLoader.add_constructor("tag:yaml.org,2002:int", construct_int)
+    resolvers = [
+        ("tag:yaml.org,2002:null", r"^(?:~|null|Null|NULL|)$", ["~", "n", "N", ""]),
+        ("tag:yaml.org,2002:bool", r"^(?:true|True|TRUE|false|False|FALSE)$", list("tTfF")),
+        ("tag:yaml.org,2002:int", r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$", list("-+0123456789")),
+        ("tag:yaml.org,2002:float", (r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
+                                     r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"), list("-+.0123456789")),
+    ]
+    for tag, pattern, first in resolvers:
+        CoreLoader.add_implicit_resolver(tag, re.compile(pattern), first)
+    return CoreLoader
 
 
 def _as_json(value: dict[str, Any]) -> dict[str, Any]:
@@ -475,4 +561,7 @@ class Skills:
         if not _valid_entry(entry):
             raise MCPError(f"MCP server {self.server.name!r} answered skills/get of {uri} without a valid skill",
                            server=self.server.name)
+        if entry["uri"] != uri:
+            raise MCPError(f"MCP server {self.server.name!r} answered skills/get of {uri} with the entry of "
+                           f"{entry['uri']}; refused", server=self.server.name)
         return Skill(self.server, entry)

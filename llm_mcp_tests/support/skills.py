@@ -9,12 +9,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
 import llm_mcp
-from llm_mcp.testing import running_server
+from llm_mcp.testing import Skill, running_server
 from llm_mcp_tests.support.servers import skills as kit
 
 ROOT = str(Path(__file__).resolve().parents[2])
@@ -65,3 +65,41 @@ def skills_docs(skills_running: Any) -> Iterator[llm_mcp.MCP]:
     """A client of ``skills_running`` named "docs", declaring ``extensions = "skills"``."""
     with skills_client(skills_running) as server:
         yield server
+
+
+def entry_skill(uri: str, frontmatter: dict[str, Any], files: dict[str, bytes] | None = None,
+                resources: Any = None) -> type[Skill]:
+    """A kit skill whose ``skills/list`` entry is exactly ``uri``, ``frontmatter`` and ``resources``
+    (by default one item per file of ``files``, digests and sizes computed here), serving ``files``
+    (``{uri: bytes}``; by default ``uri`` -> a SKILL.md of ``frontmatter``) on ``resources/read``:
+    for entries a well-behaved server would never send."""
+    import hashlib
+    import json as _json
+
+    skill_md = ("---\n" + "".join(f"{k}: {_json.dumps(v)}\n" for k, v in frontmatter.items()) + "---\n\nBody.\n")
+    served = files if files is not None else {uri: skill_md.encode()}
+    listed = resources if resources is not None else [
+        {"uri": u, "digest": "sha256:" + hashlib.sha256(b).hexdigest(), "size": len(b)} for u, b in served.items()]
+
+    class Entry(Skill):
+        files: ClassVar[dict[str, str | bytes]] = {"SKILL.md": "---\nname: entry\ndescription: stands in\n---\n"}
+
+        @classmethod
+        def uri(cls) -> str:
+            return uri
+
+        @classmethod
+        def entry(cls) -> dict[str, Any]:
+            return {"uri": uri, "frontmatter": frontmatter, "resources": listed}
+
+        @classmethod
+        def contents(cls, asked: str) -> list[dict[str, Any]] | None:
+            data = served.get(asked)
+            return None if data is None else [{"uri": asked, "text": data.decode()}]
+
+        @classmethod
+        def directory(cls, asked: str) -> list[dict[str, Any]] | None:
+            return None
+
+    Entry.__name__ = f"Entry{abs(hash(uri))}"
+    return Entry

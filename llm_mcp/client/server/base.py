@@ -543,7 +543,8 @@ class MCP:
 
         Raises [`ConfigurationError`][llm_mcp.client.errors.ConfigurationError] unless ``"skills"``
         is declared, [`MCPError`][llm_mcp.client.errors.MCPError] when the server does not declare
-        the extension or refuses (``.code`` ``-32602`` for a skill it does not serve)."""
+        the extension or refuses (``.code`` ``-32602`` for a skill it does not serve), or answers
+        with an invalid entry or the entry of another URI."""
         return self._skills.get(uri)
 
     @property
