@@ -46,6 +46,7 @@ def test_cancel_stops_the_server_call_at_the_next_event(chat_on, tmp_path, trans
     and handshake-era HTTP send notifications/cancelled with the request id and a reason."""
     work = tmp_path / "work.txt"
     threads: dict[str, set[threading.Thread]] = {}
+    started: list[str] = []
     with kit(tmp_path, transport, era) as (server, record):
         chat = chat_on([tool_call("steps", {"count": 200, "interval": 0.1, "path": str(work)}), reply("never")])
         chat.with_mcp(server)
@@ -54,7 +55,17 @@ def test_cancel_stops_the_server_call_at_the_next_event(chat_on, tmp_path, trans
         def on_progress(call: Any, progress: llm_mcp.Progress) -> None:
             if progress.value == 3:
                 threads["at cancel"] = set(threading.enumerate())
-                chat.cancel()
+                start = threading.Thread.start
+
+                def counted(thread: threading.Thread) -> None:  # every thread started while cancelling
+                    started.append(thread.name)
+                    start(thread)
+
+                threading.Thread.start = counted  # type: ignore[method-assign]
+                try:
+                    chat.cancel()
+                finally:
+                    threading.Thread.start = start  # type: ignore[method-assign]
 
         chat.after_tool_progress(on_progress)
         threads["before"] = set(threading.enumerate())
@@ -69,6 +80,7 @@ def test_cancel_stops_the_server_call_at_the_next_event(chat_on, tmp_path, trans
     ours = {name: {t for t in found if "process_request_thread" not in t.name}  # the scripted model's are not
             for name, found in threads.items()}
     assert ours["at cancel"] == ours["before"]  # no extra thread to cancel
+    assert started == []  # and cancelling started none
     if transport == "http" and era == "modern":
         assert cancels == []  # the closed stream is the cancellation
     else:
