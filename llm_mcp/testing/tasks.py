@@ -19,7 +19,8 @@ in its own thread after the ``CreateTaskResult`` is sent; ``tasks/get`` reports 
 ``completed`` too), ``failed`` with a JSON-RPC error when the tool raised, or ``cancelled``
 when a ``tasks/cancel`` stopped it. An unknown or expired task id is ``-32602``; a client that
 did not declare the extension gets ``-32021``; over HTTP the ``Mcp-Name`` header must carry the
-task id. Not served yet: ``input_required`` (``tasks/update``) and ``notifications/tasks``.
+task id. A ``subscriptions/listen`` naming task ids gets ``notifications/tasks`` for each change
+(``llm_mcp.testing.subscriptions``). Not served yet: ``input_required`` (``tasks/update``).
 """
 
 from __future__ import annotations
@@ -71,14 +72,17 @@ class KitTask:
         self.error: dict[str, Any] | None = None
         self.cancel_requested = False
         self.done = threading.Event()
+        self.on_change: Callable[[KitTask], None] = lambda task: None
+        """Called (in the thread that made it) after each change of status or status message."""
 
     @property
     def expired(self) -> bool:
         return self.ttl_ms is not None and time.time() > self.created + self.ttl_ms / 1000
 
     def set_status(self, message: str) -> None:
-        if self.status == "working":
+        if self.status == "working" and str(message) != self.status_message:
             self.status_message, self.updated = str(message), time.time()
+            self.on_change(self)
 
     def finish(self, status: str, *, result: dict[str, Any] | None = None, error: dict[str, Any] | None = None,
                message: str | None = None) -> None:
@@ -86,6 +90,7 @@ class KitTask:
         if message is not None:
             self.status_message = message
         self.done.set()
+        self.on_change(self)
 
     def wire(self, result_type: str) -> dict[str, Any]:
         """The task on the wire: a ``CreateTaskResult`` (``"task"``) or a ``DetailedTask`` (``"complete"``)."""
@@ -111,12 +116,31 @@ class TaskStore:
         self._tasks: dict[str, KitTask] = {}
         self._lock = threading.Lock()
         self.cancels: list[str] = []
+        self._watchers: dict[object, Callable[[str, dict[str, Any]], None]] = {}
+
+    def watch(self, watcher: Callable[[str, dict[str, Any]], None]) -> Callable[[], None]:
+        """Call ``watcher(task_id, task)`` after each change of a task (``task`` as ``tasks/get``
+        answers it, without ``resultType``), in the thread that changed it; returns the callable
+        that stops it. A watcher that raises is logged and skipped."""
+        key = object()
+        self._watchers[key] = watcher
+        return lambda: self._watchers.pop(key, None)
+
+    def _changed(self, task: KitTask) -> None:
+        wire = task.wire("complete")
+        del wire["resultType"]
+        for watcher in list(self._watchers.values()):
+            try:
+                watcher(task.id, wire)
+            except Exception:  # one broken stream must not stop the task or the others
+                logging.getLogger("llm_mcp.testing").exception("a task watcher failed")
 
     def start(self, run: Callable[[], dict[str, Any]], channel: CallChannel, *, ttl_ms: int | None,
               poll_interval_ms: int | None, owner: str, refuse: Callable[[str], Exception]) -> dict[str, Any]:
         """Create a task, run ``run`` (the tool's call) in a thread of its own, and return the
         ``CreateTaskResult`` (the task as created: ``working``)."""
         task = KitTask(channel, ttl_ms=ttl_ms, poll_interval_ms=poll_interval_ms)
+        task.on_change = self._changed
         channel.task = task
         with self._lock:
             self._tasks[task.id] = task

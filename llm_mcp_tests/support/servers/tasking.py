@@ -15,11 +15,16 @@ Tools:
 - ``fleeting``: a task with ``ttlMs`` 1 and no ``pollIntervalMs``: forgotten at once (``-32602``).
 - ``curious``: a task whose tool asks a question (the kit does not serve ``input_required``
   tasks yet: the task fails saying so).
+- ``gated(path)``: a task (``pollIntervalMs`` 20) with the status message ``"waiting for the gate"``
+  until the file ``path`` exists, then ``"gate open"``, completing with ``"passed the gate at PATH"``
+  (the test decides when it ends).
+- ``hang_up``: ends every ``subscriptions/listen`` stream gracefully (``Server.end_subscriptions``).
 - ``echo(text)``: never a task.
 """
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from llm_mcp.testing import Server, TaskFailed, Tool
@@ -91,6 +96,29 @@ class Curious(Tool):
         return f"year {answer}"
 
 
+class Gated(Tool):
+    name = "gated"
+    input_schema = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}
+    task = "optional"
+    task_poll_interval_ms = 20
+
+    def call(self) -> Any:
+        path = str(self.arguments["path"])
+        self.task_status("waiting for the gate")
+        while not os.path.exists(path):
+            self.cancellable(lambda: self.sleep(0.02))
+        self.task_status("gate open")
+        return f"passed the gate at {path}"
+
+
+class HangUp(Tool):
+    name = "hang_up"
+
+    def call(self) -> Any:
+        self.channel.server.end_subscriptions()
+        return "hung up"
+
+
 class Echo(Tool):
     name = "echo"
     input_schema = {"type": "object", "properties": {"text": {"type": "string"}}}
@@ -99,7 +127,8 @@ class Echo(Tool):
         return str(self.arguments.get("text", ""))
 
 
-server = Server("tasking", tools=[Report, OnlyAsTask, Broken, Stubborn, Fleeting, Curious, Echo])
+server = Server("tasking", tools=[Report, OnlyAsTask, Broken, Stubborn, Fleeting, Curious, Gated, HangUp,
+                                      Echo])
 
 if __name__ == "__main__":
     server.serve()
