@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from .changes import Changes
 
 __all__ = ["ACK", "FIRST_DELAY", "MAX_DELAY", "TASK_STATUS", "Listener", "Watched", "on_listener_thread",
-           "resource_uris", "watched_tasks"]
+           "resource_uris", "tasks_refused", "watched_tasks"]
 
 log = logging.getLogger("llm_mcp.listen")
 
@@ -162,8 +162,9 @@ class Listener:
         self.resources, self.tasks = [], {}
         if dropped and client.era != MODERN:  # the session outlives the listener: its subscriptions too
             self._unsubscribe(client, dropped)
-        if tasks:
-            self._check_tasks_possible(client, tasks)
+        refusal = tasks_refused(client, self.name(), [task.id for task in tasks]) if tasks else None
+        if refusal is not None:
+            raise refusal
         lists = tuple(kind for kind, _ in _FLAGS
                       if protocol.as_object(client.capabilities.get(kind)).get("listChanged") is True)
         if not lists and not resources and not tasks:
@@ -189,18 +190,6 @@ class Listener:
             raise failure[0]
         log.info("Listening to MCP server %s: %s", self.name(),
                  ", ".join((*lists, *self.resources, *(f"task {i}" for i in self.tasks))))
-
-    def _check_tasks_possible(self, client: Client, tasks: list[Watched]) -> None:
-        """Raise ``MCPError`` when the server cannot report on tasks at all: an older revision
-        (Tasks need ``subscriptions/listen``), or no Tasks extension in its capabilities."""
-        ids = ", ".join(task.id for task in tasks)
-        if client.era != MODERN:
-            raise MCPError(f"MCP server {self.name()!r} speaks {client.protocol_version}, older than 2026-07-28, and "
-                           f"never reports on tasks; refused: {ids}", server=self.name())
-        extensions = protocol.as_object(client.capabilities.get("extensions"))
-        if not isinstance(extensions.get(TASKS_EXTENSION), dict):
-            raise MCPError(f"MCP server {self.name()!r} does not declare the {TASKS_EXTENSION} extension, so it "
-                           f"reports on no task; refused: {ids}", server=self.name())
 
     def _unsubscribe(self, client: Client, uris: list[str]) -> None:
         """``resources/unsubscribe`` each of ``uris`` (handshake era), so their updates stop;
@@ -443,6 +432,21 @@ def resource_uris(resources: Any) -> list[str]:
 
 _URI = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:[^\s\x00-\x1f\x7f]*\Z")
 """An absolute URI as far as listening needs: a scheme, a colon, no whitespace or control characters."""
+
+
+def tasks_refused(client: Client, server_name: str, ids: list[str]) -> MCPError | None:
+    """Why a connected server cannot report on tasks at all, as the ``MCPError`` to raise
+    (naming ``ids``), or ``None`` when it can: a revision older than 2026-07-28 (Tasks need
+    ``subscriptions/listen``), or no Tasks extension in the server's capabilities."""
+    named = f"; refused: {', '.join(ids)}" if ids else ""
+    if client.era != MODERN:
+        return MCPError(f"MCP server {server_name!r} speaks {client.protocol_version}, older than 2026-07-28, and "
+                        f"never reports on tasks{named}", server=server_name)
+    extensions = protocol.as_object(client.capabilities.get("extensions"))
+    if not isinstance(extensions.get(TASKS_EXTENSION), dict):
+        return MCPError(f"MCP server {server_name!r} does not declare the {TASKS_EXTENSION} extension, so it "
+                        f"reports on no task{named}", server=server_name)
+    return None
 
 
 def watched_tasks(tasks: Any, server_name: str) -> list[Watched]:
