@@ -38,6 +38,7 @@ from ..client.tool import Tool
 from .messages import MAX_ATTACHMENT_BYTES, Message, ToolCall, attachment_text, binary_described, capped
 from .providers import ModelRequest, Provider, get_provider
 from .store import MemoryStore, Store, is_waiting, pending_approvals, pending_questions, unanswered
+from .task_calls import PausedTasks, task_calls
 from .toolbox import Toolbox, Unavailable
 from .tools import ToolSearch, as_tool
 
@@ -121,6 +122,7 @@ class Chat:
         self._tool_progress: list[Callable[[ToolCall, Progress], Any]] = []
         self._listed: set[str] = set()  # servers whose tools this chat listed (kept while others see them down)
         self._answer_prompt = False  # ask(prompt) whose last turn is the assistant's: the model answers still
+        self._tasks = PausedTasks(self.store, lambda: self._servers)  # calls paused on server tasks
 
     # -- setting up ---------------------------------------------------------------------------
 
@@ -291,15 +293,29 @@ class Chat:
         """Run (or resume) the turn: decided tool calls run, declined ones are reported to the
         model, and the model is asked again until it answers without tools or a call waits.
 
+        Calls paused on a server task (`pending_tasks`) are checked once each (one
+        ``tasks/get``, no sleeping): the turn goes on when all of them ended, else ``complete()``
+        returns with the chat still `waiting`. Answers to a task's questions go out first
+        (``tasks/update``). After `cancel` (or with the store's cancel flag set) the paused
+        tasks are cancelled (``tasks/cancel``) and `llm_mcp.CancelledError` is raised.
+
         Turns of one chat run one at a time (a second ``complete()`` waits, then finds nothing
         left to do). Raises `llm_mcp.TurnLimitError` when the model is asked
         ``max_steps`` times in one turn and still calls tools; the calls it asked for by then
-        have their results, so ``complete()`` may carry on.
+        have their results, so ``complete()`` may carry on. Raises `llm_mcp.MCPError` when a
+        task failed (its call got its one result, an error the model sees next), and what a
+        check raises while a task's server is down (the call stays paused).
         """
         with self._turn_lock:
             if self.store.cancelled or self._scope.cancelled:
+                assistant, paused = task_calls(self.store)
+                if paused:  # a cancel made before this turn: the paused tasks are cancelled
+                    self._tasks.cancel(assistant, paused, CANCELLED)
                 self.store.set_cancelled(False)
                 self._scope = self._new_scope()
+                if paused:
+                    raise CancelledError(f"the chat was cancelled: tasks/cancel was sent for {len(paused)} paused "
+                                         "tool call(s)")
             requests = 0
             box: Toolbox | None = None  # the last model request's tools: its calls run with them
             flag_read = True  # the persisted flag was just read above: the first step need not read it again
@@ -347,8 +363,15 @@ class Chat:
 
     @property
     def waiting(self) -> bool:
-        """Whether the turn waits for a person (a pending approval, an open question)."""
+        """Whether the turn waits for a person (a pending approval, an open question) or a server task."""
         return is_waiting(self.store)
+
+    @property
+    def pending_tasks(self) -> list[Task]:
+        """The [`Task`][llm_mcp.Task] objects of the tool calls paused on a server task (Tasks
+        extension), each with its server (``server.listen(tasks=chat.pending_tasks)``);
+        ``complete()`` checks them. ``[]`` after `cancel`: the next ``complete()`` cancels them."""
+        return self._tasks.pending()
 
     @property
     def pending_questions(self) -> list[Question]:
@@ -364,7 +387,9 @@ class Chat:
 
     def cancel(self) -> None:
         """Stop the running turn: calls in flight are cancelled (MCP servers are told), and the
-        turn raises `llm_mcp.CancelledError`. Safe from another thread."""
+        turn raises `llm_mcp.CancelledError`. Safe from another thread. Calls paused on
+        server tasks leave `pending_tasks` at once; the next ``complete()`` sends
+        ``tasks/cancel`` for each and raises `llm_mcp.CancelledError`."""
         self.store.set_cancelled(True)
         self._scope.cancel("cancelled by the user")
 
@@ -462,6 +487,8 @@ class Chat:
         unavailable, since listing it again may work now) the tools are gathered afresh.
         Each result is stored as soon as its call finishes (and the call's ``mcp_result`` with
         it), so a process that dies mid-batch re-runs only the calls that were in flight."""
+        settled, failed = self._check_tasks(assistant, calls)
+        calls = [call for call in calls if call.id not in settled]
         box = offered if offered is not None and not offered.unavailable else self._toolbox()
         runnable: list[tuple[ToolCall, Any]] = []
         for call in calls:
@@ -512,7 +539,28 @@ class Chat:
                     if call.id not in finished:
                         self.store.add(Message("tool", CANCELLED, tool_call_id=call.id, is_error=True))
             raise failure
+        if failed is not None:
+            raise failed
         return not any(call.waiting for call in calls)
+
+    def _check_tasks(self, assistant: Message, calls: list[ToolCall]) -> tuple[set[str], MCPError | None]:
+        """Check each call paused on a task once; an ended task's output becomes the call's
+        result. Returns the ids of those calls, and the error of a failed task (raised once the
+        other calls ran)."""
+        failed, settled = None, set()
+        for call in [call for call in calls if call.task is not None]:
+            context = CallContext(cancel=self._scope, on_progress=self._progress_listener(call))
+            with context.active():  # the check's status message reaches after_tool_progress
+                checked = self._tasks.check(assistant, call)
+            if checked.ended:
+                reply = _tool_message(call, checked.output, self.max_result_chars)
+                call.pending_questions, call.request_state = [], None
+                reply.parent_tool_call = call
+                self.store.add(reply)
+                self.store.save_call(assistant, call)
+                settled.add(call.id)
+                failed = failed or checked.error
+        return settled, failed
 
     def _execute(self, call: ToolCall, tool: Any, assistant: Message | None = None) -> Message | None:
         if tool is None:
@@ -532,8 +580,9 @@ class Chat:
         try:
             with context.active():  # the call's state; its headers and its outage check are evaluated once
                 output = tool.call(**call.arguments)  # call(self, /, **arguments): any key is fine
-                if isinstance(output, Task):  # not paused yet: the chat waits for the task
-                    output = _task_outcome(output)
+                if isinstance(output, Task):  # the server runs it as a task: the call pauses
+                    self._tasks.pause(call, output)
+                    return None
             if isinstance(server, MCP) and server.name in context.went_down:
                 self._listed.discard(server.name)  # it failed here: this chat leaves it out too
         except InputRequiredError as exc:
@@ -639,16 +688,6 @@ class Chat:
 
     def __repr__(self) -> str:
         return f"<Chat model={self.model!r} messages={len(self.messages)}>"
-
-
-def _task_outcome(task: Task) -> Any:
-    """A task's result, waited for; its failure as the tool's error text."""
-    try:
-        return task.outcome()
-    except CancelledError:
-        raise
-    except MCPError as exc:
-        return {"error": str(exc)}
 
 
 def _tool_message(call: ToolCall, output: Any, limit: int | None = None) -> Message:

@@ -74,6 +74,8 @@ class Task:
         result: the tool's [`Result`][llm_mcp.Result] once ``completed`` and checked (``tasks/get``),
             ``None`` before.
         error: the JSON-RPC error object of a ``failed`` task, else ``None``.
+        input_requests: an ``input_required`` task's ``inputRequests`` (key -> server request, the
+            shape of Multi Round-Trip Requests), ``{}`` in other states; answer with `update`.
         server: the [`MCP`][llm_mcp.MCP] server to check it with (``None`` once pickled: set it again,
             or rebuild with ``Task.from_dict(data, server=...)``).
         server_name, tool_name: the server's name and the server-side tool name, kept when stored.
@@ -121,6 +123,9 @@ class Task:
             self.result = Result(raw_result, tool_name=self.tool_name)
         error = data.get("error")
         self.error: dict[str, Any] | None = error if status == "failed" and isinstance(error, dict) else None
+        requests = data.get("inputRequests")
+        self.input_requests: dict[str, Any] = dict(requests) if status == "input_required" and \
+            isinstance(requests, dict) else {}
         self._data = dict(data)
 
     # -- predicates ----------------------------------------------------------------------------
@@ -153,12 +158,13 @@ class Task:
                                      f"rebuild it with Task.from_dict(data, server=...)", server=self.server_name)
         return self.server
 
-    def _request(self, method: str) -> dict[str, Any]:
+    def _request(self, method: str, **params: Any) -> dict[str, Any]:
         server = self._server()
-        return server.connection.client.request(method, {"taskId": self.id})
+        return server.connection.client.request(method, {"taskId": self.id, **params})
 
     def refresh(self) -> Task:
-        """Fetch the task's current state with one ``tasks/get``; returns the task.
+        """Fetch the task's current state with one ``tasks/get``; returns the task. The status
+        message goes to the server's ``after_progress`` (and a chat's ``after_tool_progress``).
 
         Raises ``MCPError`` (``code -32602`` for a task the server no longer knows, e.g. expired),
         ``ConnectionError`` while the server is down (never skipped, never turned into a tool
@@ -169,7 +175,22 @@ class Task:
             raise MCPError(f"MCP server {self.server_name!r} answered tasks/get for {self.id!r} with task "
                            f"{str(answer.get('taskId'))[:80]!r}", server=self.server_name)
         self._read(answer)
+        self._report()
         return self
+
+    def _report(self) -> None:
+        """Give this check's status message to whoever listens to the server's progress: its
+        ``after_progress`` and the chat making the call (``after_tool_progress``), as a
+        [`Progress`][llm_mcp.Progress] whose ``value`` is the seconds since the task was created
+        (tasks send no ``notifications/progress``: the status message is what there is)."""
+        listener = self.server.progress_listener() if self.server is not None else None
+        if listener is None:
+            return
+        elapsed = max((datetime.now(timezone.utc) - self.created_at).total_seconds(), 0.0)
+        params: dict[str, Any] = {"progress": elapsed}
+        if self.status_message is not None:
+            params["message"] = self.status_message
+        listener(params)
 
     def wait(self, timeout: float | None = None) -> Task:
         """Check the task (``refresh``) every ``poll_interval`` seconds (1 s when the server gives
@@ -209,6 +230,16 @@ class Task:
                                  server=self.server_name)
         assert self.result is not None  # completed: _read insists on a result
         return self.result
+
+    def update(self, input_responses: dict[str, Any]) -> Task:
+        """Answer an ``input_required`` task's questions with one ``tasks/update``
+        (``inputResponses``: key -> the response, e.g. ``{"action": "accept", "content": {...}}``);
+        returns the task (its state is unchanged until the next `refresh`: the server
+        acknowledges at once and goes on in its own time). Raises what ``refresh`` raises."""
+        if not isinstance(input_responses, dict) or not input_responses:
+            raise ValueError("update() takes a non-empty dict of input responses by key")
+        self._request("tasks/update", inputResponses=input_responses)
+        return self
 
     def cancel(self) -> Task:
         """Send ``tasks/cancel`` at once; returns the task. Cancelling is cooperative: the task

@@ -463,7 +463,16 @@ class Server:
             return task
 
         async def get_task(ctx: Any, params: Any) -> dict[str, Any]:
-            return task_for(ctx, params).wire("complete")
+            task = task_for(ctx, params)
+            self.tasks.checks.append(task.id)
+            return task.wire("complete")
+
+        async def update_task(ctx: Any, params: Any) -> dict[str, Any]:
+            responses = _field(params, "input_responses", _field(params, "inputResponses"))
+            if not isinstance(responses, dict):
+                raise MCPError(code=types.INVALID_PARAMS, message="tasks/update needs inputResponses (an object)")
+            task_for(ctx, params).update(responses)
+            return {"resultType": "complete"}
 
         async def cancel_task(ctx: Any, params: Any) -> dict[str, Any]:
             self.tasks.cancel(task_for(ctx, params))
@@ -599,6 +608,12 @@ class Server:
             # Tasks extension: tools may be added with ``task`` set at run time, so always served.
             server.add_request_handler("tasks/get", types.GetTaskRequestParams, get_task)
             server.add_request_handler("tasks/cancel", types.CancelTaskRequestParams, cancel_task)
+
+            class UpdateTaskParams(types.RequestParams):  # type: ignore[misc,name-defined]
+                task_id: str
+                input_responses: dict[str, Any] | None = None
+
+            server.add_request_handler("tasks/update", UpdateTaskParams, update_task)
             if any(tool.task is not None for tool in self.tools):  # declared in server/discover
                 server.extensions[TASKS_EXTENSION] = {}
         if self.skills:

@@ -19,8 +19,11 @@ in its own thread after the ``CreateTaskResult`` is sent; ``tasks/get`` reports 
 ``completed`` too), ``failed`` with a JSON-RPC error when the tool raised, or ``cancelled``
 when a ``tasks/cancel`` stopped it. An unknown or expired task id is ``-32602``; a client that
 did not declare the extension gets ``-32021``; over HTTP the ``Mcp-Name`` header must carry the
-task id. A ``subscriptions/listen`` naming task ids gets ``notifications/tasks`` for each change
-(``llm_mcp.testing.subscriptions``). Not served yet: ``input_required`` (``tasks/update``).
+task id. A tool that asks (``self.ask``) turns its task ``input_required``: ``tasks/get`` lists
+the question in ``inputRequests`` until a ``tasks/update`` answers it (``inputResponses``), then
+the tool runs again with the answers, as a Multi Round-Trip retry would. A
+``subscriptions/listen`` naming task ids gets ``notifications/tasks`` for each change
+(``llm_mcp.testing.subscriptions``).
 """
 
 from __future__ import annotations
@@ -73,7 +76,39 @@ class KitTask:
         self.cancel_requested = False
         self.done = threading.Event()
         self.on_change: Callable[[KitTask], None] = lambda task: None
-        """Called (in the thread that made it) after each change of status or status message."""
+        """Called (in the thread that made it, holding no lock) after each change of status or
+        status message."""
+        self.input_requests: dict[str, Any] = {}
+        self.updates: list[dict[str, Any]] = []  # every tasks/update's inputResponses, in order (for tests)
+        self._answered = threading.Condition()
+
+    def ask(self, input_requests: dict[str, Any]) -> dict[str, Any]:
+        """Turn ``input_required`` with ``input_requests`` and block until a ``tasks/update`` answers
+        every one of them (or the task is cancelled: ``ToolCancelled``); returns the responses."""
+        with self._answered:
+            self.input_requests = dict(input_requests)
+            self.status, self.updated = "input_required", time.time()
+        self.on_change(self)  # outside the lock: a listener's send waits for the event loop, which updates
+        with self._answered:
+            while True:
+                if self.cancel_requested:
+                    raise ToolCancelled("the task was cancelled while it waited for input")
+                answers = {}
+                for update in self.updates:
+                    answers.update({k: v for k, v in update.items() if k in self.input_requests})
+                if set(answers) >= set(self.input_requests):
+                    self.input_requests = {}
+                    self.status, self.updated = "working", time.time()
+                    break
+                self._answered.wait(0.05)
+        self.on_change(self)
+        return answers
+
+    def update(self, input_responses: dict[str, Any]) -> None:
+        """``tasks/update``: record the responses (unknown or answered keys are ignored by ``ask``)."""
+        with self._answered:
+            self.updates.append(dict(input_responses))
+            self._answered.notify_all()
 
     @property
     def expired(self) -> bool:
@@ -105,17 +140,20 @@ class KitTask:
             answer["result"] = self.result
         if result_type == "complete" and self.status == "failed" and self.error is not None:
             answer["error"] = self.error
+        if result_type == "complete" and self.status == "input_required":
+            answer["inputRequests"] = dict(self.input_requests)
         return answer
 
 
 class TaskStore:
-    """The tasks of one kit server, by id (thread-safe). ``started`` counts the tasks created,
-    ``cancels`` the ``tasks/cancel`` requests received (for tests)."""
+    """The tasks of one kit server, by id (thread-safe). ``cancels`` lists the task ids of the
+    ``tasks/cancel`` requests received, ``checks`` those of the ``tasks/get`` requests (for tests)."""
 
     def __init__(self) -> None:
         self._tasks: dict[str, KitTask] = {}
         self._lock = threading.Lock()
         self.cancels: list[str] = []
+        self.checks: list[str] = []
         self._watchers: dict[object, Callable[[str, dict[str, Any]], None]] = {}
 
     def watch(self, watcher: Callable[[str, dict[str, Any]], None]) -> Callable[[], None]:
@@ -148,6 +186,11 @@ class TaskStore:
         def work() -> None:
             try:
                 result = run()
+                while isinstance(result, dict) and isinstance(result.get("inputRequests"), dict):
+                    answers = task.ask(result["inputRequests"])  # input_required until tasks/update answers
+                    channel.input_responses.update(answers)
+                    channel.request_state = result.get("requestState")
+                    result = run()
             except ToolCancelled:
                 task.finish("cancelled", message="cancelled by the client")
             except TaskFailed as exc:
@@ -158,11 +201,7 @@ class TaskStore:
                 task.finish("failed", error={"code": getattr(error, "code", -32603),
                                              "message": getattr(error, "message", str(error))})
             else:
-                if isinstance(result, dict) and "inputRequests" in result:  # a question: not served yet
-                    task.finish("failed", error={"code": -32603, "message": f"{owner} asked a question, and the "
-                                                 "kit does not serve input_required tasks yet"})
-                else:
-                    task.finish("completed", result=result)
+                task.finish("completed", result=result)
 
         created = task.wire("task")
         threading.Thread(target=work, name=f"kit-task-{task.id[:8]}", daemon=True).start()
@@ -180,7 +219,9 @@ class TaskStore:
     def cancel(self, task: KitTask) -> None:
         """``tasks/cancel``: the tool's cancellable work stops; a task already ended stays as it is."""
         self.cancels.append(task.id)
-        task.cancel_requested = True
+        with task._answered:
+            task.cancel_requested = True
+            task._answered.notify_all()
         task.channel.cancel()
 
     def __len__(self) -> int:

@@ -152,8 +152,9 @@ def test_mcp_listen_10_listening_again_replaces_the_tasks(tasking_http, tmp_path
         task_a = server.tool("gated").call(path=str(gate_a))
         task_b = server.tool("gated").call(path=str(gate_b))
         server.listen(tasks=[task_a])
-        server.listen(tasks=[task_b])
+        server.listen(tasks=[task_b])  # the first listener's thread has ended when this returns
         assert sorted(server._listener.tasks) == [task_b.id]
+        heard.clear()  # what the first subscription reported of ``a`` (its check once subscribed)
         gate_a.touch()
         assert wait_until(lambda: llm_mcp.Task.from_dict(task_a.to_dict(), server=checker).refresh().complete)
         gate_b.touch()

@@ -3,6 +3,8 @@ rule on the tasks methods, and the store, over real HTTP on 127.0.0.1."""
 
 from __future__ import annotations
 
+import time
+
 import httpx
 import pytest
 
@@ -63,11 +65,18 @@ def test_a_tool_error_is_a_completed_task():
         assert isinstance(task, llm_mcp.Task)
 
 
-def test_a_task_tool_that_asks_fails_clearly_until_input_required_is_served():
-    """The kit does not serve ``input_required`` tasks yet: a task tool that asks a question
-    ends ``failed`` with an error saying so (never a completed task holding a question)."""
+def test_a_task_tool_that_asks_is_input_required_until_tasks_update_answers():
+    """MCP-TASK-15 (kit side): a task tool that asks turns its task ``input_required`` with the
+    question in ``inputRequests``; ``tasks/update`` with ``inputResponses`` answers it, and the
+    tool runs again with the answer and completes."""
     with running_server(TASKING, transport="http", era="modern") as running:
         server = running.mcp(name="reports", extensions=["tasks"])
-        task = server.tool("curious").call().wait()
-        assert task.failed and task.result is None
-        assert "does not serve input_required tasks yet" in task.error["message"]
+        task = server.tool("curious").call()
+        deadline = time.monotonic() + 10
+        while task.refresh().status != "input_required":
+            assert time.monotonic() < deadline and task.status == "working", task.status
+            time.sleep(0.02)
+        assert list(task.input_requests) == ["year"]
+        assert task.input_requests["year"]["params"]["message"] == "Which year?"
+        task.update({"year": {"action": "accept", "content": {"year": 1999}}})
+        assert task.wait().result.text == "year 1999"

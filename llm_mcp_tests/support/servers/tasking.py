@@ -13,8 +13,8 @@ Tools:
 - ``broken``: a task that fails (JSON-RPC error ``"the archive is unreadable"``).
 - ``stubborn(delay)``: a task that ignores ``tasks/cancel`` and completes with ``"finished anyway"``.
 - ``fleeting``: a task with ``ttlMs`` 1 and no ``pollIntervalMs``: forgotten at once (``-32602``).
-- ``curious``: a task whose tool asks a question (the kit does not serve ``input_required``
-  tasks yet: the task fails saying so).
+- ``curious``: a task whose tool asks ``year`` ("Which year?", one integer field): the task is
+  ``input_required`` until ``tasks/update`` answers, then completes with ``"year <answer>"``.
 - ``gated(path)``: a task (``pollIntervalMs`` 20) with the status message ``"waiting for the gate"``
   until the file ``path`` exists, then ``"gate open"``, completing with ``"passed the gate at PATH"``
   (the test decides when it ends).
@@ -93,7 +93,7 @@ class Curious(Tool):
 
     def call(self) -> Any:
         answer = self.ask("year", "Which year?", schema={"type": "object", "properties": {"year": {"type": "integer"}}})
-        return f"year {answer}"
+        return f"year {(answer.get('content') or {}).get('year')}" if answer.get("action") == "accept" else "no year"
 
 
 class Gated(Tool):
