@@ -82,6 +82,27 @@ def test_mcp_task_13_each_status_change_reaches_after_change_with_the_result_onc
         server.close()
 
 
+def test_mcp_task_13_an_input_required_task_is_reported_with_its_questions_and_answered(tasking):
+    """MCP-TASK-13: a task that needs input is reported ``input_required`` with its
+    ``inputRequests``; answering it (``tasks/update``) brings ``working`` again and then
+    ``completed`` with the result built from the answer, all pushed by the server."""
+    heard = Heard()
+    server = tasking.mcp(name="tasking", extensions=["tasks"], after_change=heard)
+    try:
+        task = server.tool("curious").call()
+        server.listen(tasks=[task])
+        assert wait_until(lambda: any(t.status == "input_required" for t in tasks_heard(heard)))
+        asking = next(t for t in tasks_heard(heard) if t.status == "input_required")
+        assert list(asking.input_requests) == ["year"]
+        asking.update({"year": {"action": "accept", "content": {"year": 2026}}})
+        assert wait_until(lambda: any(t.complete for t in tasks_heard(heard)))
+        statuses = [t.status for t in tasks_heard(heard)]
+        assert statuses.index("input_required") < statuses.index("completed")
+        assert tasks_heard(heard)[-1].result.text == "year 2026"
+    finally:
+        server.close()
+
+
 def test_mcp_task_13_notifications_go_only_to_the_listen_that_named_the_task(tasking_http, tmp_path: Path):
     """MCP-TASK-13 (the kit): ``notifications/tasks`` for a task go only to a subscription that
     named it in ``taskIds``: two listeners, each naming one task; each hears only its own."""
