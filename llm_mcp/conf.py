@@ -42,7 +42,7 @@ def _origin(value: Any) -> bool:
 
 DEFAULTS: dict[str, Any] = {
     # Seconds a Celery job waits before checking a paused chat's tasks again, when none of
-    # the tasks says how long (its ``pollInterval``).
+    # the tasks says how long (its ``pollIntervalMs``).
     "TASK_POLL_INTERVAL": 5.0,
     # Seconds a chat waits for another process that runs a turn of the same chat.
     "TURN_LOCK_TIMEOUT": 600.0,

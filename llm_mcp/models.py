@@ -188,7 +188,13 @@ class ToolCall(models.Model):
             ids unique in a conversation, see ``settle_call_ids``).
         name / arguments: the tool and the arguments the model sent (JSON).
         approval: ``""`` (not needed), ``pending``, ``approved`` or ``declined``.
-        pending_questions / request_state / task: why a call is paused, and how to resume it.
+        pending_questions / request_state / task: why a call is paused, and how to resume it
+            (``task``: the server task it waits on, ``llm_mcp.Task.to_dict()``, ``None`` once it ended).
+        task_id / task_status / task_status_message / task_poll_interval / task_expires_at /
+            task_server: what ``task`` says, in columns of their own (for the admin, the chat page
+            and finding a call by its task id); written with ``task``, blank without one.
+        task_next_check: when the Celery job ``llm_mcp.tasks.check_tasks`` is due to check the
+            task next (``None`` when none is scheduled).
         mcp_result: the server's whole result as sent (``None`` for a call that raised).
         ui_uri: the MCP App resource of the tool that answered (``None`` for a tool without a UI).
     """
@@ -203,6 +209,13 @@ class ToolCall(models.Model):
     pending_questions = models.JSONField(default=list, blank=True)
     request_state = models.TextField(null=True, blank=True)
     task = models.JSONField(null=True, blank=True)
+    task_id = models.CharField(max_length=255, blank=True, default="", db_index=True)
+    task_status = models.CharField(max_length=32, blank=True, default="")
+    task_status_message = models.TextField(blank=True, default="")
+    task_poll_interval = models.FloatField(null=True, blank=True)
+    task_expires_at = models.DateTimeField(null=True, blank=True)
+    task_server = models.CharField(max_length=255, blank=True, default="")
+    task_next_check = models.DateTimeField(null=True, blank=True)
     mcp_result = models.JSONField(null=True, blank=True)
     ui_uri = models.TextField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)

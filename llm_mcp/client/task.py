@@ -111,7 +111,10 @@ class Task:
         self.created_at = _moment(data.get("createdAt"), "createdAt", name)
         self.updated_at = _moment(data.get("lastUpdatedAt", data.get("createdAt")), "lastUpdatedAt", name)
         self.ttl_ms = ttl
-        self.expires_at = self.created_at + timedelta(milliseconds=ttl) if ttl is not None else None
+        try:
+            self.expires_at = self.created_at + timedelta(milliseconds=ttl) if ttl is not None else None
+        except OverflowError:  # a TTL beyond the calendar: it never expires
+            self.expires_at = None
         raw_result = data.get("result")
         self.result: Result | None = None
         # A CreateTaskResult carries no result (even when the task ended already): tasks/get does.

@@ -208,6 +208,13 @@ class ChatRecord:
         sends the answers)."""
         return pending_questions(self.store)
 
+    @property
+    def pending_tasks(self) -> list[Any]:
+        """The [`Task`][llm_mcp.Task] objects of the calls paused on server tasks (see
+        `llm_mcp.Chat.pending_tasks`), each with the chat's server of its name (the agent's
+        servers, built here); ``complete()`` or the ``check_tasks`` job checks them."""
+        return self.chat.pending_tasks
+
     def after_tool_progress(self, callback: Callable[[ToolCall, Any], Any]) -> ChatRecord:
         """Call ``callback(tool_call, progress)`` for each progress report of a tool call run in
         this process (see `llm_mcp.Chat.after_tool_progress`); returns the record."""
@@ -217,7 +224,9 @@ class ChatRecord:
     def cancel(self) -> None:
         """Set the persisted cancel flag: a turn running anywhere stops at its next check, and a
         server call it waits on stops at the next event the server streams.
-        (A paused chat has no running turn: the next ``complete()`` starts a new one.)"""
+        (A paused chat has no running turn: the next ``complete()`` starts a new one, except
+        for calls paused on server tasks: it sends ``tasks/cancel`` for them and raises
+        ``llm_mcp.CancelledError``.)"""
         live = self.__dict__.get("_live_chat")
         if live is not None:
             live.cancel()

@@ -49,7 +49,30 @@ def call_values(call: ToolCall) -> dict[str, Any]:
     """The tool call table's column values for ``call``'s state (not its id, name or message)."""
     return {"arguments": storable(call.arguments), "approval": call.approval or "",
             "pending_questions": storable(call.pending_questions), "request_state": call.request_state,
-            "task": storable(call.task), "mcp_result": storable(call.mcp_result), "ui_uri": call.ui_uri}
+            "task": storable(call.task), **task_columns(call.task), "mcp_result": storable(call.mcp_result),
+            "ui_uri": call.ui_uri}
+
+
+def task_columns(task: dict[str, Any] | None) -> dict[str, Any]:
+    """The ``task_*`` columns for a call's stored task (``llm_mcp.Task.to_dict()``; blank for
+    ``None``): id, status, status message, poll interval (seconds), expiry, server name.
+    A stored task the client cannot read fills what it can (id, status, server)."""
+    from ..client.errors import MCPError
+    from ..client.task import Task
+
+    if not isinstance(task, dict):
+        return {"task_id": "", "task_status": "", "task_status_message": "", "task_poll_interval": None,
+                "task_expires_at": None, "task_server": ""}
+    text = lambda value, limit: clean_text(value)[:limit] if isinstance(value, str) else ""  # noqa: E731
+    columns = {"task_id": text(task.get("taskId"), 255), "task_status": text(task.get("status"), 32),
+               "task_status_message": text(task.get("statusMessage"), 10_000), "task_poll_interval": None,
+               "task_expires_at": None, "task_server": text(task.get("server"), 255)}
+    try:
+        read = Task.from_dict(task)
+    except MCPError:
+        return columns
+    columns.update(task_poll_interval=read.poll_interval, task_expires_at=read.expires_at)
+    return columns
 
 
 def storable(value: Any) -> Any:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import logging
-from types import SimpleNamespace
 
 import pytest
 from django.contrib.auth.models import User
@@ -460,24 +459,3 @@ def test_what_json_columns_cannot_hold_is_stored_safely(model):
     assert call.result.is_error and "not a JSON object" in call.result.content
 
 
-def test_a_task_that_ends_while_the_turn_ends_still_runs_its_call(model):
-    """MCP-PERSIST-05: a polling job's ``complete()`` saw the call waiting on its task, then the
-    task ended (another process cleared it) before the job read the chat again to schedule the
-    next check. The job runs the call then, instead of ending with nothing left to wake the chat."""
-    runs: list[str] = []
-
-    def count(label: str) -> str:
-        runs.append(label)
-        return f"counted {label}"
-
-    record = on(model, ChatRecord.objects.create(model=MODEL)).with_tools(count)
-    record.chat.store.add(llm_mcp.chat.Message("user", "Count with a task"))
-    record.chat.store.add(llm_mcp.chat.Message("assistant", "", tool_calls=[llm_mcp.chat.ToolCall(
-        "call_t", "count", {"label": "after-task"}, task={"taskId": "t-1", "pollInterval": 300})]))
-    assert record.complete().tool_calls[0].id == "call_t" and runs == []  # it waits on the task
-    ToolCallRow.objects.filter(tool_call_id="call_t", message__chat=record).update(task=None)  # the task ended
-    model.add(reply("Counted after the task."))
-    job = SimpleNamespace(request=SimpleNamespace(is_eager=True))  # what _after_turn reads of a Celery job
-    assert tasks._after_turn(job, record) == "done"
-    assert runs == ["after-task"]
-    assert [m.content for m in ChatRecord.objects.get(pk=record.pk).messages][-2:] == ["counted after-task", "Counted after the task."]

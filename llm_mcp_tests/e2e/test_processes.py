@@ -115,27 +115,3 @@ def test_a_celery_job_resumes_a_chat_approved_through_a_view(worker, model):
     assert len(model.requests) == 2
     assert model.requests[1].tool_results[0]["content"] == "hello from a job"
     assert "llm_mcp.resume_chat" in Path(env["WORKER_LOG"]).read_text()
-
-
-def test_a_job_waiting_on_a_server_task_polls_until_it_is_done(worker, model, tmp_path):
-    """MCP-PERSIST-05: while a call waits on a task, ``resume_chat`` re-enqueues itself after the
-    task's ``pollInterval`` (300 ms here); once the task is done, the next check runs the call
-    and finishes the turn, with nobody enqueueing anything more."""
-    runs, env = tmp_path / "runs", worker
-    model.add(reply("Counted after the task."))
-    chat_id = str(step(env, "task-chat").json["chat"])
-    log = Path(env["WORKER_LOG"])
-    deadline = time.monotonic() + 30
-    while log.read_text().count("checking again in 0.3 s") < 2:  # it polls, and polls again
-        assert time.monotonic() < deadline, log.read_text()
-        time.sleep(0.1)
-    assert not runs.exists() and model.requests == []
-    step(env, "finish-task", chat_id, "call_t")
-    while True:
-        state = step(env, "dump", chat_id).json
-        if state["messages"][-1]["content"] == "Counted after the task.":
-            break
-        assert time.monotonic() < deadline, (state, log.read_text())
-        time.sleep(0.2)
-    assert runs.read_text().split() == ["after-task"]
-    assert state["calls"][0]["result"] == "counted after-task"

@@ -8,8 +8,8 @@ prints one JSON line on stdout.
 * ``start-chat TEXT``        a ``StepAgent`` chat asks TEXT (pauses when a call needs approval)
 * ``crash-turn TEXT``        a ``CrashAgent`` chat asks TEXT; its ``crash`` tool kills the process,
                              its ``slow`` tool gives another process time to cancel
-* ``task-chat``              a chat whose ``count`` call waits on a server task; enqueues ``resume_chat``
-* ``finish-task CHAT CALL``  the task is done: clear it from the call
+* ``task-chat URL TEXT``     a ``TaskAgent`` chat (the tasking kit server at URL); enqueues ``ask_chat`` with TEXT
+* ``tasks CHAT``             the chat's tool call rows' task columns and results
 * ``cancel CHAT``            ``cancel()`` the chat (sets its persisted flag)
 * ``complete CHAT``          ``complete()`` the chat, as its agent sets it up
 * ``approve CHAT CALL``      approve through the example site's view (Django's test client)
@@ -191,20 +191,20 @@ def main(argv: list[str]) -> int:
         else:
             out = {"chat": record.pk, "survived": True}
     elif step == "task-chat":
-        from llm_mcp.chat import Message, ToolCall
-        from llm_mcp.tasks import resume_chat
+        from llm_mcp.tasks import ask_chat
+        from llm_mcp_tests.support.task_agents import TaskAgent
 
-        record = CrashAgent.chat()
-        record.chat.store.add(Message("user", "Count with a task"))
-        record.chat.store.add(Message("assistant", "", tool_calls=[ToolCall(
-            "call_t", "count", {"label": "after-task"}, task={"taskId": "t-1", "pollInterval": 300})]))
-        resume_chat.delay(record.pk)
+        record = TaskAgent.chat(url=args[0])
+        ask_chat.delay(record.pk, args[1])
         out = {"chat": record.pk}
-    elif step == "finish-task":
+    elif step == "tasks":
         from llm_mcp.models import ToolCall as ToolCallRow
 
-        ToolCallRow.objects.filter(tool_call_id=args[1], message__chat_id=args[0]).update(task=None)
-        out = {"finished": args[1]}
+        out = {"calls": [{"id": c.tool_call_id, "task_id": c.task_id, "task_status": c.task_status,
+                          "task_status_message": c.task_status_message, "has_task": c.task is not None,
+                          "result": c.result.content if c.result else None}
+                         for c in ToolCallRow.objects.filter(message__chat_id=args[0]).select_related("result")
+                         .order_by("id")]}
     elif step == "cancel":
         from llm_mcp.models import Chat
 
