@@ -27,6 +27,7 @@ from django.db.models import Count, OuterRef, Subquery
 from django.http import HttpRequest
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
+from django.utils.safestring import mark_safe
 
 from . import conf
 from .models import Credential, ToolCall
@@ -75,12 +76,25 @@ class MessageInline(_ViewOnly, admin.TabularInline):
         if not calls:
             return "-"
         return format_html_join(
-            ", ", '<a href="{}">{}</a> ({})',
-            ((reverse("admin:llm_mcp_toolcall_change", args=[call.pk]), call.name, call.approval or "no approval")
-             for call in calls))
+            ", ", '<a href="{}">{}</a> ({}){}',
+            ((reverse("admin:llm_mcp_toolcall_change", args=[call.pk]), call.name, call.approval or "no approval",
+              _task_line(call)) for call in calls))
 
     def get_queryset(self, request: HttpRequest) -> Any:
         return super().get_queryset(request).prefetch_related("tool_calls")
+
+
+def _task_text(call: ToolCall) -> str:
+    """``working: step 2 of 3`` for a call paused on a server task (status and status message), else ``""``."""
+    if call.task is None or call.result_id is not None:
+        return ""
+    message = f": {_excerpt(call.task_status_message)}" if call.task_status_message else ""
+    return f"{call.task_status or 'unknown'}{message}"
+
+
+def _task_line(call: ToolCall) -> str:
+    text = _task_text(call)
+    return format_html(" - task {}", text) if text else ""
 
 
 class ChatAdmin(admin.ModelAdmin):
@@ -111,7 +125,16 @@ class ChatAdmin(admin.ModelAdmin):
     def message_count(self, chat: Any) -> int:
         return getattr(chat, "message_total", 0)
     # agent_class names code a job imports, agent_inputs its arguments: never editable here
-    readonly_fields = ["agent_class", "agent_inputs", "created_at", "updated_at"]
+    readonly_fields = ["agent_class", "agent_inputs", "pending_tasks", "created_at", "updated_at"]
+
+    @admin.display(description="pending tasks")
+    def pending_tasks(self, chat: Any) -> str:
+        """The server tasks the chat's paused calls wait on, with their status messages (from the rows)."""
+        calls = ToolCall.objects.filter(message__chat_id=chat.pk, result__isnull=True, task__isnull=False)
+        lines = [(call.name, _task_text(call), call.task_server) for call in calls.order_by("id")]
+        if not lines:
+            return "-"
+        return format_html_join(mark_safe("<br>"), "{} - task {} ({})", lines)  # noqa: S308 - a constant
     inlines = [MessageInline]
 
     def has_add_permission(self, request: HttpRequest) -> bool:
@@ -131,13 +154,14 @@ class ToolCallAdmin(_ViewOnly, admin.ModelAdmin):
     (a call decided elsewhere meanwhile is left as it is and reported); a chat whose last
     waiting call was decided here is resumed (``tasks.resume_chat``)."""
 
-    list_display = ["tool_call_id", "name", "approval", "chat", "created_at"]
-    list_filter = ["approval"]
-    search_fields = ["tool_call_id", "name"]
+    list_display = ["tool_call_id", "name", "approval", "task_state", "chat", "created_at"]
+    list_filter = ["approval", "task_status"]
+    search_fields = ["tool_call_id", "name", "task_id"]
     list_select_related = ["message__chat"]
     actions = ["approve_calls", "decline_calls"]
     fields = ["tool_call_id", "chat", "message", "name", "arguments_json", "approval", "result_content",
-              "mcp_result", "pending_questions", "request_state", "task", "created_at"]
+              "mcp_result", "pending_questions", "request_state", "task_state", "task_id", "task_server",
+              "task_poll_interval", "task_expires_at", "task_next_check", "task", "created_at"]
     readonly_fields = fields
 
     # Read-only: a decision goes through ToolCall.approve()/decline() and a resumed chat (the
@@ -191,6 +215,11 @@ class ToolCallAdmin(_ViewOnly, admin.ModelAdmin):
         if conf.chat_model_name() != DEFAULT_CHAT_MODEL:
             return str(chat)
         return format_html('<a href="{}">{}</a>', reverse("admin:llm_mcp_chat_change", args=[chat.pk]), chat)
+
+    @admin.display(description="task", ordering="task_status")
+    def task_state(self, call: ToolCall) -> str:
+        """The server task the call waits on: its status and status message (``-`` without one)."""
+        return _task_text(call) or "-"
 
     @admin.display(description="arguments")
     def arguments_json(self, call: ToolCall) -> str:

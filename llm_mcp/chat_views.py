@@ -210,7 +210,8 @@ def follow(request: HttpRequest, record: Any, emit: Any, stopped: threading.Even
            interval: float = 0.3, idle_timeout: float = 600.0) -> None:
     """Emit a ``conversation`` event (``{"html", "state", "fingerprint"}``) each time the chat's
     rows change, until ``until`` is set (a turn this process runs), else until the chat is
-    neither running nor unfinished (an unfinished one is given `FOLLOW_GRACE` seconds to start),
+    neither running, unfinished nor waiting on server tasks (an unfinished one is given
+    `FOLLOW_GRACE` seconds to start),
     the client is gone, or nothing changed for ``idle_timeout`` seconds."""
     seen = request.GET.get("since", "")
     started = changed_at = time.monotonic()
@@ -220,7 +221,7 @@ def follow(request: HttpRequest, record: Any, emit: Any, stopped: threading.Even
             seen, changed_at = view.fingerprint, time.monotonic()
             emit("conversation", {"html": conversation_html(request, record, view), "state": view.state,
                                   "fingerprint": view.fingerprint})
-        if until is None and view.state not in ("running", "unfinished"):
+        if until is None and view.state not in ("running", "unfinished", "tasks"):  # tasks: a job checks them
             return
         if until is None and view.state == "unfinished" and time.monotonic() - started > FOLLOW_GRACE:
             emit("idle", {"state": view.state})
@@ -437,11 +438,11 @@ class EventsView(ChatView):
 
 
 class StateView(ChatView):
-    """GET: ``{"state", "fingerprint", "waiting_calls"}`` of the chat, for a page that polls
-    instead of listening to events."""
+    """GET: ``{"state", "fingerprint", "waiting_calls", "task_calls"}`` of the chat, for a page that
+    polls instead of listening to events."""
 
     def get(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         view = Conversation.of(self.get_chat(), check_arguments=False)
         return JsonResponse({"state": view.state, "fingerprint": view.fingerprint,
-                             "waiting_calls": view.waiting_calls})
+                             "waiting_calls": view.waiting_calls, "task_calls": view.task_calls})
 

@@ -136,11 +136,19 @@ def _question_view(question: Any, forms: dict[tuple[str, str], QuestionForm]) ->
     return view
 
 
+def _task_view(call: Any) -> dict[str, Any]:
+    """What the page shows of the server task a call waits on (its row's ``task_*`` columns)."""
+    return {"id": call.task_id, "status": call.task_status.replace("_", " ") or "unknown",
+            "message": call.task_status_message, "server": call.task_server,
+            "poll_interval": call.task_poll_interval, "expires_at": call.task_expires_at}
+
+
 @dataclass
 class Conversation:
     """The page's view of one chat (see the module).
 
-    ``state``: ``"waiting"`` (a call waits for a person), ``"running"`` (a turn holds the chat's
+    ``state``: ``"waiting"`` (a call waits for a person), ``"tasks"`` (calls wait only on server
+    tasks, which a job or a listener checks), ``"running"`` (a turn holds the chat's
     turn lock, here or in a worker), ``"cancelled"``, ``"unfinished"`` (the conversation does not
     end with an answer and no turn runs: one failed, or a job waits for a worker; Resume runs it)
     or ``"idle"``."""
@@ -150,6 +158,7 @@ class Conversation:
     other_questions: list[dict[str, Any]] = field(default_factory=list)
     state: str = "idle"
     waiting_calls: int = 0
+    task_calls: int = 0
     fingerprint: str = ""
 
     @classmethod
@@ -179,11 +188,12 @@ class Conversation:
                         shown_results.add(call.result_id)
                     shown_calls.add(call.tool_call_id)
                     open_questions = by_call.get(call.tool_call_id, []) if call.result_id is None else []
-                    waiting = call.result_id is None and (call.approval == "pending" or bool(open_questions)
-                                                          or call.task is not None)
+                    waiting = call.result_id is None and (call.approval == "pending" or bool(open_questions))
+                    on_task = call.result_id is None and call.task is not None
                     view.waiting_calls += waiting
+                    view.task_calls += on_task and not waiting
                     calls.append({
-                        "row": call, "waiting": waiting,
+                        "row": call, "waiting": waiting, "task": _task_view(call) if on_task else None,
                         "arguments": shown(json.dumps(call.arguments, indent=2, ensure_ascii=False)),
                         "problems": _listed(problems.get(call.pk)),
                         "unchecked": problems.get(call.pk) if isinstance(problems.get(call.pk), str) else "",
@@ -191,7 +201,8 @@ class Conversation:
                         "result": _result_view(call, call.result) if call.result is not None else None,
                     })
                     marks.append((call.pk, call.approval, call.result_id, json.dumps(call.pending_questions,
-                                                                                     sort_keys=True)))
+                                                                                     sort_keys=True),
+                                  call.task_status, call.task_status_message))
             marks.append((row.pk, len(row.content)))
             html = markdown_html(row.content) if row.role == "assistant" else ""
             view.entries.append({"row": row, "html": html, "calls": calls,
@@ -204,6 +215,8 @@ class Conversation:
             call.result_id is None for call in last.tool_calls.all()))
         if view.waiting_calls or view.other_questions:
             view.state = "waiting"
+        elif view.task_calls:
+            view.state = "tasks"
         elif unfinished:
             view.state = ("cancelled" if record.cancelled else
                           "running" if record.store.lock.busy else "unfinished")

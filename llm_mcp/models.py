@@ -190,9 +190,11 @@ class ToolCall(models.Model):
         approval: ``""`` (not needed), ``pending``, ``approved`` or ``declined``.
         pending_questions / request_state / task: why a call is paused, and how to resume it
             (``task``: the server task it waits on, ``llm_mcp.Task.to_dict()``, ``None`` once it ended).
-        task_id / task_status / task_status_message / task_poll_interval / task_expires_at /
-            task_server: what ``task`` says, in columns of their own (for the admin, the chat page
-            and finding a call by its task id); written with ``task``, blank without one.
+        task_id / task_status / task_status_message: what ``task`` says, in columns of their
+            own (for the admin, the chat page and finding a call by its task id); written with
+            ``task``, blank without one.
+        task_poll_interval / task_expires_at / task_server: the same for its poll interval
+            (seconds), expiry and server name.
         task_next_check: when the Celery job ``llm_mcp.tasks.check_tasks`` is due to check the
             task next (``None`` when none is scheduled).
         mcp_result: the server's whole result as sent (``None`` for a call that raised).

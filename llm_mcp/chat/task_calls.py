@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..client.errors import ConfigurationError, MCPError, is_outage
+from ..client.asking import MAX_INPUT_REQUESTS
 from ..client.question import Question, from_input_request
 from ..client.server import Servers
 from ..client.task import Task
@@ -123,6 +124,12 @@ class PausedTasks:
                                               f"{task.status_message or 'no reason given'}"}, ended=True))
         call.task = task.to_dict()
         if task.status == "input_required":
+            if len(task.input_requests) > MAX_INPUT_REQUESTS:
+                exc = MCPError(f"MCP server {task.server_name!r} asked {len(task.input_requests)} questions at once "
+                               f"in task {task.id!r} (at most {MAX_INPUT_REQUESTS}); the call was stopped",
+                               server=task.server_name)
+                self._cancel_quietly(task, call)
+                return self._ended(call, Checked({"error": str(exc)}, error=exc, ended=True))
             self._add_questions(task, call)
             self._send_answers(task, call)
         self.store.save_call(assistant, call)
@@ -133,16 +140,25 @@ class PausedTasks:
         (``text``). A server that cannot be told is logged: its task may run on."""
         for call in calls:
             try:
-                self.task_of(call).cancel()
-            except Exception as exc:  # noqa: BLE001 - the call is settled all the same
-                log.warning("tool call %s (%s): tasks/cancel for task %s failed (%s: %s); the task may run on",
-                            call.id, call.name, (call.task or {}).get("taskId"), type(exc).__name__, exc)
+                task = self.task_of(call)
+            except MCPError as exc:
+                log.warning("tool call %s (%s): its task cannot be cancelled: %s", call.id, call.name, exc)
+            else:
+                self._cancel_quietly(task, call)
             self._live.pop(call.id, None)
             call.task, call.pending_questions = None, []
             self.store.save_call(assistant, call)
             self.store.add(Message("tool", text, tool_call_id=call.id, is_error=True))
 
     # -- the parts -------------------------------------------------------------------------------
+
+    @staticmethod
+    def _cancel_quietly(task: Task, call: ToolCall) -> None:
+        try:
+            task.cancel()
+        except Exception as exc:  # noqa: BLE001 - the call is settled all the same
+            log.warning("tool call %s (%s): tasks/cancel for task %s failed (%s: %s); the task may run on",
+                        call.id, call.name, task.id, type(exc).__name__, exc)
 
     def _ended(self, call: ToolCall, checked: Checked) -> Checked:
         self._live.pop(call.id, None)

@@ -160,6 +160,25 @@ def test_an_expired_task_raises_invalid_params_and_the_call_gets_one_result(mode
     assert chat.complete().content == "gone"
 
 
+def test_a_task_asking_too_many_questions_is_stopped_and_cancelled(model, kit):
+    """A task that asks more questions at once than a client takes (``MAX_INPUT_REQUESTS``) does
+    not fill the chat: ``complete()`` raises ``MCPError``, the task is cancelled, and the call
+    has one error result; ``pending_questions`` stays empty."""
+    chat = make_chat(model, [tool_call("nosy", {}), reply("too many")])
+    chat.with_mcp(kit.mcp(name="reports", extensions=["tasks"]))
+    chat.ask("ask away")
+    [task] = chat.pending_tasks
+    deadline = time.monotonic() + 10
+    with pytest.raises(llm_mcp.MCPError, match="101 questions"):
+        while True:
+            assert time.monotonic() < deadline
+            time.sleep(0.03)
+            chat.complete()
+    assert chat.pending_questions == [] and not chat.waiting
+    assert tasking.server.tasks.cancels.count(task.id) == 1
+    assert [m.is_error for m in chat.messages if m.role == "tool"] == [True]
+
+
 @pytest.mark.parametrize("how", ["cancel", "flag"])
 def test_mcp_task_18_cancel_drops_tasks_and_next_complete_sends_tasks_cancel(model, kit, how):
     """MCP-TASK-18: ``chat.cancel()`` (or the store's cancel flag alone, as another process sets

@@ -199,7 +199,7 @@ def test_state_endpoint_says_whether_a_turn_runs():
     client = signed_in(ada)
     url = reverse("llm_mcp:chat_state", args=[record.pk])
     assert client.get(url).json() == {"state": "unfinished", "fingerprint": client.get(url).json()["fingerprint"],
-                                      "waiting_calls": 0}
+                                      "waiting_calls": 0, "task_calls": 0}
     lock, held, done_event = Chat.objects.get(pk=record.pk).store.lock, threading.Event(), threading.Event()
 
     def turn():  # a turn in another thread (its own database session, as a worker has)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 
 import pytest
+from django.urls import reverse
 
 import llm_mcp
 from llm_mcp import tasks
@@ -133,3 +134,32 @@ def test_check_tasks_cancels_when_the_chat_was_cancelled(model, kit, agent_chat)
     assert tasking.server.tasks.cancels.count(task.id) == 1
     row = ToolCallRow.objects.get(message__chat=record)
     assert row.task is None and row.result.is_error and not ChatRecord.objects.get(pk=record.pk).cancelled
+
+
+def test_the_chat_page_and_the_admin_show_pending_tasks_with_their_status_message(model, kit, agent_chat,
+                                                                                    admin_client):
+    """The shipped chat page shows a call paused on a task (its status, status message and
+    server; the state says the calls wait for server tasks, not for the user), and so do the
+    admin's chat page (pending tasks) and tool call list (task column)."""
+    record = agent_chat(kit.url, tool_call("report", {"steps": 2, "delay": 5}), reply("unused"))
+    record.ask("slow report")
+    deadline = time.monotonic() + 10
+    while ToolCallRow.objects.get(message__chat=record).task_status_message != "step 1 of 2":
+        assert time.monotonic() < deadline
+        time.sleep(0.03)
+        reload(record, model).complete()
+    page = admin_client.get(reverse("llm_mcp:chat_detail", args=[record.pk])).content.decode()
+    assert 'data-state="tasks"' in page and "1 tool call waits for server tasks" in page
+    assert "Task working" in page and "step 1 of 2" in page and "reports runs this call as a task" in page
+    assert "checked every 0.02 s" in page
+    state = admin_client.get(reverse("llm_mcp:chat_state", args=[record.pk])).json()
+    assert state["state"] == "tasks" and state["task_calls"] == 1 and state["waiting_calls"] == 0
+    change = admin_client.get(f"/admin/llm_mcp/chat/{record.pk}/change/").content.decode()
+    assert "report - task working: step 1 of 2 (reports)" in change
+    listing = admin_client.get("/admin/llm_mcp/toolcall/").content.decode()
+    assert "working: step 1 of 2" in listing
+    ChatRecord.objects.get(pk=record.pk).cancel()
+    with pytest.raises(llm_mcp.CancelledError):
+        reload(record, model).complete()
+    page = admin_client.get(reverse("llm_mcp:chat_detail", args=[record.pk])).content.decode()
+    assert "Task working" not in page and "The call was cancelled before it finished." in page

@@ -95,9 +95,9 @@
           return pump();
         })
         .catch(function (err) { flash("The message could not be sent: " + err); })
-        .then(function () { button.disabled = false; composer.removeAttribute("data-busy"); if (["running", "unfinished"].indexOf(state().state) >= 0) { follow(); } });
+        .then(function () { button.disabled = false; composer.removeAttribute("data-busy"); if (["running", "unfinished", "tasks"].indexOf(state().state) >= 0) { follow(); } });
     });
   }
 
-  if (["running", "unfinished"].indexOf(state().state) >= 0) { follow(); }
+  if (["running", "unfinished", "tasks"].indexOf(state().state) >= 0) { follow(); }
 })();

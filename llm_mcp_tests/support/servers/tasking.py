@@ -19,6 +19,7 @@ Tools:
   until the file ``path`` exists, then ``"gate open"``, completing with ``"passed the gate at PATH"``
   (the test decides when it ends).
 - ``hang_up``: ends every ``subscriptions/listen`` stream gracefully (``Server.end_subscriptions``).
+- ``nosy``: a task whose tool asks 101 questions at once (more than a client takes).
 - ``echo(text)``: never a task.
 """
 
@@ -119,6 +120,19 @@ class HangUp(Tool):
         return "hung up"
 
 
+class Nosy(Tool):
+    name = "nosy"
+    task = "optional"
+    task_poll_interval_ms = 10
+
+    def call(self) -> Any:
+        from llm_mcp.testing.asking import input_request
+
+        self.ask_all({f"q{i}": input_request(f"Question {i}?", schema={"type": "object", "properties": {}})
+                      for i in range(101)})
+        return "asked"
+
+
 class Echo(Tool):
     name = "echo"
     input_schema = {"type": "object", "properties": {"text": {"type": "string"}}}
@@ -127,7 +141,7 @@ class Echo(Tool):
         return str(self.arguments.get("text", ""))
 
 
-server = Server("tasking", tools=[Report, OnlyAsTask, Broken, Stubborn, Fleeting, Curious, Gated, HangUp,
+server = Server("tasking", tools=[Report, OnlyAsTask, Broken, Stubborn, Fleeting, Curious, Nosy, Gated, HangUp,
                                       Echo])
 
 if __name__ == "__main__":
