@@ -30,6 +30,7 @@ from typing import Any, Callable
 import llm_mcp
 
 from .client.errors import ConnectionError, MCPError
+from .client.server.listener import shown
 from .client.task import Task
 from .db.rows import tool_call_model
 from .signals import guard_database, mcp_changed
@@ -148,7 +149,7 @@ class TaskWatch:
 
     def _check_chats(self, task_id: str, what: str) -> None:
         for chat_id in self.chats_waiting_on(task_id):
-            log.info("MCP server %s: task %s %s; checking chat %s", self.server.name, task_id, what, chat_id)
+            log.info("MCP server %s: task %s %s; checking chat %s", self.server.name, shown(task_id), what, chat_id)
             try:
                 self.enqueue(chat_id)
             except Exception:  # a broker that is down must not end the listener

@@ -368,3 +368,28 @@ def test_a_malformed_task_notification_is_logged_and_ignored(scripted, monkeypat
         assert "malformed task notification" in caplog.text and "\x1b" not in caplog.text
     finally:
         server.close()
+
+
+def test_a_task_id_cannot_forge_lines_in_errors_or_logs(scripted, caplog):
+    """Task ids come from servers: one with a newline and an escape sequence, refused by the
+    acknowledgement, is named on one line with its control characters escaped."""
+    from llm_mcp_tests.support.scripted import DISCOVER, result, sse
+
+    forged = "t-1\n2026-12-02 ERROR forged\x1b[2J"
+
+    def script(request):
+        if request["method"] == "server/discover":
+            return result(request, {**DISCOVER, "capabilities": {"tools": {}, "extensions": {TASKS: {}}}})
+        return sse(request, [("notifications/subscriptions/acknowledged", {"notifications": {"taskIds": []}})],
+                   {"resultType": "complete"})
+
+    server = llm_mcp.mcp(url=scripted(script).url, name="scripted", extensions=["tasks"])
+    try:
+        with caplog.at_level(logging.DEBUG, logger="llm_mcp.listen"):
+            with pytest.raises(llm_mcp.MCPError) as caught:
+                server.listen(tasks=[forged])
+        message = str(caught.value)
+        assert "\n" not in message and "\x1b" not in message and "t-1\\n2026-12-02 ERROR forged\\x1b" in message
+        assert "\x1b" not in caplog.text and "\nforged" not in caplog.text
+    finally:
+        server.close()

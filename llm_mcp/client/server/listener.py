@@ -36,6 +36,7 @@ from ..cancel import CancelScope
 from ..errors import CancelledError, MCPError, ServerTimeoutError, SessionExpiredError
 from ..resource import Resource
 from ..extensions import TASKS_EXTENSION
+from ..logs import printable
 from ..session import MODERN
 from ..task import END_STATES, Task
 
@@ -44,7 +45,7 @@ if TYPE_CHECKING:
     from .changes import Changes
 
 __all__ = ["ACK", "FIRST_DELAY", "MAX_DELAY", "TASK_STATUS", "Listener", "Watched", "on_listener_thread",
-           "resource_uris", "tasks_refused", "watched_tasks"]
+           "resource_uris", "shown", "tasks_refused", "watched_tasks"]
 
 log = logging.getLogger("llm_mcp.listen")
 
@@ -189,7 +190,7 @@ class Listener:
             self.stop()
             raise failure[0]
         log.info("Listening to MCP server %s: %s", self.name(),
-                 ", ".join((*lists, *self.resources, *(f"task {i}" for i in self.tasks))))
+                 ", ".join((*lists, *self.resources, *(f"task {shown(i)}" for i in self.tasks))))
 
     def _unsubscribe(self, client: Client, uris: list[str]) -> None:
         """``resources/unsubscribe`` each of ``uris`` (handshake era), so their updates stop;
@@ -324,7 +325,7 @@ class Listener:
         for field, label in _LISTS.items():
             given = granted.get(field)
             given = {item for item in given if isinstance(item, str)} if isinstance(given, list) else set()
-            refused += [f"{label}{item}" for item in wanted.get(field, ()) if item not in given]
+            refused += [f"{label}{shown(item)}" for item in wanted.get(field, ()) if item not in given]
         if refused:
             raise MCPError(f"MCP server {self.name()!r} will not send updates for: {', '.join(refused)}",
                            server=self.name())
@@ -371,7 +372,7 @@ class Listener:
                 if exc.code is None:
                     raise
                 log.warning("MCP server %s: task %s could not be checked (%s); no longer listened to",
-                            self.name(), watched.id, exc)
+                            self.name(), shown(watched.id), exc)
                 self.tasks.pop(watched.id, None)
                 continue
             if report_all or (task.status, task.status_message) != (watched.status, watched.status_message):
@@ -395,7 +396,8 @@ class Listener:
     def _drop_refused_tasks(self, wanted: dict[str, Any], granted: dict[str, Any]) -> None:
         given = granted.get("taskIds") if isinstance(granted.get("taskIds"), list) else []
         for task_id in [i for i in wanted["taskIds"] if i not in given]:
-            log.warning("MCP server %s no longer reports on task %s; no longer listened to", self.name(), task_id)
+            log.warning("MCP server %s no longer reports on task %s; no longer listened to", self.name(),
+                        shown(task_id))
             self.tasks.pop(task_id, None)
             wanted["taskIds"].remove(task_id)
 
@@ -434,11 +436,21 @@ _URI = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:[^\s\x00-\x1f\x7f]*\Z")
 """An absolute URI as far as listening needs: a scheme, a colon, no whitespace or control characters."""
 
 
+def shown(task_id: str) -> str:
+    """A task id as messages and log lines show it: control characters escaped (ids come from
+    servers), at most `MAX_SHOWN_ID` characters."""
+    return printable(task_id if len(task_id) <= MAX_SHOWN_ID else task_id[:MAX_SHOWN_ID] + "...")
+
+
+MAX_SHOWN_ID = 200
+"""Characters of a task id a message shows."""
+
+
 def tasks_refused(client: Client, server_name: str, ids: list[str]) -> MCPError | None:
     """Why a connected server cannot report on tasks at all, as the ``MCPError`` to raise
     (naming ``ids``), or ``None`` when it can: a revision older than 2026-07-28 (Tasks need
     ``subscriptions/listen``), or no Tasks extension in the server's capabilities."""
-    named = f"; refused: {', '.join(ids)}" if ids else ""
+    named = f"; refused: {', '.join(shown(i) for i in ids)}" if ids else ""
     if client.era != MODERN:
         return MCPError(f"MCP server {server_name!r} speaks {client.protocol_version}, older than 2026-07-28, and "
                         f"never reports on tasks{named}", server=server_name)
