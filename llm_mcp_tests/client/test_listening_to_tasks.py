@@ -15,23 +15,10 @@ import llm_mcp
 from llm_mcp.client.server import listener as listener_module
 from llm_mcp.testing import running_server
 from llm_mcp_tests.support.listening import Heard, wait_until
+from llm_mcp_tests.support.task_servers import TASKING, tasking, tasking_http  # noqa: F401 - fixtures
 
-TASKING = "llm_mcp_tests.support.servers.tasking"
 CHANGING = "llm_mcp_tests.support.servers.changing"
 TASKS = "io.modelcontextprotocol/tasks"
-
-
-@pytest.fixture(params=["http", "stdio"])
-def tasking(request: pytest.FixtureRequest):
-    """The kit's tasking server on 2026-07-28, over each transport (a fresh process per test)."""
-    with running_server(TASKING, transport=request.param, era="modern") as running:
-        yield running
-
-
-@pytest.fixture
-def tasking_http():
-    with running_server(TASKING, transport="http", era="modern") as running:
-        yield running
 
 
 class Refreshes:
@@ -48,6 +35,14 @@ class Refreshes:
         monkeypatch.setattr(llm_mcp.Task, "refresh", counting)
 
 
+def gated_listener(tasking, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """``(gate path, Refreshes, Heard, server object)``: a server object of ``tasking`` declaring
+    the extension, whose ``after_change`` is the ``Heard``."""
+    heard = Heard()
+    return (tmp_path / "gate", Refreshes(monkeypatch), heard,
+            tasking.mcp(name="tasking", extensions=["tasks"], after_change=heard))
+
+
 def tasks_heard(heard: Heard) -> list[llm_mcp.Task]:
     return [change for change in heard.changes if isinstance(change, llm_mcp.Task)]
 
@@ -58,10 +53,7 @@ def test_mcp_task_13_each_status_change_reaches_after_change_with_the_result_onc
     the server object; opening the gate moves the task on, and ``after_change`` gets a ``Task``
     for each change, ``"gate open"`` then ``completed`` with its ``Result``. Only one ``tasks/get``
     is made (the check once subscribed): the changes came as ``notifications/tasks``."""
-    gate = tmp_path / "gate"
-    refreshes = Refreshes(monkeypatch)
-    heard = Heard()
-    server = tasking.mcp(name="tasking", extensions=["tasks"], after_change=heard)
+    gate, refreshes, heard, server = gated_listener(tasking, tmp_path, monkeypatch)
     try:
         task = server.tool("gated").call(path=str(gate))
         assert isinstance(task, llm_mcp.Task) and not task.complete
@@ -291,10 +283,7 @@ def test_mcp_listen_17_after_subscribing_again_each_unfinished_task_is_checked_a
     no stream is open; once subscribed again, the listener checks the task (``tasks/get``) and
     reports it completed with its result, and the lists count as changed too."""
     monkeypatch.setattr(listener_module, "FIRST_DELAY", 0.5)
-    gate = tmp_path / "gate"
-    refreshes = Refreshes(monkeypatch)
-    heard = Heard()
-    server = tasking.mcp(name="tasking", extensions=["tasks"], after_change=heard)
+    gate, refreshes, heard, server = gated_listener(tasking, tmp_path, monkeypatch)
     try:
         task = server.tool("gated").call(path=str(gate))
         server.listen(tasks=[task])
@@ -335,27 +324,34 @@ def test_close_ends_a_task_listener_within_seconds(tasking, tmp_path: Path):
     assert wait_until(lambda: not any(t.is_alive() for t in threads), timeout=5)
 
 
-def test_a_malformed_task_notification_is_logged_and_ignored(scripted, monkeypatch, caplog):
-    """A ``notifications/tasks`` the client cannot read (an unknown status with control
-    characters) is logged on one line and ignored, news of a task not listened to is ignored,
-    and the good news after them arrives (a scripted 2026-07-28 server over real HTTP)."""
+def tasks_script(frames: list[tuple[str, dict]], task: dict | None = None):
+    """A scripted 2026-07-28 server declaring the Tasks extension: every ``subscriptions/listen``
+    is answered with ``frames`` (method, params), then its end; ``tasks/get`` with ``task``."""
     from llm_mcp_tests.support.scripted import DISCOVER, result, sse
-
-    monkeypatch.setattr(listener_module, "FIRST_DELAY", 30.0)
-    base = {"createdAt": "2026-01-01T00:00:00Z", "lastUpdatedAt": "2026-01-01T00:00:01Z", "ttlMs": None}
 
     def script(request):
         if request["method"] == "server/discover":
             return result(request, {**DISCOVER, "capabilities": {"tools": {}, "extensions": {TASKS: {}}}})
         if request["method"] == "tasks/get":
-            return result(request, {"resultType": "complete", "taskId": "t-1", "status": "working", **base})
-        return sse(request, [
-            ("notifications/subscriptions/acknowledged", {"notifications": {"taskIds": ["t-1"]}}),
-            ("notifications/tasks", {"taskId": "t-1", "status": "exploded\x1b[2J", **base}),
-            ("notifications/tasks", {"taskId": "t-2", "status": "completed", **base, "result": {"content": []}}),
-            ("notifications/tasks", {"taskId": "t-1", "status": "completed", **base,
-                                     "result": {"content": [{"type": "text", "text": "done"}]}}),
-        ], {"resultType": "complete"})
+            return result(request, task)
+        return sse(request, frames, {"resultType": "complete"})
+    return script
+
+
+def test_a_malformed_task_notification_is_logged_and_ignored(scripted, monkeypatch, caplog):
+    """A ``notifications/tasks`` the client cannot read (an unknown status with control
+    characters) is logged on one line and ignored, news of a task not listened to is ignored,
+    and the good news after them arrives (a scripted 2026-07-28 server over real HTTP)."""
+    monkeypatch.setattr(listener_module, "FIRST_DELAY", 30.0)
+    base = {"createdAt": "2026-01-01T00:00:00Z", "lastUpdatedAt": "2026-01-01T00:00:01Z", "ttlMs": None}
+
+    script = tasks_script([
+        ("notifications/subscriptions/acknowledged", {"notifications": {"taskIds": ["t-1"]}}),
+        ("notifications/tasks", {"taskId": "t-1", "status": "exploded\x1b[2J", **base}),
+        ("notifications/tasks", {"taskId": "t-2", "status": "completed", **base, "result": {"content": []}}),
+        ("notifications/tasks", {"taskId": "t-1", "status": "completed", **base,
+                                 "result": {"content": [{"type": "text", "text": "done"}]}}),
+    ], {"resultType": "complete", "taskId": "t-1", "status": "working", **base})
 
     heard = Heard()
     server = llm_mcp.mcp(url=scripted(script).url, name="scripted", extensions=["tasks"], after_change=heard)
@@ -373,15 +369,9 @@ def test_a_malformed_task_notification_is_logged_and_ignored(scripted, monkeypat
 def test_a_task_id_cannot_forge_lines_in_errors_or_logs(scripted, caplog):
     """Task ids come from servers: one with a newline and an escape sequence, refused by the
     acknowledgement, is named on one line with its control characters escaped."""
-    from llm_mcp_tests.support.scripted import DISCOVER, result, sse
-
     forged = "t-1\n2026-12-02 ERROR forged\x1b[2J"
 
-    def script(request):
-        if request["method"] == "server/discover":
-            return result(request, {**DISCOVER, "capabilities": {"tools": {}, "extensions": {TASKS: {}}}})
-        return sse(request, [("notifications/subscriptions/acknowledged", {"notifications": {"taskIds": []}})],
-                   {"resultType": "complete"})
+    script = tasks_script([("notifications/subscriptions/acknowledged", {"notifications": {"taskIds": []}})])
 
     server = llm_mcp.mcp(url=scripted(script).url, name="scripted", extensions=["tasks"])
     try:

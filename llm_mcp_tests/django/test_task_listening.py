@@ -25,15 +25,15 @@ from llm_mcp_tests.support.listening import wait_until
 from llm_mcp_tests.support.processes import REPO_ROOT
 from llm_mcp_tests.support.records import reload
 from llm_mcp_tests.support.servers import tasking
+from llm_mcp_tests.support.task_servers import task_kit  # noqa: F401 - fixture
 from llm_mcp_tests.support.task_agents import TaskAgent
 
 pytestmark = [pytest.mark.db, pytest.mark.django_db(transaction=True)]
 
 
 @pytest.fixture
-def kit():
-    with running_server(tasking.server, transport="http", era="modern") as running:
-        yield running
+def kit(task_kit):
+    return task_kit
 
 
 @pytest.fixture

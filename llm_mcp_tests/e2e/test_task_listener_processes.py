@@ -15,11 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from llm_mcp.testing import reply, running_server, tool_call
+from llm_mcp.testing import reply, tool_call
 
 from llm_mcp_tests.support.listening import wait_until
 from llm_mcp_tests.support.processes import REPO_ROOT
 from llm_mcp_tests.support.servers import tasking
+from llm_mcp_tests.support.task_servers import task_kit  # noqa: F401 - fixture
 from llm_mcp_tests.support.workers import step, wait_for_answer
 
 pytestmark = [pytest.mark.db, pytest.mark.slow]
@@ -32,9 +33,8 @@ def listen_mode(monkeypatch):
 
 
 @pytest.fixture
-def kit():
-    with running_server(tasking.server, transport="http", era="modern") as running:
-        yield running
+def kit(task_kit):
+    return task_kit
 
 
 class Listener:

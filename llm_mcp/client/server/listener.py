@@ -406,19 +406,24 @@ class Listener:
         self.changes.changed(task)
 
 
+def _one_or_many(value: Any, single: tuple[type, ...], argument: str, what: str) -> list[Any]:
+    """``value`` as a list: one item of the ``single`` types, ``None`` (none) or an iterable;
+    ``TypeError`` for anything else (bytes and dicts included), naming ``listen(argument=...)``."""
+    if isinstance(value, single):
+        return [value]
+    if value is None:
+        return []
+    if isinstance(value, (bytes, bytearray, dict)) or not hasattr(value, "__iter__"):
+        raise TypeError(f"listen({argument}=...) takes {what} (one, or a list of them), not {type(value).__name__}")
+    return list(value)
+
+
 def resource_uris(resources: Any) -> list[str]:
     """The URIs of ``resources`` (a URI string or `Resource` object, or an iterable of them).
     Raises ``TypeError`` for anything else, ``ValueError`` for an empty string or one that is not
     an absolute URI (RFC 3986 section 3: ``scheme:...``, no spaces or control characters)."""
-    if isinstance(resources, (str, Resource)):
-        resources = [resources]
-    if resources is None:
-        resources = ()
-    if isinstance(resources, (bytes, bytearray, dict)) or not hasattr(resources, "__iter__"):
-        raise TypeError("listen(resources=...) takes URI strings or Resource objects (one, or a list of them), "
-                        f"not {type(resources).__name__}")
     uris: list[str] = []
-    for item in resources:
+    for item in _one_or_many(resources, (str, Resource), "resources", "URI strings or Resource objects"):
         uri = item.uri if isinstance(item, Resource) else item
         if not isinstance(uri, str):
             raise TypeError(f"listen(resources=...) takes URI strings or Resource objects, not {type(item).__name__}")
@@ -466,15 +471,8 @@ def watched_tasks(tasks: Any, server_name: str) -> list[Watched]:
     what is known; a task of another server, by ``server_name``, is left out, so one list such as
     ``chat.pending_tasks`` can be given to each server) or task id strings, one or a list.
     Raises ``TypeError`` for anything else, ``ValueError`` for an empty id."""
-    if isinstance(tasks, (str, Task)):
-        tasks = [tasks]
-    if tasks is None:
-        tasks = ()
-    if isinstance(tasks, (bytes, bytearray, dict)) or not hasattr(tasks, "__iter__"):
-        raise TypeError("listen(tasks=...) takes Task objects or task id strings (one, or a list of them), "
-                        f"not {type(tasks).__name__}")
     watched: dict[str, Watched] = {}
-    for item in tasks:
+    for item in _one_or_many(tasks, (str, Task), "tasks", "Task objects or task id strings"):
         if isinstance(item, Task):
             if item.server_name is not None and item.server_name != server_name:
                 continue
