@@ -30,6 +30,7 @@ from typing import Any, Callable
 import llm_mcp
 
 from .client.errors import ConnectionError, MCPError
+from .client.logs import printable
 from .client.server.listener import shown
 from .client.task import Task
 from .db.rows import tool_call_model
@@ -41,6 +42,9 @@ log = logging.getLogger("llm_mcp.listen")
 
 DEFAULT_RESCAN = 5.0
 """Seconds between two reads of the paused tool calls (new tasks to listen to)."""
+
+MAX_MESSAGE = 120
+"""Characters of a task's status message a log line shows."""
 
 
 def enqueue_check(chat_id: Any) -> None:
@@ -145,7 +149,8 @@ class TaskWatch:
 
     def _changed(self, sender: Any, server: Any = None, change: Any = None, **_: Any) -> None:
         if server is self.server and isinstance(change, Task):
-            self._check_chats(change.id, f"is {change.status}")
+            message = f" ({printable(change.status_message[:MAX_MESSAGE])})" if change.status_message else ""
+            self._check_chats(change.id, f"is {change.status}{message}")
 
     def _check_chats(self, task_id: str, what: str) -> None:
         for chat_id in self.chats_waiting_on(task_id):

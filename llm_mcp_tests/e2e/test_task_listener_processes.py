@@ -94,7 +94,8 @@ def test_a_paused_chat_is_resumed_by_the_task_listener_without_polling(listen_mo
         checks = tasking.server.tasks.checks
         # the listener checks the task once subscribed; its status message changed since the
         # pause ("waiting for the gate"), so it has the chat checked once too: then all is quiet
-        assert wait_until(lambda: f"task {task_id} is working; checking chat {chat_id}" in listener.text)
+        assert wait_until(lambda: f"task {task_id} is working (waiting for the gate); checking chat {chat_id}"
+                          in listener.text), listener.text
         assert wait_until(lambda: "the task listener has it checked" in log.read_text().split("check_tasks", 1)[-1])
         settled = checks.count(task_id)
         assert settled == 2, checks
@@ -104,7 +105,7 @@ def test_a_paused_chat_is_resumed_by_the_task_listener_without_polling(listen_mo
         state = wait_for_answer(worker, chat_id)
         assert state["messages"][-1]["content"] == "Through the gate."
         assert model.requests[1].tool_results[0]["content"] == f"passed the gate at {gate}"
-        assert f"task {task_id} is completed; checking chat {chat_id}" in listener.text
+        assert f"task {task_id} is completed (gate open); checking chat {chat_id}" in listener.text
         assert checks.count(task_id) == settled + 1  # the completion came pushed; check_tasks read it once
     finally:
         code = listener.stop()
