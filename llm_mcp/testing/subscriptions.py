@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 __all__ = ["TASK_NOTIFICATION", "ListenHandler"]
 
@@ -68,7 +69,11 @@ class ListenHandler:
         import anyio.from_thread
         import anyio.lowlevel
         from mcp.shared.exceptions import MCPError
-        from mcp.shared.subscriptions import SUBSCRIPTION_ID_META_KEY, event_matches, event_to_notification
+        from mcp.shared.subscriptions import (
+            SUBSCRIPTION_ID_META_KEY,
+            event_matches,
+            event_to_notification,
+        )
         from mcp_types import (
             INVALID_PARAMS,
             INVALID_REQUEST,

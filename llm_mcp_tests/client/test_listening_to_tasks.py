@@ -15,7 +15,7 @@ import llm_mcp
 from llm_mcp.client.server import listener as listener_module
 from llm_mcp.testing import running_server
 from llm_mcp_tests.support.listening import Heard, wait_until
-from llm_mcp_tests.support.task_servers import TASKING, tasking, tasking_http  # noqa: F401 - fixtures
+from llm_mcp_tests.support.task_servers import TASKING
 
 CHANGING = "llm_mcp_tests.support.servers.changing"
 TASKS = "io.modelcontextprotocol/tasks"
@@ -375,9 +375,8 @@ def test_a_task_id_cannot_forge_lines_in_errors_or_logs(scripted, caplog):
 
     server = llm_mcp.mcp(url=scripted(script).url, name="scripted", extensions=["tasks"])
     try:
-        with caplog.at_level(logging.DEBUG, logger="llm_mcp.listen"):
-            with pytest.raises(llm_mcp.MCPError) as caught:
-                server.listen(tasks=[forged])
+        with caplog.at_level(logging.DEBUG, logger="llm_mcp.listen"), pytest.raises(llm_mcp.MCPError) as caught:
+            server.listen(tasks=[forged])
         message = str(caught.value)
         assert "\n" not in message and "\x1b" not in message and "t-1\\n2026-12-02 ERROR forged\\x1b" in message
         assert "\x1b" not in caplog.text and "\nforged" not in caplog.text

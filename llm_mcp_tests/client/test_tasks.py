@@ -13,7 +13,7 @@ import pytest
 import llm_mcp
 from llm_mcp.client.param_headers import method_headers
 from llm_mcp.testing import running_server
-from llm_mcp_tests.support.task_servers import TASKING, tasking, tasking_http  # noqa: F401 - fixtures
+from llm_mcp_tests.support.task_servers import TASKING
 
 TASKS = "io.modelcontextprotocol/tasks"
 

@@ -17,15 +17,14 @@ import pytest
 
 import llm_mcp
 from llm_mcp import tasks
-from llm_mcp.models import Chat as ChatRecord, ToolCall as ToolCallRow
+from llm_mcp.models import Chat as ChatRecord
+from llm_mcp.models import ToolCall as ToolCallRow
 from llm_mcp.task_watch import TaskWatch
 from llm_mcp.testing import reply, running_server, tool_call
-
 from llm_mcp_tests.support.listening import wait_until
 from llm_mcp_tests.support.processes import REPO_ROOT
 from llm_mcp_tests.support.records import reload
 from llm_mcp_tests.support.servers import tasking
-from llm_mcp_tests.support.task_servers import task_kit  # noqa: F401 - fixture
 from llm_mcp_tests.support.task_agents import TaskAgent
 
 pytestmark = [pytest.mark.db, pytest.mark.django_db(transaction=True)]
@@ -146,7 +145,7 @@ def test_task_checks_listen_keeps_check_tasks_from_polling(model, kit, paused, s
     """``LLM_MCP["TASK_CHECKS"] = "listen"``: a ``check_tasks`` run that leaves the task
     unfinished schedules nothing (``"listening"``; no ``task_next_check``): the listener has
     the chat checked. The default ``"poll"`` would say ``"waiting"`` here (eager jobs)."""
-    record, task = paused("report", {"steps": 2, "delay": 5}, reply("unused"))
+    record, _ = paused("report", {"steps": 2, "delay": 5}, reply("unused"))
     settings.LLM_MCP = {**settings.LLM_MCP, "TASK_CHECKS": "listen"}
     assert tasks.check_tasks.apply(args=(record.pk,)).get() == "listening"
     assert ToolCallRow.objects.get(message__chat=record).task_next_check is None
@@ -162,9 +161,8 @@ def test_task_checks_is_checked():
 
     from llm_mcp import conf
 
-    with override_settings(LLM_MCP={"TASK_CHECKS": "push"}):
-        with pytest.raises(ImproperlyConfigured, match="TASK_CHECKS"):
-            conf.get("TASK_CHECKS")
+    with override_settings(LLM_MCP={"TASK_CHECKS": "push"}), pytest.raises(ImproperlyConfigured, match="TASK_CHECKS"):
+        conf.get("TASK_CHECKS")
 
 
 # -- the command ---------------------------------------------------------------------------------
@@ -174,7 +172,7 @@ def run_listen(*args: str, env: dict[str, str] | None = None) -> subprocess.Comp
     environment = {**os.environ, **(env or {})}
     environment.pop("DJANGO_SETTINGS_MODULE", None)
     return subprocess.run([sys.executable, "manage.py", "mcp_listen", *args], cwd=REPO_ROOT, env=environment,
-                          capture_output=True, text=True, timeout=60)
+                          capture_output=True, text=True, timeout=60, check=False)
 
 
 def test_mcp_listen_tasks_needs_a_class_declaring_the_extension():

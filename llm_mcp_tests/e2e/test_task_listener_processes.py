@@ -16,11 +16,9 @@ from pathlib import Path
 import pytest
 
 from llm_mcp.testing import reply, tool_call
-
 from llm_mcp_tests.support.listening import wait_until
 from llm_mcp_tests.support.processes import REPO_ROOT
 from llm_mcp_tests.support.servers import tasking
-from llm_mcp_tests.support.task_servers import task_kit  # noqa: F401 - fixture
 from llm_mcp_tests.support.workers import step, wait_for_answer
 
 pytestmark = [pytest.mark.db, pytest.mark.slow]

@@ -56,7 +56,7 @@ def test_mcp_task_13_the_kit_grants_known_tasks_and_sends_each_change_with_the_w
         try:
             task = server.tool("gated").call(path=str(gate))
             frames: list[dict[str, Any]] = []
-            done = lambda got: any(f.get("params", {}).get("status") == "completed" for f in got)  # noqa: E731
+            done = lambda got: any(f.get("params", {}).get("status") == "completed" for f in got)
             reader = threading.Thread(target=_frames, args=(running.url, _listen_body([task.id, "unknown"],
                                                                                         declared=True), frames, done))
             reader.start()

@@ -1,7 +1,5 @@
-"""Fixtures running the kit's tasking server (``support/servers/tasking.py``) on 2026-07-28;
-a test file imports the ones it uses by name:
-
-    from llm_mcp_tests.support.task_servers import tasking, tasking_http  # noqa: F401 - fixtures
+"""Fixtures running the kit's tasking server (``support/servers/tasking.py``) on 2026-07-28,
+enabled for every test in ``llm_mcp_tests/conftest.py``:
 
 - ``tasking``: a fresh server process per test, over HTTP and over stdio (parametrized);
 - ``tasking_http``: the same over HTTP only;
