@@ -271,9 +271,12 @@ class Chat:
         with self._turn_lock:
             _, open_calls = unanswered(self.messages)
             if any(call.waiting or call.approval == "approved" or call.pending_questions for call in open_calls):
+                on_tasks = any(call.task is not None for call in open_calls)
                 raise ValueError("the chat has tool calls waiting for a decision or approved but not run yet: "
                                  "decide each of chat.pending_approvals, answer chat.pending_questions, then "
-                                 "complete()")
+                                 "complete()" + ("; calls wait on server tasks (chat.pending_tasks): complete() "
+                                                 "checks them, cancel() then complete() stops them"
+                                                 if on_tasks else ""))
             for call in open_calls:  # a turn stopped by an exception: settle its calls before moving on
                 declined = call.approval == "declined"
                 self.store.add(Message("tool", DECLINED if declined else NOT_RUN, tool_call_id=call.id,

@@ -255,3 +255,18 @@ def test_an_older_server_never_makes_tasks_and_calls_work_as_before(model, trans
         chat.with_mcp(running.mcp(name="reports", extensions=["tasks"]))
         assert chat.ask("report").content == "done" and not chat.waiting and chat.pending_tasks == []
         assert [r["content"] for r in model.requests[1].tool_results] == ["report with 2 steps"]
+
+
+def test_asking_while_calls_wait_on_tasks_says_how_to_go_on(model, kit):
+    """``ask()`` while a call waits on a server task refuses with a message naming
+    ``pending_tasks``, ``complete()`` and ``cancel()``; nothing is added to the chat."""
+    chat = make_chat(model, [tool_call("report", {"steps": 2, "delay": 5})])
+    chat.with_mcp(kit.mcp(name="reports", extensions=["tasks"]))
+    chat.ask("slow report")
+    count = len(chat.messages)
+    with pytest.raises(ValueError, match=r"pending_tasks.*cancel\(\)"):
+        chat.ask("and another thing")
+    assert len(chat.messages) == count
+    chat.cancel()
+    with pytest.raises(llm_mcp.CancelledError):
+        chat.complete()
