@@ -366,6 +366,38 @@ def test_a_malformed_task_notification_is_logged_and_ignored(scripted, monkeypat
         server.close()
 
 
+def test_a_completion_notified_without_its_result_is_read_with_tasks_get(scripted, monkeypatch):
+    """A server that says ``completed`` without the ``result`` (the spec wants the whole task):
+    the client checks the task with ``tasks/get`` instead, and reports it completed with the
+    result from there. (The check once subscribed still saw it working.)"""
+    from llm_mcp_tests.support.scripted import result
+
+    monkeypatch.setattr(listener_module, "FIRST_DELAY", 30.0)
+    base = {"createdAt": "2026-01-01T00:00:00Z", "lastUpdatedAt": "2026-01-01T00:00:01Z", "ttlMs": None}
+    working = {"resultType": "complete", "taskId": "t-1", "status": "working", **base}
+    finished = {**working, "status": "completed", "result": {"content": [{"type": "text", "text": "from tasks/get"}]}}
+    gets: list[str] = []
+    listen = tasks_script([
+        ("notifications/subscriptions/acknowledged", {"notifications": {"taskIds": ["t-1"]}}),
+        ("notifications/tasks", {"taskId": "t-1", "status": "completed", **base}),
+    ])
+
+    def script(request):
+        if request["method"] != "tasks/get":
+            return listen(request)
+        gets.append(request["params"]["taskId"])
+        return result(request, working if len(gets) == 1 else finished)
+
+    heard = Heard()
+    server = llm_mcp.mcp(url=scripted(script).url, name="scripted", extensions=["tasks"], after_change=heard)
+    try:
+        server.listen(tasks=[llm_mcp.Task(working, server=server)])
+        assert wait_until(lambda: any(t.complete for t in tasks_heard(heard)))
+        assert [t.status for t in tasks_heard(heard)] == ["completed"]
+        assert tasks_heard(heard)[-1].result.text == "from tasks/get"
+        assert gets == ["t-1", "t-1"]
+    finally:
+        server.close()
 def test_a_task_id_cannot_forge_lines_in_errors_or_logs(scripted, caplog):
     """Task ids come from servers: one with a newline and an escape sequence, refused by the
     acknowledgement, is named on one line with its control characters escaped."""

@@ -29,14 +29,15 @@ import logging
 import os
 import re
 import threading
-from typing import TYPE_CHECKING, Any, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from .. import protocol
 from ..cancel import CancelScope
 from ..errors import CancelledError, MCPError, ServerTimeoutError, SessionExpiredError
-from ..resource import Resource
 from ..extensions import TASKS_EXTENSION
 from ..logs import printable
+from ..resource import Resource
 from ..session import MODERN
 from ..task import END_STATES, Task
 
@@ -364,23 +365,28 @@ class Listener:
         server no longer knows (``-32602``, expired) is logged and no longer listened to; a
         dropped connection is raised (the subscription is made again)."""
         for watched in [task for task in self.tasks.values() if not task.ended]:
-            task = Task({"taskId": watched.id, "status": "working", "createdAt": "1970-01-01T00:00:00Z"},
-                        server=self.changes.settings.owner, tool_name=watched.tool_name)
-            try:
-                task.refresh()
-            except MCPError as exc:
-                if exc.code is None:
-                    raise
-                log.warning("MCP server %s: task %s could not be checked (%s); no longer listened to",
-                            self.name(), shown(watched.id), exc)
-                self.tasks.pop(watched.id, None)
-                continue
-            if report_all or (task.status, task.status_message) != (watched.status, watched.status_message):
-                self._report(watched, task)
+            self._check(watched, report=report_all)
+
+    def _check(self, watched: Watched, *, report: bool) -> None:
+        """One ``tasks/get`` for ``watched``; reported when ``report`` or when it changed."""
+        task = Task({"taskId": watched.id, "status": "working", "createdAt": "1970-01-01T00:00:00Z"},
+                    server=self.changes.settings.owner, tool_name=watched.tool_name)  # refresh() reads it all
+        try:
+            task.refresh()
+        except MCPError as exc:
+            if exc.code is None:
+                raise
+            log.warning("MCP server %s: task %s could not be checked (%s); no longer listened to",
+                        self.name(), shown(watched.id), exc)
+            self.tasks.pop(watched.id, None)
+            return
+        if report or (task.status, task.status_message) != (watched.status, watched.status_message):
+            self._report(watched, task)
 
     def _task_notified(self, params: dict[str, Any]) -> None:
-        """A ``notifications/tasks``: the task it carries, reported when listened to (anything
-        else, or a malformed task, is logged and ignored)."""
+        """A ``notifications/tasks``: the task it carries, reported when listened to (news of
+        another task is ignored; a malformed task is logged, and the task checked with
+        ``tasks/get`` instead, so a completion sent without its result is not lost)."""
         watched = self.tasks.get(params.get("taskId")) if isinstance(params.get("taskId"), str) else None
         if watched is None:
             log.debug("MCP server %s sent news of a task not listened to", self.name())
@@ -389,7 +395,9 @@ class Listener:
         try:
             task = Task(data, server=self.changes.settings.owner, tool_name=watched.tool_name)
         except MCPError as exc:
-            log.warning("MCP server %s sent a malformed task notification (%s); ignored", self.name(), exc)
+            log.warning("MCP server %s sent a malformed task notification (%s); checking the task instead",
+                        self.name(), exc)
+            self._check(watched, report=False)
             return
         self._report(watched, task)
 
