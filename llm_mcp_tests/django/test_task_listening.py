@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -72,7 +73,7 @@ def test_mcp_task_13_a_task_change_enqueues_check_tasks_for_its_chat_and_the_mod
     """MCP-TASK-13, MCP-LISTEN-19: the watch listens to the task the paused row holds; when the
     task ends, it enqueues the chat (from the listener's thread, using the ORM); ``check_tasks``
     then finishes the turn with the task's result. No ``tasks/get`` polls the task meanwhile:
-    one check once subscribed, one by ``check_tasks``."""
+    one check once subscribed, then one per ``check_tasks`` the watch enqueued."""
     settings.LLM_MCP = {**settings.LLM_MCP, "TASK_CHECKS": "listen"}
     gate = tmp_path / "gate"
     record, task = paused("gated", {"path": str(gate)}, reply("Through the gate."))
@@ -83,17 +84,57 @@ def test_mcp_task_13_a_task_change_enqueues_check_tasks_for_its_chat_and_the_mod
     try:
         watch.start()
         assert watch.listened == frozenset({task.id}) and server.listening
-        assert wait_until(lambda: checks.count(task.id) == 1)  # the check once subscribed
-        gate.touch()
+        # the status message changed since the pause ("waiting for the gate"): checked once subscribed
         assert wait_until(lambda: record.pk in enqueued.ids)
-        assert checks.count(task.id) == 1
-        assert tasks.check_tasks.apply(args=(record.pk,)).get() == "done"
+        enqueued.ids.clear()
+        assert tasks.check_tasks.apply(args=(record.pk,)).get() == "listening"
+        runs = 1
+        time.sleep(0.5)  # nothing polls meanwhile (pollIntervalMs is 20)
+        assert enqueued.ids == [] and checks.count(task.id) == 1 + runs
+        gate.touch()
+        while ChatRecord.objects.get(pk=record.pk).waiting:  # "gate open", then completed: pushed
+            assert runs < 4 and wait_until(lambda: record.pk in enqueued.ids)
+            enqueued.ids.clear()
+            tasks.check_tasks.apply(args=(record.pk,)).get()
+            runs += 1
     finally:
         watch.stop()
         server.close()
     assert ChatRecord.objects.get(pk=record.pk).messages[-1].content == "Through the gate."
     assert model.requests[1].tool_results[0]["content"] == f"passed the gate at {gate}"
-    assert checks.count(task.id) == 2
+    assert checks.count(task.id) == 1 + runs  # the check once subscribed, then one per enqueued check
+
+
+def test_mcp_task_15_an_input_required_task_with_a_listener_gets_its_answer_and_ends(model, kit, paused, settings):
+    """MCP-TASK-15, MCP-TASK-13 (listener): the task turns ``input_required``; the watch has the
+    chat checked, which puts the question on the row; answered through the model and checked
+    once (``check_tasks``), the answer goes out with ``tasks/update``; the server pushes the
+    completion and the watch has the chat checked again, which finishes the turn."""
+    settings.LLM_MCP = {**settings.LLM_MCP, "TASK_CHECKS": "listen"}
+    record, task = paused("curious", {}, reply("Noted the year."))
+    enqueued = Enqueued()
+    server = reports(kit)
+    watch = TaskWatch(server, enqueue=enqueued, rescan=0.2)
+    try:
+        watch.start()
+        assert wait_until(lambda: record.pk in enqueued.ids)  # input_required (pushed, or seen once subscribed)
+        assert tasks.check_tasks.apply(args=(record.pk,)).get() == "listening"
+        [question] = ChatRecord.objects.get(pk=record.pk).pending_questions
+        assert question.key == "year"
+        question.answer(2001)
+        enqueued.ids.clear()
+        tasks.check_tasks.apply(args=(record.pk,)).get()  # what the code that answered enqueues
+        for _ in range(5):  # then only what the watch enqueues: "working" again, "completed"
+            if not ChatRecord.objects.get(pk=record.pk).waiting:
+                break
+            assert wait_until(lambda: record.pk in enqueued.ids)
+            enqueued.ids.clear()
+            tasks.check_tasks.apply(args=(record.pk,)).get()
+    finally:
+        watch.stop()
+        server.close()
+    assert ChatRecord.objects.get(pk=record.pk).messages[-1].content == "Noted the year."
+    assert model.requests[1].tool_results[0]["content"] == "year 2001"
 
 
 def test_a_chat_paused_after_the_watch_started_is_listened_to_at_the_next_read(model, kit, paused, tmp_path):
