@@ -111,7 +111,7 @@ def test_mcp_task_15_an_input_required_task_with_a_listener_gets_its_answer_and_
     once (``check_tasks``), the answer goes out with ``tasks/update``; the server pushes the
     completion and the watch has the chat checked again, which finishes the turn."""
     settings.LLM_MCP = {**settings.LLM_MCP, "TASK_CHECKS": "listen"}
-    record, task = paused("curious", {}, reply("Noted the year."))
+    record, _ = paused("curious", {}, reply("Noted the year."))
     enqueued = Enqueued()
     server = reports(kit)
     watch = TaskWatch(server, enqueue=enqueued, rescan=0.2)
