@@ -104,7 +104,9 @@ def test_a_paused_chat_is_resumed_by_the_task_listener_without_polling(listen_mo
         assert state["messages"][-1]["content"] == "Through the gate."
         assert model.requests[1].tool_results[0]["content"] == f"passed the gate at {gate}"
         assert f"task {task_id} is completed (gate open); checking chat {chat_id}" in listener.text
-        assert checks.count(task_id) == settled + 1  # the completion came pushed; check_tasks read it once
+        # "gate open" and the completion each enqueue check_tasks: one or two reads (the second run
+        # finds nothing paused when the first one already finished the turn), never a poll
+        assert settled + 1 <= checks.count(task_id) <= settled + 2
     finally:
         code = listener.stop()
     assert code == 0, listener.text
