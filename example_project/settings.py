@@ -116,6 +116,9 @@ EXAMPLE_OAUTH_MCP_URL = os.environ.get("EXAMPLE_OAUTH_MCP_URL", "")
 if EXAMPLE_OAUTH_MCP_URL:
     LLM_MCP["OAUTH_SERVERS"] = {"protected": "example_project.demo.ProtectedServer"}
 LLM_MCP["CLIENT_NAME"] = "llm_mcp example site"
+# "listen": paused chats' server tasks are checked when a `mcp_listen --tasks` process hears
+# they changed, instead of check_tasks polling (see the Procfile).
+LLM_MCP["TASK_CHECKS"] = os.environ.get("LLM_MCP_TASK_CHECKS", "poll")
 # MCP Apps run on a second origin: the same runserver reached as localhost (`make run` sets it).
 LLM_MCP["APPS_SANDBOX_ORIGIN"] = os.environ.get("LLM_MCP_APPS_SANDBOX_ORIGIN", "http://localhost:8000")
 # The chat pages (llm_mcp.urls under /mcp/) offer the demo agent on the first configured model.

@@ -44,6 +44,10 @@ DEFAULTS: dict[str, Any] = {
     # Seconds a Celery job waits before checking a paused chat's tasks again, when none of
     # the tasks says how long (its ``pollIntervalMs``).
     "TASK_POLL_INTERVAL": 5.0,
+    # How paused chats' server tasks get checked: "poll" (``check_tasks`` schedules itself at
+    # the poll interval) or "listen" (it does not: a ``manage.py mcp_listen --tasks`` process
+    # enqueues it when a task changes).
+    "TASK_CHECKS": "poll",
     # Seconds a chat waits for another process that runs a turn of the same chat.
     "TURN_LOCK_TIMEOUT": 600.0,
     # Directory for the turn locks of SQLite databases (file locks); default: next to the
@@ -134,6 +138,7 @@ def _provider_options(value: Any) -> bool:
 
 CHECKS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "TASK_POLL_INTERVAL": (_positive_number, "a positive number of seconds"),
+    "TASK_CHECKS": (lambda v: v in ("poll", "listen"), '"poll" or "listen"'),
     "TURN_LOCK_TIMEOUT": (_positive_number, "a positive number of seconds"),
     "LOCK_DIR": (lambda v: v is None or isinstance(v, (str, PurePath)), "a directory path, or None"),
     "GENERATOR_ACRONYM": (lambda v: isinstance(v, bool), "True or False"),

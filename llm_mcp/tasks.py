@@ -101,7 +101,9 @@ def check_tasks(self: Any, chat_id: Any) -> str:
     A check that fails because a server is down is logged and tried again after
     ``TASK_POLL_INTERVAL`` seconds at least (the call stays paused). A failed task (``complete()`` raised ``MCPError``, the call
     has its error result) lets the model answer at once. Returns ``"done"`` (nothing waits on
-    a task), ``"polling"`` (scheduled again), ``"checked"`` (an extra run: the scheduled one
+    a task), ``"polling"`` (scheduled again), ``"listening"`` (not scheduled: with
+    ``LLM_MCP["TASK_CHECKS"] = "listen"`` a ``mcp_listen --tasks`` process enqueues it when a
+    task changes), ``"checked"`` (an extra run: the scheduled one
     comes), ``"waiting"`` (a person must act; jobs eager), ``"failed"`` or ``"cancelled"``."""
     record = load_chat(chat_id)
     try:
@@ -152,6 +154,9 @@ def _schedule(job: Any, record: Any, *, at_least: float = 0.0) -> str:
     if delay is None:
         return "done"
     delay = max(delay, at_least)
+    if conf.get("TASK_CHECKS") == "listen":  # mcp_listen --tasks enqueues check_tasks on each change
+        log.info("chat %s waits on server tasks: the task listener has it checked", record.pk)
+        return "listening"
     if _scheduled(record):
         return "polling"
     if job.request.is_eager:

@@ -236,6 +236,9 @@ from llm_mcp_tests.support.skills import skills_docs, skills_running  # noqa: E4
 # --------------------------------------------------------------------------- scripted HTTP servers (hostile answers)
 from llm_mcp_tests.support.scripted import scripted  # noqa: E402,F401
 
+# --------------------------------------------------------------------------- the kit's tasking server (Tasks extension)
+from llm_mcp_tests.support.task_servers import task_kit, tasking, tasking_http  # noqa: E402,F401
+
 
 # --------------------------------------------------------------------------- llm_mcp.testing kit (issue 3)
 # The kit's own pytest fixtures (mcp_test_server), as any project using llm_mcp.testing would enable them.

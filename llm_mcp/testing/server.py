@@ -169,6 +169,7 @@ class Server:
         self._index(self.resource_templates, lambda t: t.definition()["uriTemplate"], "uri_template")
         self._built: Any = None
         self._bus: Any = None  # the SDK's subscription bus (2026-07-28 listeners), once built
+        self._listen: Any = None  # the subscriptions/listen handler, once built
         self._token: Any = None  # the event loop serving requests, for changes made from other threads
         self._clients: weakref.WeakSet[Any] = weakref.WeakSet()  # handshake-era connections
         self._subscribers: dict[str, weakref.WeakSet[Any]] = {}  # resources/subscribe: URI -> connections
@@ -267,6 +268,16 @@ class Server:
                     await getattr(connection, f"send_{kind.rstrip('s')}_list_changed")()
             except Exception as exc:  # a client gone away misses the news
                 logging.getLogger("llm_mcp.testing").debug("could not announce %s: %s", kind, exc)
+
+    def end_subscriptions(self) -> None:
+        """End every ``subscriptions/listen`` stream gracefully (each gets its final result), as
+        a server going away for maintenance would; clients subscribe again. Call it from a tool
+        (or any thread but the server's event loop); before the first request it does nothing."""
+        if self._token is None or self._listen is None:
+            return
+        import anyio.from_thread
+
+        anyio.from_thread.run_sync(self._listen.close, token=self._token)
 
     def _reindex(self) -> None:
         self._by_name = self._index(self.tools, lambda t: t.definition()["name"], "tool name")
@@ -577,12 +588,16 @@ class Server:
             self._subscribers.get(str(_field(params, "uri")), weakref.WeakSet()).discard(self._connection(ctx))
             return {}
 
-        from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
+        from mcp.server.subscriptions import InMemorySubscriptionBus
+
+        from .subscriptions import ListenHandler
 
         self._bus = InMemorySubscriptionBus()
+        listen = ListenHandler(self._bus, self.tasks, lambda ctx: declared_tasks(_capabilities(ctx)), tasks_refused)
+        self._listen = listen
         hint = CacheHint(ttl_ms=0, scope="public")
         handlers: dict[str, Any] = {"on_list_tools": list_tools, "on_call_tool": call_tool,
-                                    "on_subscriptions_listen": ListenHandler(self._bus)}
+                                    "on_subscriptions_listen": listen}
         # Every list may change at run time (add/remove), so resources and prompts are served
         # even when there are none yet.
         handlers.update(on_list_resources=list_resources, on_list_resource_templates=list_templates,
@@ -610,6 +625,8 @@ class Server:
                 input_responses: dict[str, Any] | None = None
 
             server.add_request_handler("tasks/update", UpdateTaskParams, update_task)
+            if any(tool.task is not None for tool in self.tools):  # declared in server/discover
+                server.extensions[TASKS_EXTENSION] = {}
         if self.skills:
             self._serve_skills(server, types)
         server.middleware.append(_Recorder(self))

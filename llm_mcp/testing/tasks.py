@@ -21,8 +21,9 @@ when a ``tasks/cancel`` stopped it. An unknown or expired task id is ``-32602``;
 did not declare the extension gets ``-32021``; over HTTP the ``Mcp-Name`` header must carry the
 task id. A tool that asks (``self.ask``) turns its task ``input_required``: ``tasks/get`` lists
 the question in ``inputRequests`` until a ``tasks/update`` answers it (``inputResponses``), then
-the tool runs again with the answers, as a Multi Round-Trip retry would. Not served yet:
-``notifications/tasks``.
+the tool runs again with the answers, as a Multi Round-Trip retry would. A
+``subscriptions/listen`` naming task ids gets ``notifications/tasks`` for each change
+(``llm_mcp.testing.subscriptions``).
 """
 
 from __future__ import annotations
@@ -74,6 +75,9 @@ class KitTask:
         self.error: dict[str, Any] | None = None
         self.cancel_requested = False
         self.done = threading.Event()
+        self.on_change: Callable[[KitTask], None] = lambda task: None
+        """Called (in the thread that made it, holding no lock) after each change of status or
+        status message."""
         self.input_requests: dict[str, Any] = {}
         self.updates: list[dict[str, Any]] = []  # every tasks/update's inputResponses, in order (for tests)
         self._answered = threading.Condition()
@@ -84,6 +88,8 @@ class KitTask:
         with self._answered:
             self.input_requests = dict(input_requests)
             self.status, self.updated = "input_required", time.time()
+        self.on_change(self)  # outside the lock: a listener's send waits for the event loop, which updates
+        with self._answered:
             while True:
                 if self.cancel_requested:
                     raise ToolCancelled("the task was cancelled while it waited for input")
@@ -93,8 +99,10 @@ class KitTask:
                 if set(answers) >= set(self.input_requests):
                     self.input_requests = {}
                     self.status, self.updated = "working", time.time()
-                    return answers
+                    break
                 self._answered.wait(0.05)
+        self.on_change(self)
+        return answers
 
     def update(self, input_responses: dict[str, Any]) -> None:
         """``tasks/update``: record the responses (unknown or answered keys are ignored by ``ask``)."""
@@ -107,8 +115,9 @@ class KitTask:
         return self.ttl_ms is not None and time.time() > self.created + self.ttl_ms / 1000
 
     def set_status(self, message: str) -> None:
-        if self.status == "working":
+        if self.status == "working" and str(message) != self.status_message:
             self.status_message, self.updated = str(message), time.time()
+            self.on_change(self)
 
     def finish(self, status: str, *, result: dict[str, Any] | None = None, error: dict[str, Any] | None = None,
                message: str | None = None) -> None:
@@ -116,6 +125,7 @@ class KitTask:
         if message is not None:
             self.status_message = message
         self.done.set()
+        self.on_change(self)
 
     def wire(self, result_type: str) -> dict[str, Any]:
         """The task on the wire: a ``CreateTaskResult`` (``"task"``) or a ``DetailedTask`` (``"complete"``)."""
@@ -144,12 +154,31 @@ class TaskStore:
         self._lock = threading.Lock()
         self.cancels: list[str] = []
         self.checks: list[str] = []
+        self._watchers: dict[object, Callable[[str, dict[str, Any]], None]] = {}
+
+    def watch(self, watcher: Callable[[str, dict[str, Any]], None]) -> Callable[[], None]:
+        """Call ``watcher(task_id, task)`` after each change of a task (``task`` as ``tasks/get``
+        answers it, without ``resultType``), in the thread that changed it; returns the callable
+        that stops it. A watcher that raises is logged and skipped."""
+        key = object()
+        self._watchers[key] = watcher
+        return lambda: self._watchers.pop(key, None)
+
+    def _changed(self, task: KitTask) -> None:
+        wire = task.wire("complete")
+        del wire["resultType"]
+        for watcher in list(self._watchers.values()):
+            try:
+                watcher(task.id, wire)
+            except Exception:  # one broken stream must not stop the task or the others
+                logging.getLogger("llm_mcp.testing").exception("a task watcher failed")
 
     def start(self, run: Callable[[], dict[str, Any]], channel: CallChannel, *, ttl_ms: int | None,
               poll_interval_ms: int | None, owner: str, refuse: Callable[[str], Exception]) -> dict[str, Any]:
         """Create a task, run ``run`` (the tool's call) in a thread of its own, and return the
         ``CreateTaskResult`` (the task as created: ``working``)."""
         task = KitTask(channel, ttl_ms=ttl_ms, poll_interval_ms=poll_interval_ms)
+        task.on_change = self._changed
         channel.task = task
         with self._lock:
             self._tasks[task.id] = task

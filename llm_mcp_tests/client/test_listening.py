@@ -520,13 +520,6 @@ def _alive(pid: int) -> bool:
         return False
 
 
-def test_tasks_are_not_listened_to_yet():
-    """``listen(tasks=[...])`` says tasks come with Tasks support (not faked)."""
-    server = llm_mcp.mcp(url="http://127.0.0.1:9/mcp")
-    with pytest.raises(NotImplementedError, match="Tasks"):
-        server.listen(tasks=["task-1"])
-
-
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="fork is POSIX")
 def test_listen_21_a_forked_child_does_not_inherit_the_listener_and_listens_on_its_own():
     """MCP-LISTEN-21: a forked child has no listener thread; ``listen`` in the child starts one,

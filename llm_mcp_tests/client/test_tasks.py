@@ -13,22 +13,9 @@ import pytest
 import llm_mcp
 from llm_mcp.client.param_headers import method_headers
 from llm_mcp.testing import running_server
+from llm_mcp_tests.support.task_servers import TASKING
 
-TASKING = "llm_mcp_tests.support.servers.tasking"
 TASKS = "io.modelcontextprotocol/tasks"
-
-
-@pytest.fixture(params=["http", "stdio"])
-def tasking(request: pytest.FixtureRequest):
-    """The kit's tasking server on 2026-07-28, over each transport."""
-    with running_server(TASKING, transport=request.param, era="modern") as running:
-        yield running
-
-
-@pytest.fixture
-def tasking_http():
-    with running_server(TASKING, transport="http", era="modern") as running:
-        yield running
 
 
 def test_mcp_task_01_tasks_declares_the_extension_and_sends_the_task_id_as_mcp_name(tasking):

@@ -1,7 +1,9 @@
 """Server classes the ``mcp_listen`` tests name by dotted path (the command imports them).
 
 ``ChangingOverHTTP`` reaches the kit's changing server at ``$LLM_MCP_TEST_LISTEN_URL``;
-``ChangingOverStdio`` starts it as its own child process.
+``ChangingOverStdio`` starts it as its own child process. ``ReportsOverHTTP`` is the
+tasking server at ``$LLM_MCP_TEST_LISTEN_URL`` as the task agents' chats name it (``reports``,
+Tasks extension declared), for ``mcp_listen --tasks``.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import llm_mcp
 
 from .processes import REPO_ROOT
 
-__all__ = ["ChangingOverHTTP", "ChangingOverStdio", "NeedsArguments"]
+__all__ = ["ChangingOverHTTP", "ChangingOverStdio", "NeedsArguments", "ReportsOverHTTP"]
 
 CHANGING = "llm_mcp_tests.support.servers.changing"
 
@@ -21,6 +23,16 @@ CHANGING = "llm_mcp_tests.support.servers.changing"
 class ChangingOverHTTP(llm_mcp.MCP):
     name = "changing"
     url = "from_environment"
+
+    def from_environment(self) -> str:
+        return os.environ["LLM_MCP_TEST_LISTEN_URL"]
+
+
+class ReportsOverHTTP(llm_mcp.MCP):
+    name = "reports"
+    url = "from_environment"
+    extensions = ["tasks"]
+    timeout = 10
 
     def from_environment(self) -> str:
         return os.environ["LLM_MCP_TEST_LISTEN_URL"]

@@ -46,7 +46,7 @@ from .calls import Calls
 from .catalog import Catalog
 from .changes import Changes
 from .connection import Connection
-from .listener import Listener, resource_uris
+from .listener import Listener, resource_uris, watched_tasks
 from .questions import Questions, Resume
 from .roots import Roots
 from .sampling import Sampling
@@ -256,20 +256,29 @@ class MCP:
         MCP 2026-07-28 "Subscriptions" (``subscriptions/listen``), older revisions' GET stream
         and ``resources/subscribe``.
 
-        ``tasks`` is for listening to task status, which comes with Tasks support: any task
-        given raises ``NotImplementedError`` today.
+        ``tasks`` (Tasks extension, draft "Task Status Notifications"): [`Task`][llm_mcp.Task]
+        objects or task id strings, e.g. ``chat.pending_tasks`` (tasks of other servers in it are
+        left to them). Each change of a task's status or status message calls ``after_change``
+        with a fresh ``Task`` (``result`` set once completed); once subscribed, each task is
+        checked with one ``tasks/get`` and reported if it changed meanwhile (a task given by id
+        always is), and after a reconnect every unfinished task is checked and reported. The
+        server must speak 2026-07-28 and declare the extension, and this class must declare
+        ``extensions = ["tasks"]``.
 
         Raises:
             ConnectionError: the server cannot be reached.
-            MCPError: the server will not send updates for a resource given (naming it).
+            MCPError: the server will not send updates for a resource or task given (naming it);
+                for tasks also a server older than 2026-07-28 or without the Tasks extension.
+            ExtensionRequiredError: tasks given, and this class does not declare ``"tasks"``
+                (the server's -32021).
             ServerTimeoutError: the server did not confirm within ``timeout`` seconds.
             TypeError, ValueError: a resource that is neither a URI string nor a ``Resource``, or a
-                string that is not an absolute URI (checked before the server is contacted).
+                string that is not an absolute URI; a task that is neither a ``Task`` nor a
+                non-empty id string (checked before the server is contacted).
         """
         uris = resource_uris(resources)
-        if tasks:
-            raise NotImplementedError("listen(tasks=...) needs Tasks support, which llm_mcp does not have yet")
-        self._listener.start(uris)
+        watched = watched_tasks(tasks, self.name)
+        self._listener.start(uris, watched)
         return self
 
     @property

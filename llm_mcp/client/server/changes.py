@@ -22,6 +22,7 @@ from .. import protocol, state
 from ..declared import names_method
 from ..logs import printable
 from ..resource import Resource
+from ..task import Task
 from .listener import on_listener_thread
 
 if TYPE_CHECKING:
@@ -124,5 +125,8 @@ def _guarded(fn: Callable[[], None], guards: list[Callable[[Callable[[], None]],
 
 def describe(change: Any) -> str:
     """What a change names in a log line: the list (``tools``), the resource's URI, the task's id."""
-    text = change.uri if isinstance(change, Resource) else str(getattr(change, "id", change))
+    if isinstance(change, Task):
+        text = f"task {change.id} ({change.status})"
+    else:
+        text = change.uri if isinstance(change, Resource) else str(change)
     return printable(text if len(text) <= MAX_SHOWN else text[:MAX_SHOWN] + "...")  # a server's text: one line

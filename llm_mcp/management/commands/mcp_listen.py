@@ -10,6 +10,12 @@ next to the listener in a Procfile); without it, an unreachable server exits 1 a
 writes those lines to stderr itself. ``after_change`` and the ``llm_mcp.signals.mcp_changed``
 receivers run in the listener's thread with stale database connections closed before and
 after, as in a Celery job.
+
+``--tasks`` also listens to the server tasks that stored chats wait on (tool calls paused on a
+task of this server, by its name) and enqueues ``llm_mcp.tasks.check_tasks(chat_id)`` for each
+chat when one of its tasks changes; the paused calls are read again every ``--rescan`` seconds
+(5) for newly paused chats (see ``llm_mcp.task_watch.TaskWatch``). With
+``LLM_MCP["TASK_CHECKS"] = "listen"``, ``check_tasks`` then no longer polls on its own.
 """
 
 from __future__ import annotations
@@ -24,8 +30,10 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 
 import llm_mcp
-from llm_mcp.client.server.listener import resource_uris
+from llm_mcp.client.extensions import TASKS_EXTENSION
+from llm_mcp.client.server.listener import resource_uris, tasks_refused
 from llm_mcp.management.targets import build_server, reporting_errors
+from llm_mcp.task_watch import DEFAULT_RESCAN, TaskWatch
 
 log = logging.getLogger("llm_mcp.listen")
 
@@ -52,7 +60,9 @@ class Command(BaseCommand):
     help = (
         "Listen to an MCP server for changes in the foreground (a Procfile process): runs TARGET().listen() "
         "until SIGINT or SIGTERM and logs one line per change (logger llm_mcp.listen). "
-        "Usage: mcp_listen myapp.mcp.Handbook [--resource URI ...] [--wait SECONDS]."
+        "With --tasks, also listens to the server tasks paused chats wait on and enqueues "
+        "llm_mcp.tasks.check_tasks for a chat when one of its tasks changes. "
+        "Usage: mcp_listen myapp.mcp.Handbook [--resource URI ...] [--tasks [--rescan SECONDS]] [--wait SECONDS]."
     )
     requires_system_checks: list[str] = []
 
@@ -65,6 +75,13 @@ class Command(BaseCommand):
         parser.add_argument("--wait", type=float, default=0.0, metavar="SECONDS",
                             help="Keep trying for up to SECONDS to reach a server that cannot be reached yet "
                                  "(it starts with the listener, in a Procfile); default 0: fail at once.")
+        parser.add_argument("--tasks", action="store_true",
+                            help="Listen to the tasks of this server that paused chats wait on, and enqueue "
+                                 "llm_mcp.tasks.check_tasks(chat_id) when one changes (TARGET must declare "
+                                 "extensions = [\"tasks\"]).")
+        parser.add_argument("--rescan", type=float, default=DEFAULT_RESCAN, metavar="SECONDS",
+                            help=f"With --tasks: seconds between two looks for newly paused chats "
+                                 f"(default {DEFAULT_RESCAN:g}).")
 
     def handle(self, *args: Any, **options: Any) -> None:
         stop = threading.Event()
@@ -79,19 +96,38 @@ class Command(BaseCommand):
             resource_uris(options["resource"])
         except ValueError as exc:
             raise CommandError(f"--resource: {str(exc).removeprefix('listen(resources=...): ')}") from None
+        if options["rescan"] is None or not options["rescan"] > 0:
+            raise CommandError(f"--rescan must be a number of seconds above 0, not {options['rescan']}")
         server = build_server(options["target"], {"timeout": options.get("timeout")})
+        if options["tasks"] and TASKS_EXTENSION not in (server.declared_capabilities("modern").get("extensions")
+                                                        or {}):
+            raise CommandError(f"--tasks: {type(server).__name__} does not declare the Tasks extension; add "
+                               f"extensions = [\"tasks\"] to the class")
         handler = show_changes_on_stderr()
         previous = {sig: signal.signal(sig, on_signal) for sig in STOP_SIGNALS}
+        watch: TaskWatch | None = None
         try:
             self.listen(server, options["resource"], options["wait"])
+            if options["tasks"]:
+                refusal = tasks_refused(server.connection.client, server.name, [])
+                if refusal is not None:
+                    raise CommandError(f"--tasks: {refusal}")
+                watch = TaskWatch(server, resources=options["resource"], rescan=options["rescan"])
+                watch.start()
             starting[0] = False
-            if server.listening:
+            if watch is not None:
+                log.info("Watching the tasks paused chats wait on (looking for new ones every %g s)",
+                         options["rescan"])
+            if server.listening or watch is not None:
                 log.info("Stop with Ctrl-C or SIGTERM")
             else:
                 log.warning("MCP server %s announces no changes: nothing to listen to (waiting for Ctrl-C or "
                             "SIGTERM)", server.name)
             while not stop.wait(0.5):  # short waits: signals are handled between them
-                pass
+                if watch is not None:
+                    starting[0] = True  # a signal interrupts a subscription that waits for the server
+                    watch.tick()
+                    starting[0] = False
             log.info("Stopping: closing the subscription to MCP server %s", server.name)
         except KeyboardInterrupt:  # a signal before the server confirmed the subscription
             log.info("Stopping before MCP server %s confirmed the subscription", server.name)
@@ -99,6 +135,8 @@ class Command(BaseCommand):
             raise
         finally:
             starting[0] = False
+            if watch is not None:
+                watch.stop()
             server.close()
             for sig, old in previous.items():
                 signal.signal(sig, old)

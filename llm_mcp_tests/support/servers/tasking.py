@@ -15,12 +15,17 @@ Tools:
 - ``fleeting``: a task with ``ttlMs`` 1 and no ``pollIntervalMs``: forgotten at once (``-32602``).
 - ``curious``: a task whose tool asks ``year`` ("Which year?", one integer field): the task is
   ``input_required`` until ``tasks/update`` answers, then completes with ``"year <answer>"``.
+- ``gated(path)``: a task (``pollIntervalMs`` 20) with the status message ``"waiting for the gate"``
+  until the file ``path`` exists, then ``"gate open"``, completing with ``"passed the gate at PATH"``
+  (the test decides when it ends).
+- ``hang_up``: ends every ``subscriptions/listen`` stream gracefully (``Server.end_subscriptions``).
 - ``nosy``: a task whose tool asks 101 questions at once (more than a client takes).
 - ``echo(text)``: never a task.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -89,6 +94,29 @@ class Stubborn(Tool):
         return "finished anyway"
 
 
+class Gated(Tool):
+    name = "gated"
+    input_schema = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}
+    task = "optional"
+    task_poll_interval_ms = 20
+
+    def call(self) -> Any:
+        path = str(self.arguments["path"])
+        self.task_status("waiting for the gate")
+        while not os.path.exists(path):
+            self.cancellable(lambda: self.sleep(0.02))
+        self.task_status("gate open")
+        return f"passed the gate at {path}"
+
+
+class HangUp(Tool):
+    name = "hang_up"
+
+    def call(self) -> Any:
+        self.channel.server.end_subscriptions()
+        return "hung up"
+
+
 class Echo(Tool):
     name = "echo"
     input_schema = {"type": "object", "properties": {"text": {"type": "string"}}}
@@ -97,7 +125,8 @@ class Echo(Tool):
         return str(self.arguments.get("text", ""))
 
 
-server = Server("tasking", tools=[Report, OnlyAsTask, Broken, Stubborn, Fleeting, Curious, Nosy, Echo])
+server = Server("tasking", tools=[Report, OnlyAsTask, Broken, Stubborn, Fleeting, Curious, Nosy, Gated, HangUp,
+                                      Echo])
 
 if __name__ == "__main__":
     server.serve()
