@@ -85,7 +85,8 @@ class Client:
         legacy_transport: a callable building the 2024-11-05 HTTP+SSE transport, for HTTP.
         declared: a callable taking the era (``"modern"`` or ``"handshake"``) and returning the
             client capabilities to declare (``{"elicitation": {...}, "extensions": {...}}``);
-            ``None`` declares none.
+            ``None`` declares none. Called per 2026-07-28 request; what it returns is only read and
+            sent, never changed, so it may hand out the same dict each time.
         on_input_request: answers a handshake-era server's ``elicitation/create`` request in
             line: takes its params, returns the ``ElicitResult`` dict; ``None`` refuses such
             requests (``-32601``). An exception it raises declines the request, then comes out
