@@ -275,7 +275,7 @@ class Client:
                     return self._on_message(incoming)  # a notification: in the reading thread, as it was
                 with context.active():
                     return self._on_message(incoming)
-        return protocol.as_object(self.transport.request(message, version=version, timeout=timeout, headers=headers,
+        return protocol.as_object(self._transport.request(message, version=version, timeout=timeout, headers=headers,
                                                          on_message=handler))
 
     def _identity(self, result: dict[str, Any], fallback_info: Any = None) -> None:
