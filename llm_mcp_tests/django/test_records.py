@@ -259,7 +259,7 @@ def test_continuing_a_chat_costs_the_same_queries_whatever_its_length(model):
     short, long = _queries_to_continue(model, 10), _queries_to_continue(model, 200)
     assert len(short) == len(long), (short, long)
     # The chat row, the cancelled flag twice (turn start, before the answer is stored), the tool
-    # calls, the messages, and the answer's insert in a transaction (BEGIN, INSERT, COMMIT);
+    # calls, the messages, and the answer's insert (one INSERT, atomic by itself: no transaction);
     # PostgreSQL adds the advisory lock and unlock. No repair query and no COUNT of open calls:
     # both come from the history read.
     assert len(short) <= (8 if connection.vendor == "sqlite" else 10), short
