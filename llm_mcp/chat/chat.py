@@ -615,8 +615,10 @@ class Chat:
 
         provider = get_provider(options["provider"], **(options.get("options") or {})) \
             if options.get("provider") else self.provider
-        hints = [h.get("name") for h in (params.get("modelPreferences") or {}).get("hints") or []
-                 if isinstance(h, dict) and isinstance(h.get("name"), str)]
+        preferences = params.get("modelPreferences")  # advisory: junk is ignored, not an error
+        hints = preferences.get("hints") if isinstance(preferences, dict) else None
+        hints = [h["name"] for h in hints if isinstance(h, dict) and isinstance(h.get("name"), str)] \
+            if isinstance(hints, list) else []
         listed = options.get("models") or []
         chosen = next((m for hint in hints for m in listed if hint in m), None)
         model = chosen or options.get("model") or (listed[0] if listed else "") or \

@@ -306,3 +306,41 @@ def test_sampling_on_another_provider_and_tools_refused(model, fresh_kit):
             with pytest.raises(llm_mcp.MCPError, match="does not offer tools in sampling"):
                 server.call("with_tools")
     assert asked == []
+
+
+ASKED = [{"role": "user", "content": {"type": "text", "text": "Name a bird"}}]
+
+
+@pytest.mark.parametrize("junk", [{"modelPreferences": "fast please"}, {"modelPreferences": [1, 2]},
+                                  {"modelPreferences": {"hints": 5}}, {"modelPreferences": {"hints": "mini"}},
+                                  {"modelPreferences": {"hints": [None, {"name": 7}, {"name": "mini"}]}}])
+def test_junk_model_preferences_are_only_hints(model, raw_stdio_command_factory, junk):
+    """modelPreferences are advisory (spec: hints the client MAY follow): a server sending junk there (a
+    string, a list, hints that are not a list of {"name"} objects) still gets its completion from the
+    chat's model; usable hints among the junk still pick from the setting's models."""
+    chat = make_chat(model, [tool_call("ask_client", {"method": "sampling/createMessage",
+                                                      "params": {"messages": ASKED, "maxTokens": 7, **junk}}),
+                             reply("Wren."), reply("done")])
+    with llm_mcp.mcp(command=raw_stdio_command_factory(), name="odd",
+                     sampling={"models": ["gpt-large", "gpt-mini"]}) as server:
+        assert chat.with_mcp(server).ask("go").content == "done"
+    answered = json.loads(model.requests[2].tool_results[0]["content"].removeprefix("client answered: "))
+    assert answered["result"]["content"] == {"type": "text", "text": "Wren."}, answered
+    usable = junk["modelPreferences"] == {"hints": [None, {"name": 7}, {"name": "mini"}]}
+    assert model.requests[1].model == ("gpt-mini" if usable else "gpt-large")
+    assert model.requests[1].last_user_text == "Name a bird" and model.requests[1].body["max_tokens"] == 7
+
+
+@pytest.mark.parametrize("messages", [[1, "x"], [{"role": "user", "content": "a bare string"}],
+                                      [{"role": "user", "content": [{"type": "image", "data": "AA=="}]}, 5]])
+def test_malformed_sampling_messages_get_invalid_params(model, raw_stdio_command_factory, messages):
+    """A sampling request whose messages are not {"role", "content": block(s)} objects is malformed: the
+    server gets -32602 naming the problem, and the chat's model is not asked (no empty prompt is sent)."""
+    chat = make_chat(model, [tool_call("ask_client", {"method": "sampling/createMessage",
+                                                      "params": {"messages": messages, "maxTokens": 7}}),
+                             reply("done")])
+    with llm_mcp.mcp(command=raw_stdio_command_factory(), name="odd", sampling=True) as server:
+        assert chat.with_mcp(server).ask("go").content == "done"
+    answered = json.loads(model.requests[1].tool_results[0]["content"].removeprefix("client answered: "))
+    assert answered["error"]["code"] == -32602 and "message" in answered["error"]["message"], answered
+    assert len(model.requests) == 2

@@ -147,11 +147,19 @@ class Sampling:
     def create_message(self, params: dict[str, Any]) -> dict[str, Any]:
         """Answer one ``sampling/createMessage`` (see the module docstring). Raises `MCPError`
         (code `REFUSED`) when refused, declined or not possible here, ``ValueError`` for
-        malformed params (the server gets ``-32602``)."""
+        malformed params: no messages, a message that is not ``{"role", "content"}`` with content
+        blocks, no positive ``maxTokens`` (the server gets ``-32602``)."""
         name = self._name()
         messages = params.get("messages")
         if not isinstance(messages, list) or not messages:
             raise ValueError("sampling/createMessage needs a non-empty list of messages")
+        for message in messages:
+            content = message.get("content") if isinstance(message, dict) else None
+            blocks = content if isinstance(content, list) else [content]
+            if not isinstance(message, dict) or message.get("role") not in ("user", "assistant") or not blocks \
+                    or not all(isinstance(block, dict) and isinstance(block.get("type"), str) for block in blocks):
+                raise ValueError(f"sampling/createMessage: each message must be {{'role': 'user' or 'assistant', "
+                                 f"'content': a content block or a list of them}}, not {message!r:.100}")
         max_tokens = params.get("maxTokens")
         if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
             raise ValueError("sampling/createMessage needs maxTokens, a positive integer")
