@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from .. import context as call_context
 from ..declared import call_with
 from ..errors import MCPError
+from ..protocol import INTERNAL_ERROR
 from ..question import Question
 
 if TYPE_CHECKING:
@@ -82,6 +83,8 @@ def check_sampling(settings: ServerSettings, value: Any, where: str) -> None:
     if value.get("models") is not None and not (isinstance(value["models"], list) and
                                                 all(isinstance(m, str) for m in value["models"])):
         raise ValueError(f"{where}: sampling['models'] must be a list of model ids")
+    if value.get("provider") and not value.get("model") and not value.get("models"):
+        raise ValueError(f"{where}: sampling names a provider but no model: add 'model' (or 'models')")
 
 
 def sampling_result(value: Any, model: str) -> dict[str, Any]:
@@ -148,7 +151,8 @@ class Sampling:
         """Answer one ``sampling/createMessage`` (see the module docstring). Raises `MCPError`
         (code `REFUSED`) when refused, declined or not possible here, ``ValueError`` for
         malformed params: no messages, a message that is not ``{"role", "content"}`` with content
-        blocks, no positive ``maxTokens`` (the server gets ``-32602``)."""
+        blocks, no positive ``maxTokens`` (the server gets ``-32602``). A ``sampling`` setting that
+        cannot run here (an unknown provider) raises `MCPError` with ``-32603``, logged at WARNING."""
         name = self._name()
         messages = params.get("messages")
         if not isinstance(messages, list) or not messages:
@@ -182,7 +186,12 @@ class Sampling:
         if callable(value) or isinstance(value, str):
             result = sampling_result(call_with(value, self.settings.owner, params), "unknown")
         elif current is not None and current.sample is not None:
-            result = current.sample(params, value if isinstance(value, dict) else {})
+            try:
+                result = current.sample(params, value if isinstance(value, dict) else {})
+            except ValueError as exc:  # the setting cannot run here (an unknown provider): the client's failure
+                log.warning("MCP server %s: its sampling request could not run: %s", name, exc)
+                raise MCPError(f"{name}: the client could not run the sampling request ({exc})"[:500],
+                               code=INTERNAL_ERROR, server=name) from None
         else:
             log.info("MCP server %s asked for sampling outside a chat; refused", name)
             raise MCPError(f"{name}: sampling runs on a chat's model, and this request came outside a chat "
