@@ -19,6 +19,9 @@ import logging
 from typing import TYPE_CHECKING, Any, Callable
 from urllib.parse import urlsplit
 
+from ..errors import MCPError
+from ..protocol import INTERNAL_ERROR
+
 if TYPE_CHECKING:
     from ..session import Client
     from .settings import ServerSettings
@@ -102,6 +105,17 @@ class Roots:
             raise
         log.debug("MCP server %s listed the roots: %d", self._name(), len(roots))
         return {"roots": roots}
+
+    def input_response(self, params: dict[str, Any]) -> dict[str, Any]:
+        """Answer a 2026-07-28 ``roots/list`` input request (see `listing`). A setting that gives
+        no list of roots raises `MCPError` (code ``-32603``) naming it: ``inputResponses`` has no
+        error answer, so the call stops and says why."""
+        try:
+            return self.listing(params)
+        except ValueError as exc:
+            name = self._name()
+            raise MCPError(f"{name}: the client could not answer its roots/list input request ({exc}); the call "
+                           "was stopped", code=INTERNAL_ERROR, server=name) from None
 
     def wire(self, client: Client) -> None:
         """Let ``client`` answer a handshake-era server's ``roots/list`` (over Streamable HTTP it
