@@ -791,6 +791,18 @@ def test_modern_roots_input_request_answered_by_the_client(q_modern, tmp_path):
         q_modern.mcp().call("list_roots")
 
 
+def test_modern_roots_callable_gone_wrong_stops_the_call(q_modern, caplog):
+    """2026-07-28: when the roots callable returns something that is not a list of roots, the roots/list
+    input request cannot be answered (inputResponses has no error answer): the call stops with an MCPError
+    naming the roots setting, as a malformed sampling input request does, and a WARNING says why."""
+    server = q_modern.mcp(roots=lambda: "not a list")
+    with caplog.at_level(logging.WARNING, logger="llm_mcp.client"), \
+            pytest.raises(llm_mcp.MCPError, match="roots must be a list") as stopped:
+        server.call("list_roots")
+    assert stopped.value.server == server.name
+    assert any("roots/list" in r.getMessage() and r.levelno == logging.WARNING for r in caplog.records)
+
+
 def test_question_timeout_is_checked():
     """question_timeout must be a positive, finite number of seconds: anything else is refused naming it."""
     for bad in (0, -1, True, "60", float("inf"), float("nan")):

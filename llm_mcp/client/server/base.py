@@ -116,7 +116,7 @@ class MCP:
         name = self._name
         self._roots = Roots(settings, name)
         self._sampling = Sampling(settings, name)
-        automatic = {"roots/list": self._roots.listing} if self._roots.declared else {}
+        automatic = {"roots/list": self._roots.input_response} if self._roots.declared else {}
         if self._sampling.on:
             automatic["sampling/createMessage"] = self._sampling.input_response
         self._questions = Questions(settings, name, automatic=automatic)  # input requests the client answers itself
