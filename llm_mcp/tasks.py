@@ -32,6 +32,7 @@ from . import conf
 from .chat.messages import ToolCall
 from .chat.store import unanswered
 from .client.errors import CancelledError, MCPError, is_outage
+from .client.task import poll_seconds
 
 __all__ = ["ask_chat", "check_tasks", "next_check", "resume_chat"]
 
@@ -56,8 +57,8 @@ def next_check(calls: list[ToolCall]) -> float | None:
         if call.task is None:
             continue
         poll = call.task.get("pollIntervalMs") if isinstance(call.task, dict) else None
-        intervals.append(poll / 1000 if isinstance(poll, (int, float)) and not isinstance(poll, bool) and poll > 0
-                         else float(conf.get("TASK_POLL_INTERVAL")))
+        seconds = poll_seconds(poll)  # at most a day, whatever the server sent
+        intervals.append(seconds if seconds else float(conf.get("TASK_POLL_INTERVAL")))
     return min(intervals) if intervals else None
 
 

@@ -18,6 +18,7 @@ and return its ``Result``.
 
 from __future__ import annotations
 
+import math
 import time
 from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any
@@ -30,7 +31,7 @@ from .result import Result
 if TYPE_CHECKING:
     from .server.base import MCP
 
-__all__ = ["END_STATES", "STATUSES", "Task"]
+__all__ = ["END_STATES", "MAX_POLL_INTERVAL", "STATUSES", "Task", "poll_seconds"]
 
 
 STATUSES = ("working", "input_required", "completed", "failed", "cancelled")
@@ -45,6 +46,20 @@ MIN_POLL_INTERVAL = 0.01
 DEFAULT_POLL_INTERVAL = 1.0
 """Seconds ``wait`` sleeps between checks when the server sends no ``pollIntervalMs``."""
 
+MAX_POLL_INTERVAL = 86_400.0
+"""Seconds between checks at most (one day): a larger ``pollIntervalMs`` (any JSON number may
+come, 10**400 included) is read as this, so waits and scheduled checks never overflow."""
+
+
+def poll_seconds(value: Any) -> float | None:
+    """A ``pollIntervalMs`` (milliseconds) as seconds, at most `MAX_POLL_INTERVAL`; ``None``
+    when it is not a finite number of zero or more."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+        return None
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return min(value, MAX_POLL_INTERVAL * 1000) / 1000
+
 
 def _moment(value: Any, what: str, server: str) -> datetime:
     if not isinstance(value, str):
@@ -56,7 +71,11 @@ def _moment(value: Any, what: str, server: str) -> datetime:
                        server=server) from None
     if moment.tzinfo is None:  # ISO 8601 without an offset: read as UTC
         moment = moment.replace(tzinfo=timezone.utc)
-    return moment.astimezone(timezone.utc)
+    try:
+        return moment.astimezone(timezone.utc)
+    except OverflowError:  # 0001-01-01T00:00+01:00 is before the first UTC moment a datetime holds
+        raise MCPError(f"MCP server {server!r} sent a task with {what} out of range: {printable(value[:60])!r}",
+                       server=server) from None
 
 
 class Task:
@@ -100,14 +119,14 @@ class Task:
             raise MCPError(f"MCP server {name!r} sent task {task_id!r} with an unknown status {status!r}", server=name)
         ttl, poll = data.get("ttlMs"), data.get("pollIntervalMs")
         for label, value in (("ttlMs", ttl), ("pollIntervalMs", poll)):
-            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0):
+            if value is not None and poll_seconds(value) is None:  # NaN, infinities, negatives, non-numbers
                 raise MCPError(f"MCP server {name!r} sent task {task_id!r} with an invalid {label}: {value!r}",
                                server=name)
         self.id = task_id
         self.status: str = status
         message = data.get("statusMessage")
         self.status_message: str | None = message if isinstance(message, str) else None
-        self.poll_interval: float | None = poll / 1000 if poll is not None else None
+        self.poll_interval: float | None = poll_seconds(poll)
         self.created_at = _moment(data.get("createdAt"), "createdAt", name)
         self.updated_at = _moment(data.get("lastUpdatedAt", data.get("createdAt")), "lastUpdatedAt", name)
         self.ttl_ms = ttl

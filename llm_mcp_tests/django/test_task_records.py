@@ -163,3 +163,19 @@ def test_the_chat_page_and_the_admin_show_pending_tasks_with_their_status_messag
         reload(record, model).complete()
     page = admin_client.get(reverse("llm_mcp:chat_detail", args=[record.pk])).content.decode()
     assert "Task working" not in page and "The call was cancelled before it finished." in page
+
+
+def test_a_huge_poll_interval_schedules_the_next_check_a_day_later_at_most():
+    """A stored task whose ``pollIntervalMs`` is beyond a float (a hostile or buggy server)
+    schedules its next check after one day (`MAX_POLL_INTERVAL`), not an overflowing countdown."""
+    from llm_mcp.chat.messages import ToolCall
+    from llm_mcp.client.task import MAX_POLL_INTERVAL
+
+    calls = []
+    for index, poll in enumerate((10 ** 400, 1e300)):
+        call = ToolCall(f"c{index}", "report", {})
+        call.task = {"taskId": f"t-{index}", "status": "working", "createdAt": "2026-08-01T10:00:00Z",
+                     "pollIntervalMs": poll, "server": "reports"}
+        calls.append(call)
+        assert tasks.next_check([call]) == MAX_POLL_INTERVAL == 86_400
+    assert tasks.next_check(calls) == 86_400
