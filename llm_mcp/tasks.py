@@ -31,8 +31,8 @@ from django.apps import apps
 from . import conf
 from .chat.messages import ToolCall
 from .chat.store import unanswered
-from .client.errors import CancelledError, MCPError, is_outage
-from .client.task import poll_seconds
+from .client.errors import CancelledError, MCPError
+from .client.task import check_again, poll_seconds
 
 __all__ = ["ask_chat", "check_tasks", "next_check", "resume_chat"]
 
@@ -118,7 +118,7 @@ def check_tasks(self: Any, chat_id: Any) -> str:
                 log.info("chat %s was cancelled: its paused tasks were cancelled", record.pk)
                 return "cancelled"
             except MCPError as exc:
-                if exc.code is None or is_outage(exc):
+                if check_again(exc):
                     log.warning("chat %s: checking its tasks failed (%s: %s); trying again later", record.pk,
                                 type(exc).__name__, exc)
                     return "checked" if chained else _schedule(self, record, at_least=float(conf.get("TASK_POLL_INTERVAL")))

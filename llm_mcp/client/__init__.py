@@ -21,6 +21,7 @@ from .errors import (
     ServerTimeoutError,
     SkillVerificationError,
     StartupFailedError,
+    TaskProtocolError,
     TurnLimitError,
     UnauthorizedError,
 )
@@ -68,6 +69,7 @@ __all__ = [
     "Skill",
     "SkillDirectoryEntry",
     "SkillFile",
+    "TaskProtocolError",
     "SkillVerificationError",
     "StartupFailedError",
     "Task",

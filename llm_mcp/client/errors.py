@@ -76,6 +76,7 @@ __all__ = [
     "ServerTimeoutError",
     "SessionExpiredError",
     "SkillVerificationError",
+    "TaskProtocolError",
     "StartupFailedError",
     "StreamBrokenError",
     "TokenRequestError",
@@ -331,6 +332,14 @@ class ExtensionRequiredError(MCPError):
     def __init__(self, message: str = "", *, extensions: list[str] | None = None, **kwargs: Any) -> None:
         super().__init__(message, **kwargs)
         self.extensions = list(extensions or [])
+
+
+class TaskProtocolError(MCPError):
+    """A server's task (a ``CreateTaskResult``, a ``tasks/get`` answer or a ``notifications/tasks``)
+    breaks the Tasks extension (``io.modelcontextprotocol/tasks``): a missing or invalid field,
+    a status the extension does not have, another task's id, ``completed`` without its result.
+    Unlike a lost answer it is not checked again: in a chat the paused call gets one error
+    result saying so, then ``complete()`` raises this."""
 
 
 class InvalidToolChoiceError(MCPError, ValueError):

@@ -13,6 +13,7 @@ from llm_mcp.chat import ChatTool
 from llm_mcp.testing import reply, running_server, tool_call
 from llm_mcp.testing.scripted_model import turn
 from llm_mcp_tests.support.chats import make_chat
+from llm_mcp_tests.support.processes import odd_tasks_command
 from llm_mcp_tests.support.relay import Relay
 from llm_mcp_tests.support.servers import tasking
 
@@ -270,3 +271,28 @@ def test_asking_while_calls_wait_on_tasks_says_how_to_go_on(model, kit):
     chat.cancel()
     with pytest.raises(llm_mcp.CancelledError):
         chat.complete()
+
+
+@pytest.mark.parametrize(("case", "words"), [
+    ("other_id", "with task 't-2'"),
+    ("no_result", "completed without its result"),
+    ("bad_status", "unknown status 'paused'"),
+])
+def test_a_malformed_task_answer_ends_the_call_with_one_error_result(model, tmp_path, case, words):
+    """A ``tasks/get`` answer that breaks the extension (another task's id, ``completed`` without
+    its result, a status not in the extension) is not retried for ever as if lost: ``complete()``
+    raises ``TaskProtocolError`` naming the problem, the call gets one error result saying so,
+    and the next ``complete()`` lets the model answer (one ``tasks/get`` in all)."""
+    log = tmp_path / "requests.log"
+    chat = make_chat(model, [tool_call("build", {}), reply("could not build")])
+    chat.with_mcp(llm_mcp.mcp(command=odd_tasks_command(case, str(log)), name="odd", extensions=["tasks"]))
+    chat.ask("build it")
+    assert chat.waiting and [t.id for t in chat.pending_tasks] == ["t-1"]
+    with pytest.raises(llm_mcp.TaskProtocolError, match=words) as raised:
+        chat.complete()
+    assert raised.value.code is None and isinstance(raised.value, llm_mcp.MCPError)
+    [result] = [m for m in chat.messages if m.role == "tool"]
+    assert result.is_error and words in result.content and chat.pending_tasks == []
+    assert chat.complete().content == "could not build"
+    assert words in model.requests[1].tool_results[0]["content"]
+    assert log.read_text().split().count("tasks/get") == 1

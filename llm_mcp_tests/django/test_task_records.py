@@ -17,7 +17,7 @@ from llm_mcp.testing import reply, running_server, tool_call
 from llm_mcp_tests.support.records import reload
 from llm_mcp_tests.support.relay import Relay
 from llm_mcp_tests.support.servers import tasking
-from llm_mcp_tests.support.task_agents import TaskAgent
+from llm_mcp_tests.support.task_agents import OddTaskAgent, TaskAgent
 
 pytestmark = [pytest.mark.db, pytest.mark.django_db(transaction=True)]
 
@@ -179,3 +179,18 @@ def test_a_huge_poll_interval_schedules_the_next_check_a_day_later_at_most():
         calls.append(call)
         assert tasks.next_check([call]) == MAX_POLL_INTERVAL == 86_400
     assert tasks.next_check(calls) == 86_400
+
+
+def test_check_tasks_lets_the_model_answer_when_a_task_answer_breaks_the_extension(model, monkeypatch):
+    """A ``tasks/get`` answer that breaks the extension (``completed`` without its result) is
+    not retried for ever: ``check_tasks`` returns ``"failed"``, the row's call has one error
+    result naming the problem, and the model answered in the same run."""
+    monkeypatch.setenv("LLM_MCP_TEST_BASE_URL", model.openai_base_url)
+    model.add(tool_call("build", {}), reply("the build broke"))
+    record = OddTaskAgent.chat(case="no_result")
+    record.ask("build it")
+    assert [t.id for t in record.pending_tasks] == ["t-1"]
+    assert tasks.check_tasks.apply(args=(record.pk,)).get() == "failed"
+    row = ToolCallRow.objects.get(message__chat=record)
+    assert row.task is None and row.result.is_error and "completed without its result" in row.result.content
+    assert ChatRecord.objects.get(pk=record.pk).messages[-1].content == "the build broke"
