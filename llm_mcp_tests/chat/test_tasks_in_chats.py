@@ -261,7 +261,7 @@ def test_an_older_server_never_makes_tasks_and_calls_work_as_before(model, trans
 def test_asking_while_calls_wait_on_tasks_says_how_to_go_on(model, kit):
     """``ask()`` while a call waits on a server task refuses with a message naming
     ``pending_tasks``, ``complete()`` and ``cancel()``; nothing is added to the chat."""
-    chat = make_chat(model, [tool_call("report", {"steps": 2, "delay": 5})])
+    chat = make_chat(model, [tool_call("report", {"steps": 2, "delay": 5}), reply("fine")])
     chat.with_mcp(kit.mcp(name="reports", extensions=["tasks"]))
     chat.ask("slow report")
     count = len(chat.messages)
@@ -269,8 +269,14 @@ def test_asking_while_calls_wait_on_tasks_says_how_to_go_on(model, kit):
         chat.ask("and another thing")
     assert len(chat.messages) == count
     chat.cancel()
+    # cancelled but not yet settled: the refusal says what is left to do, not "decide approvals"
+    with pytest.raises(ValueError, match=r"^the chat was cancelled while calls wait on server tasks: "
+                                         r"complete\(\) cancels them") as refused:
+        chat.ask("something else then")
+    assert "pending_approvals" not in str(refused.value) and len(chat.messages) == count
     with pytest.raises(llm_mcp.CancelledError):
         chat.complete()
+    assert chat.ask("something else then") is not None
 
 
 @pytest.mark.parametrize(("case", "words"), [
