@@ -27,6 +27,7 @@ from datetime import datetime, timedelta, timezone
 
 from celery import shared_task
 from django.apps import apps
+from django.core.exceptions import ObjectDoesNotExist
 
 from . import conf
 from .chat.messages import ToolCall
@@ -105,8 +106,13 @@ def check_tasks(self: Any, chat_id: Any) -> str:
     a task), ``"polling"`` (scheduled again), ``"listening"`` (not scheduled: with
     ``LLM_MCP["TASK_CHECKS"] = "listen"`` a ``mcp_listen --tasks`` process enqueues it when a
     task changes), ``"checked"`` (an extra run: the scheduled one
-    comes), ``"waiting"`` (a person must act; jobs eager), ``"failed"`` or ``"cancelled"``."""
-    record = load_chat(chat_id)
+    comes), ``"waiting"`` (a person must act; jobs eager), ``"failed"`` or ``"cancelled"``;
+    ``"done"`` too for a chat deleted since the run was scheduled."""
+    try:
+        record = load_chat(chat_id)
+    except ObjectDoesNotExist:  # deleted while its tasks ran: nothing is left to check
+        log.info("chat %s is gone: no task to check", chat_id)
+        return "done"
     try:
         with record.store.lock:
             if not _task_rows(record).exists():

@@ -194,3 +194,14 @@ def test_check_tasks_lets_the_model_answer_when_a_task_answer_breaks_the_extensi
     row = ToolCallRow.objects.get(message__chat=record)
     assert row.task is None and row.result.is_error and "completed without its result" in row.result.content
     assert ChatRecord.objects.get(pk=record.pk).messages[-1].content == "the build broke"
+
+
+def test_check_tasks_for_a_deleted_chat_is_done_quietly(model, kit, agent_chat):
+    """A scheduled ``check_tasks`` whose chat was deleted meanwhile (the user removed it while
+    its task ran) returns ``"done"``: nothing is left to check, and the worker logs no error."""
+    record = agent_chat(kit.url, tool_call("report", {"steps": 1, "delay": 5}), reply("unused"))
+    record.ask("slow report")
+    pk = record.pk
+    ChatRecord.objects.filter(pk=pk).delete()
+    assert tasks.check_tasks.apply(args=(pk,)).get() == "done"
+    assert not ToolCallRow.objects.filter(message__chat_id=pk).exists()
