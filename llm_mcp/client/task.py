@@ -154,6 +154,9 @@ class Task:
         error = data.get("error")
         self.error: dict[str, Any] | None = error if status == "failed" and isinstance(error, dict) else None
         requests = data.get("inputRequests")
+        if status == "input_required" and detailed and not isinstance(requests, dict):
+            raise TaskProtocolError(f"MCP server {name!r} reported task {task_id!r} input_required without its "
+                                    f"inputRequests (an object by key)", server=name)
         self.input_requests: dict[str, Any] = dict(requests) if status == "input_required" and \
             isinstance(requests, dict) else {}
         self._data = dict(data)

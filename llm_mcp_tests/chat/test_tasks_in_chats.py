@@ -283,10 +283,12 @@ def test_asking_while_calls_wait_on_tasks_says_how_to_go_on(model, kit):
     ("other_id", "with task 't-2'"),
     ("no_result", "completed without its result"),
     ("bad_status", "unknown status 'paused'"),
+    ("bad_requests", "input_required without its inputRequests"),
 ])
 def test_a_malformed_task_answer_ends_the_call_with_one_error_result(model, tmp_path, case, words):
     """A ``tasks/get`` answer that breaks the extension (another task's id, ``completed`` without
-    its result, a status not in the extension) is not retried for ever as if lost: ``complete()``
+    its result, a status not in the extension, ``input_required`` whose ``inputRequests`` is not
+    an object) is not retried for ever as if lost: ``complete()``
     raises ``TaskProtocolError`` naming the problem, the call gets one error result saying so,
     and the next ``complete()`` lets the model answer (one ``tasks/get`` in all)."""
     log = tmp_path / "requests.log"

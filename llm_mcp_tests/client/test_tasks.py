@@ -221,6 +221,7 @@ def test_older_server_never_makes_tasks(transport):
     ({"createdAt": "0001-01-01T00:00:00+01:00"}, "createdAt out of range"),
     ({"lastUpdatedAt": "9999-12-31T23:59:59-05:00"}, "lastUpdatedAt out of range"),
     ({"status": "completed", "result": "not an object"}, "completed without its result"),
+    ({"status": "input_required", "inputRequests": ["year"]}, "input_required without its inputRequests"),
 ])
 def test_a_malformed_task_is_refused_with_a_clear_error(change, words):
     """What a server sends as a task is checked: each malformed field is named in an MCPError
