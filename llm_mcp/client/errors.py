@@ -21,6 +21,7 @@ request bodies: they name the server, the method and what went wrong.
     ├── CancelledError              the call was cancelled before the server answered
     ├── InputRequiredError          the server asked questions nobody answered
     ├── ExtensionRequiredError      the server needs an extension the client did not declare (-32021)
+    ├── TaskProtocolError           a server's task breaks the Tasks extension (a field, another task's id)
     ├── SkillVerificationError      a skill's file or frontmatter does not match its listing (size, sha256)
     ├── InvalidToolChoiceError      a chat's tool choice names a tool it cannot offer (also ValueError)
     └── TurnLimitError              a chat turn reached max_steps (also RuntimeError)
@@ -76,9 +77,9 @@ __all__ = [
     "ServerTimeoutError",
     "SessionExpiredError",
     "SkillVerificationError",
-    "TaskProtocolError",
     "StartupFailedError",
     "StreamBrokenError",
+    "TaskProtocolError",
     "TokenRequestError",
     "TurnLimitError",
     "UnauthorizedError",

@@ -82,6 +82,7 @@ SAMPLES = [
     errors.InvalidToolChoiceError("v"),
     errors.ExtensionRequiredError("x", code=-32021, server="s", extensions=["io.modelcontextprotocol/tasks"]),
     errors.SkillVerificationError("x", uri="skill://s/SKILL.md", server="s"),
+    errors.TaskProtocolError("t", server="s"),
     errors.TurnLimitError("n"),
 ]
 
