@@ -366,12 +366,13 @@ def is_refusal(exc: BaseException) -> bool:
 def may_have_run(exc: BaseException) -> bool:
     """Whether a call that failed this way may have partly run on the server: it timed out,
     its process exited, the server answered 5xx, its response stream broke, or the connection
-    failed after the request had left (``request_sent``; over HTTP, both eras). A refused
+    failed after the request had left (``request_sent``; over HTTP, both eras), or it answered
+    with a task it broke the extension with (`TaskProtocolError`: work was started). A refused
     connect, an HTTP 429 ("not now", said before any work) and a process that never read the
     request (`StartupFailedError`) are the failures that did not."""
     if isinstance(exc, StartupFailedError):
         return False  # it never read the request
-    if isinstance(exc, (StreamBrokenError, ServerTimeoutError, ProcessExitedError)):
+    if isinstance(exc, (StreamBrokenError, ServerTimeoutError, ProcessExitedError, TaskProtocolError)):
         return True
     if not isinstance(exc, ConnectionError):
         return False

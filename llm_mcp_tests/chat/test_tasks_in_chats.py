@@ -304,3 +304,14 @@ def test_a_malformed_task_answer_ends_the_call_with_one_error_result(model, tmp_
     assert chat.complete().content == "could not build"
     assert words in model.requests[1].tool_results[0]["content"]
     assert log.read_text().split().count("tasks/get") == 1
+
+
+def test_a_malformed_create_task_result_gives_one_result_saying_it_may_have_run(model):
+    """A ``tools/call`` answered with a ``CreateTaskResult`` that cannot be followed (``taskId``
+    null) gets one error result that names the problem and warns that the tool may have
+    partly run (the server started something), and the turn goes on."""
+    chat = make_chat(model, [tool_call("build", {}), reply("told")])
+    chat.with_mcp(llm_mcp.mcp(command=odd_tasks_command("bad_create"), name="odd", extensions=["tasks"]))
+    assert chat.ask("build it").content == "told" and not chat.waiting
+    [result] = [m for m in chat.messages if m.role == "tool"]
+    assert result.is_error and "without a taskId" in result.content and "may have partly run" in result.content

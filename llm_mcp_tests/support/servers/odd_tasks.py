@@ -6,7 +6,8 @@ Usage::
 
 It answers ``server/discover`` (declaring ``io.modelcontextprotocol/tasks``), lists one tool
 ``build``, and answers every ``tools/call`` with a well-formed ``CreateTaskResult`` (task
-``t-1``, ``working``, ``pollIntervalMs`` 10). ``tasks/get`` answers by case:
+``t-1``, ``working``, ``pollIntervalMs`` 10; case ``bad_create``: ``taskId`` null).
+``tasks/get`` answers by case:
 
 * ``other_id``: task ``t-2`` (not the one asked about), ``completed`` with a result.
 * ``no_result``: ``completed`` without ``result``.
@@ -27,7 +28,7 @@ from typing import Any
 VERSION = "2026-07-28"
 TASKS = "io.modelcontextprotocol/tasks"
 CREATED = "2026-08-01T10:00:00Z"
-CASES = ("other_id", "no_result", "bad_status", "bad_requests")
+CASES = ("other_id", "no_result", "bad_status", "bad_requests", "bad_create")
 TOOL = {"name": "build", "description": "Build something slowly.", "inputSchema": {"type": "object"}}
 
 
@@ -54,7 +55,7 @@ def answer(case: str, method: str) -> dict[str, Any] | None:
     if method == "tools/list":
         return {"tools": [TOOL], "ttlMs": 0, "cacheScope": "public"}
     if method == "tools/call":
-        return task(resultType="task")
+        return task(resultType="task", taskId=None) if case == "bad_create" else task(resultType="task")
     if method == "tasks/get":
         return tasks_get(case)
     if method in ("tasks/cancel", "tasks/update", "ping"):
