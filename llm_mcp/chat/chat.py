@@ -272,6 +272,9 @@ class Chat:
             _, open_calls = unanswered(self.messages)
             if any(call.waiting or call.approval == "approved" or call.pending_questions for call in open_calls):
                 on_tasks = any(call.task is not None for call in open_calls)
+                if on_tasks and self.store.cancelled:
+                    raise ValueError("the chat was cancelled while calls wait on server tasks: complete() cancels "
+                                     "them (tasks/cancel) and raises CancelledError; then ask() again")
                 raise ValueError("the chat has tool calls waiting for a decision or approved but not run yet: "
                                  "decide each of chat.pending_approvals, answer chat.pending_questions, then "
                                  "complete()" + ("; calls wait on server tasks (chat.pending_tasks): complete() "
