@@ -76,6 +76,7 @@ class TaskWatch:
         self.server, self.resources, self.rescan, self.enqueue = server, list(resources or ()), rescan, enqueue
         self.listened: frozenset[str] = frozenset()
         self._refused: frozenset[str] | None = None
+        self._dropped: set[str] = set()
         self._next = 0.0
         self._uid = f"llm_mcp.task_watch.{id(self)}"
 
@@ -124,7 +125,10 @@ class TaskWatch:
         guard_database(self._read_and_listen)
 
     def _read_and_listen(self) -> None:
+        self._check_dropped()
         tasks = self.pending()
+        self._dropped &= {task.id for task in tasks}  # a dropped task whose call has ended is forgotten
+        tasks = [task for task in tasks if task.id not in self._dropped]
         ids = frozenset(task.id for task in tasks)
         if ids == self.listened and self.server.listening:
             return
@@ -147,6 +151,20 @@ class TaskWatch:
         self.listened, self._refused = ids, None
         if ids:
             log.info("MCP server %s: listening to %d paused task(s)", self.server.name, len(ids))
+
+    def _check_dropped(self) -> None:
+        """The tasks the server's listener dropped since the last read (the server forgot them, or
+        answered in a way that breaks the extension): each chat waiting on one is checked once,
+        and the task is left out of the subscription while its call stays paused."""
+        if not self.server.listening:
+            return
+        dropped = self.listened - self.server.listened_tasks
+        if not dropped:
+            return
+        self.listened -= dropped
+        self._dropped |= dropped
+        for task_id in sorted(dropped):
+            self._check_chats(task_id, "is no longer reported on by the server")
 
     def _changed(self, sender: Any, server: Any = None, change: Any = None, **_: Any) -> None:
         if server is self.server and isinstance(change, Task):
