@@ -18,7 +18,11 @@ is missed between two reads.
 
 When the server refuses to report on the tasks (one has expired, for instance), the refusal is
 logged and ``check_tasks`` is enqueued once for each of their chats, so the expired task ends
-its call with an error the model sees, instead of the chat waiting for ever.
+its call with an error the model sees, instead of the chat waiting for ever. The same goes for
+a task the server's listener drops while listening (the server forgot it, or answered in a way
+that breaks the extension): at the next read, a task subscribed to and missing from
+[`MCP.listened_tasks`][llm_mcp.MCP.listened_tasks] has its chats checked once, and is left out
+of the subscription while its call stays paused; the other tasks are still listened to.
 """
 
 from __future__ import annotations
@@ -114,8 +118,9 @@ class TaskWatch:
         mcp_changed.disconnect(dispatch_uid=self._uid)
 
     def tick(self, *, force: bool = False) -> None:
-        """Read the rows again when `rescan` seconds have passed (or ``force``), and subscribe
-        again when the tasks changed. Never raises for the server: a failure is logged and
+        """Read the rows again when `rescan` seconds have passed (or ``force``), have the chats of
+        each task the listener dropped since checked once, and subscribe again when the tasks
+        changed. Never raises for the server: a failure is logged and
         tried again at the next read. Stale database connections are closed before and after,
         as around a listener's callbacks."""
         now = time.monotonic()

@@ -69,6 +69,14 @@ def reports(kit) -> llm_mcp.MCP:
     return llm_mcp.mcp(name="reports", url=kit.url, extensions=["tasks"], timeout=5)
 
 
+def assert_call_ended_with_an_error(record, answer: str) -> None:
+    """The chat's one tool call no longer waits on a task and got an error result; the model's
+    ``answer`` followed it."""
+    row = ToolCallRow.objects.get(message__chat=record)
+    assert row.task is None and row.result.is_error
+    assert ChatRecord.objects.get(pk=record.pk).messages[-1].content == answer
+
+
 def test_mcp_task_13_a_task_change_enqueues_check_tasks_for_its_chat_and_the_model_gets_the_result(
         model, kit, paused, tmp_path: Path, settings):
     """MCP-TASK-13, MCP-LISTEN-19: the watch listens to the task the paused row holds; when the
@@ -178,9 +186,7 @@ def test_a_task_the_server_will_not_report_on_has_its_chat_checked_once(model, k
     finally:
         watch.stop()
         server.close()
-    row = ToolCallRow.objects.get(message__chat=record)
-    assert row.task is None and row.result.is_error
-    assert ChatRecord.objects.get(pk=record.pk).messages[-1].content == "It expired."
+    assert_call_ended_with_an_error(record, "It expired.")
 
 
 def test_mcp_task_14_a_task_forgotten_mid_listen_has_its_chat_checked_once_and_the_rest_still_heard(
@@ -220,9 +226,7 @@ def test_mcp_task_14_a_task_forgotten_mid_listen_has_its_chat_checked_once_and_t
     finally:
         watch.stop()
         server.close()
-    row = ToolCallRow.objects.get(message__chat=forgotten)
-    assert row.task is None and row.result.is_error
-    assert ChatRecord.objects.get(pk=forgotten.pk).messages[-1].content == "It was forgotten."
+    assert_call_ended_with_an_error(forgotten, "It was forgotten.")
     assert ChatRecord.objects.get(pk=waiting.pk).messages[-1].content == "Through."
 
 
