@@ -18,7 +18,11 @@ is missed between two reads.
 
 When the server refuses to report on the tasks (one has expired, for instance), the refusal is
 logged and ``check_tasks`` is enqueued once for each of their chats, so the expired task ends
-its call with an error the model sees, instead of the chat waiting for ever.
+its call with an error the model sees, instead of the chat waiting for ever. The same goes for
+a task the server's listener drops while listening (the server forgot it, or answered in a way
+that breaks the extension): at the next read, a task subscribed to and missing from
+[`MCP.listened_tasks`][llm_mcp.MCP.listened_tasks] has its chats checked once, and is left out
+of the subscription while its call stays paused; the other tasks are still listened to.
 """
 
 from __future__ import annotations
@@ -76,6 +80,7 @@ class TaskWatch:
         self.server, self.resources, self.rescan, self.enqueue = server, list(resources or ()), rescan, enqueue
         self.listened: frozenset[str] = frozenset()
         self._refused: frozenset[str] | None = None
+        self._dropped: set[str] = set()
         self._next = 0.0
         self._uid = f"llm_mcp.task_watch.{id(self)}"
 
@@ -113,8 +118,9 @@ class TaskWatch:
         mcp_changed.disconnect(dispatch_uid=self._uid)
 
     def tick(self, *, force: bool = False) -> None:
-        """Read the rows again when `rescan` seconds have passed (or ``force``), and subscribe
-        again when the tasks changed. Never raises for the server: a failure is logged and
+        """Read the rows again when `rescan` seconds have passed (or ``force``), have the chats of
+        each task the listener dropped since checked once, and subscribe again when the tasks
+        changed. Never raises for the server: a failure is logged and
         tried again at the next read. Stale database connections are closed before and after,
         as around a listener's callbacks."""
         now = time.monotonic()
@@ -124,7 +130,10 @@ class TaskWatch:
         guard_database(self._read_and_listen)
 
     def _read_and_listen(self) -> None:
+        self._check_dropped()
         tasks = self.pending()
+        self._dropped &= {task.id for task in tasks}  # a dropped task whose call has ended is forgotten
+        tasks = [task for task in tasks if task.id not in self._dropped]
         ids = frozenset(task.id for task in tasks)
         if ids == self.listened and self.server.listening:
             return
@@ -147,6 +156,20 @@ class TaskWatch:
         self.listened, self._refused = ids, None
         if ids:
             log.info("MCP server %s: listening to %d paused task(s)", self.server.name, len(ids))
+
+    def _check_dropped(self) -> None:
+        """The tasks the server's listener dropped since the last read (the server forgot them, or
+        answered in a way that breaks the extension): each chat waiting on one is checked once,
+        and the task is left out of the subscription while its call stays paused."""
+        if not self.server.listening:
+            return
+        dropped = self.listened - self.server.listened_tasks
+        if not dropped:
+            return
+        self.listened -= dropped
+        self._dropped |= dropped
+        for task_id in sorted(dropped):
+            self._check_chats(task_id, "is no longer reported on by the server")
 
     def _changed(self, sender: Any, server: Any = None, change: Any = None, **_: Any) -> None:
         if server is self.server and isinstance(change, Task):

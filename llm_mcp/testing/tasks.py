@@ -216,6 +216,13 @@ class TaskStore:
                 return None
             return task
 
+    def forget(self, task_id: str) -> bool:
+        """Forget the task with ``task_id`` at once, as when its ``ttlMs`` has passed: ``tasks/get``
+        and ``subscriptions/listen`` no longer know it (its tool call still runs, unheard).
+        Returns whether it was known (for tests of clients that must cope with a forgotten task)."""
+        with self._lock:
+            return self._tasks.pop(task_id, None) is not None
+
     def cancel(self, task: KitTask) -> None:
         """``tasks/cancel``: the tool's cancellable work stops; a task already ended stays as it is."""
         self.cancels.append(task.id)

@@ -15,6 +15,7 @@ import llm_mcp
 from llm_mcp.client.server import listener as listener_module
 from llm_mcp.testing import running_server
 from llm_mcp_tests.support.listening import Heard, wait_until
+from llm_mcp_tests.support.servers import tasking as tasking_module
 from llm_mcp_tests.support.task_servers import TASKING
 
 CHANGING = "llm_mcp_tests.support.servers.changing"
@@ -313,6 +314,36 @@ def test_mcp_task_14_an_expired_task_is_refused_by_name(tasking_http):
         server.close()
 
 
+def test_mcp_task_14_listened_tasks_leaves_out_a_task_the_server_forgot_while_listening(
+        task_kit, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """MCP-TASK-14: ``listened_tasks`` names the tasks still listened to. The server forgets one
+    (as when its ``ttlMs`` passed) and ends the subscription; subscribing again, it is not
+    granted, so the listener drops it: ``listened_tasks`` no longer names it, the other is still
+    heard (and stays named once completed). Empty before ``listen`` and after ``close``."""
+    monkeypatch.setattr(listener_module, "FIRST_DELAY", 0.05)
+    gate_a, gate_b = tmp_path / "a", tmp_path / "b"
+    heard = Heard()
+    server = llm_mcp.mcp(name="tasking", url=task_kit.url, extensions=["tasks"], after_change=heard)
+    try:
+        task_a = server.tool("gated").call(path=str(gate_a))
+        task_b = server.tool("gated").call(path=str(gate_b))
+        assert server.listened_tasks == frozenset()
+        server.listen(tasks=[task_a, task_b])
+        assert server.listened_tasks == {task_a.id, task_b.id}
+        assert tasking_module.server.tasks.forget(task_a.id)
+        tasking_module.server.end_subscriptions()
+        assert wait_until(lambda: server.listened_tasks == {task_b.id})
+        assert server.listening
+        heard.clear()
+        gate_b.touch()
+        assert wait_until(lambda: any(t.complete for t in tasks_heard(heard)))
+        assert {t.id for t in tasks_heard(heard)} == {task_b.id} and server.listened_tasks == {task_b.id}
+    finally:
+        server.close()
+        gate_a.touch()  # the forgotten task's tool ends
+    assert server.listened_tasks == frozenset()
+
+
 def test_close_ends_a_task_listener_within_seconds(tasking, tmp_path: Path):
     """``close()`` ends the listener thread of a task subscription promptly (the task runs on)."""
     server = tasking.mcp(name="tasking", extensions=["tasks"])
@@ -441,5 +472,6 @@ def test_a_tasks_get_answer_that_breaks_the_extension_stops_listening_to_the_tas
         assert wait_until(lambda: "could not be checked" in caplog.text)
         assert "with task 't-9'" in caplog.text and "no longer listened to" in caplog.text
         assert methods.count("tasks/get") == 1
+        assert server.listening and server.listened_tasks == frozenset()
     finally:
         server.close()

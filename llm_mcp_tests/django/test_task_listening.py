@@ -18,6 +18,7 @@ import pytest
 
 import llm_mcp
 from llm_mcp import tasks
+from llm_mcp.client.server import listener as listener_module
 from llm_mcp.models import Chat as ChatRecord
 from llm_mcp.models import ToolCall as ToolCallRow
 from llm_mcp.task_watch import TaskWatch
@@ -66,6 +67,14 @@ class Enqueued:
 def reports(kit) -> llm_mcp.MCP:
     """The server object a listener builds: the same name the chats use (``reports``)."""
     return llm_mcp.mcp(name="reports", url=kit.url, extensions=["tasks"], timeout=5)
+
+
+def assert_call_ended_with_an_error(record, answer: str) -> None:
+    """The chat's one tool call no longer waits on a task and got an error result; the model's
+    ``answer`` followed it."""
+    row = ToolCallRow.objects.get(message__chat=record)
+    assert row.task is None and row.result.is_error
+    assert ChatRecord.objects.get(pk=record.pk).messages[-1].content == answer
 
 
 def test_mcp_task_13_a_task_change_enqueues_check_tasks_for_its_chat_and_the_model_gets_the_result(
@@ -177,9 +186,48 @@ def test_a_task_the_server_will_not_report_on_has_its_chat_checked_once(model, k
     finally:
         watch.stop()
         server.close()
-    row = ToolCallRow.objects.get(message__chat=record)
-    assert row.task is None and row.result.is_error
-    assert ChatRecord.objects.get(pk=record.pk).messages[-1].content == "It expired."
+    assert_call_ended_with_an_error(record, "It expired.")
+
+
+def test_mcp_task_14_a_task_forgotten_mid_listen_has_its_chat_checked_once_and_the_rest_still_heard(
+        model, kit, paused, tmp_path: Path, monkeypatch, settings):
+    """MCP-TASK-14, MCP-LISTEN-10 (Django): two chats wait on two tasks the watch listens to; the
+    server forgets one (as when its ``ttlMs`` passed) and ends the subscription; subscribing
+    again, the listener drops that task (not granted). The watch then enqueues its chat once
+    (not at every read; ``TASK_CHECKS = "listen"`` means nothing else would wake it), whose check
+    ends the call with an error the model sees; the other task is still listened to, and its
+    completion still enqueues its chat."""
+    monkeypatch.setattr(listener_module, "FIRST_DELAY", 0.05)
+    settings.LLM_MCP = {**settings.LLM_MCP, "TASK_CHECKS": "listen"}
+    lost, kept = tmp_path / "lost", tmp_path / "kept"
+    forgotten, task_a = paused("gated", {"path": str(lost)})
+    waiting, task_b = paused("gated", {"path": str(kept)}, reply("It was forgotten."), reply("Through."))
+    enqueued = Enqueued()
+    server = reports(kit)
+    watch = TaskWatch(server, enqueue=enqueued, rescan=0.05)
+    try:
+        watch.start()
+        assert watch.listened == frozenset({task_a.id, task_b.id})
+        assert wait_until(lambda: {forgotten.pk, waiting.pk} <= set(enqueued.ids))  # checked once subscribed
+        enqueued.ids.clear()
+        assert tasking.server.tasks.forget(task_a.id)
+        tasking.server.end_subscriptions()
+        assert wait_until(lambda: (watch.tick(), forgotten.pk in enqueued.ids)[1])
+        for _ in range(3):
+            watch.tick(force=True)
+        assert enqueued.ids.count(forgotten.pk) == 1  # (the other is reported too: a reconnect checks all)
+        assert watch.listened == frozenset({task_b.id}) and server.listened_tasks == {task_b.id}
+        assert tasks.check_tasks.apply(args=(forgotten.pk,)).get() == "failed"  # the model is told
+        enqueued.ids.clear()
+        kept.touch()
+        assert wait_until(lambda: (watch.tick(), waiting.pk in enqueued.ids)[1])  # still heard
+        assert forgotten.pk not in enqueued.ids and watch.listened == frozenset({task_b.id})
+        assert tasks.check_tasks.apply(args=(waiting.pk,)).get() == "done"
+    finally:
+        watch.stop()
+        server.close()
+    assert_call_ended_with_an_error(forgotten, "It was forgotten.")
+    assert ChatRecord.objects.get(pk=waiting.pk).messages[-1].content == "Through."
 
 
 def test_task_checks_listen_keeps_check_tasks_from_polling(model, kit, paused, settings):

@@ -301,6 +301,21 @@ class MCP:
         """Whether this object listens for changes in this process (see [`listen`][llm_mcp.MCP.listen])."""
         return self._listener.running
 
+    @property
+    def listened_tasks(self) -> frozenset[str]:
+        """The ids of the tasks this object still listens to in this process: those given to the
+        last [`listen`][llm_mcp.MCP.listen], less those its listener dropped since. A task is
+        dropped, logged and no longer reported (no more ``after_change`` for it) when the server
+        no longer knows it (expired or forgotten: ``tasks/get`` answers -32602, or subscribing
+        again after a reconnect does not grant it) or when its answer breaks the extension
+        (``TaskProtocolError``). A task that ended stays in the set. Empty when not `listening`.
+
+        Compare it with what you gave ``listen`` to find dropped tasks, and check each yourself
+        (e.g. [`Task.refresh`][llm_mcp.Task.refresh], or ``complete()`` on the chat waiting on it),
+        as ``manage.py mcp_listen --tasks`` does. Tasks extension, draft "Task Status Notifications".
+        """
+        return frozenset(self._listener.tasks.copy()) if self.listening else frozenset()
+
     def __enter__(self) -> MCP:
         return self
 
