@@ -185,21 +185,40 @@ class DatabaseStore(Store):
             self.save_call(message, call)
 
     def save_call(self, message: Message, call: ToolCall) -> None:
-        """Write one call's state. A decision (approved/declined) is only taken while the row
-        is still pending, so two people deciding at once cannot both win: the second gets a
-        ``ValueError`` naming the decision already made."""
+        """Write one call's state without undoing what another process recorded meanwhile.
+
+        A decision (approved/declined) is only taken while the row is still pending, so two
+        people deciding at once cannot both win: the second gets a ``ValueError`` naming the
+        decision already made; the write that takes a decision writes nothing else (the call's
+        other state is the turn's). The turn's writes never move ``approval`` back: ``"pending"``
+        is only set on an undecided row. An answer saved by another process (`save_question`)
+        after this process read the call is kept: while the call still asks a question this
+        process has no answer to, the row is re-read under ``select_for_update`` in a short
+        transaction (no server is contacted inside) and the stored answers are merged in."""
         calls = tool_call_model().objects.filter(tool_call_id=call.id, message__chat_id=self.record.pk)
         if message.id is not None:
             calls = calls.filter(message_id=message.id)
         values = call_values(call)
-        if call.approval in ("approved", "declined"):
-            if not calls.filter(approval="pending").update(approval=call.approval):
-                current = calls.values_list("approval", flat=True).first()
-                if current != call.approval:
-                    raise ValueError(f"tool call {call.id} ({call.name}) was already decided elsewhere "
-                                     f"(approval is {current or None!r})")
-            del values["approval"]  # taken above, only while pending
-        calls.update(**values)
+        approval = values.pop("approval")
+        if approval in ("approved", "declined"):
+            if calls.filter(approval="pending").update(approval=approval):
+                return  # a person's decision: the rest of the row is the turn's to write
+            current = calls.values_list("approval", flat=True).first()
+            if current != approval:
+                raise ValueError(f"tool call {call.id} ({call.name}) was already decided elsewhere "
+                                 f"(approval is {current or None!r})")
+        elif approval == "pending":
+            calls.filter(approval="").update(approval="pending")  # never undoes a decision made elsewhere
+        if not _open(values["pending_questions"]):
+            calls.update(**values)  # nothing another process could have answered since
+            return
+        with transaction.atomic(using=self._db):
+            row = calls.select_for_update().values_list("pk", "pending_questions").first()
+            if row is None:
+                return
+            values["pending_questions"] = _with_stored_answers(values["pending_questions"], row[1])
+            tool_call_model().objects.filter(pk=row[0]).update(**values)
+        call.pending_questions = values["pending_questions"]
 
     def save_question(self, message: Message, call: ToolCall, question: Any) -> None:
         """Record one question's answer on its call row, in a transaction that reads the row
@@ -245,6 +264,21 @@ class DatabaseStore(Store):
     @property
     def _db(self) -> str:
         return db_alias(self.record)
+
+
+def _open(questions: Any) -> bool:
+    """Whether a call's stored ``pending_questions`` has a question without a response."""
+    return any(isinstance(q, dict) and q.get("response") is None for q in questions or [])
+
+
+def _with_stored_answers(mine: list[Any], stored: Any) -> list[Any]:
+    """``mine`` (the questions a writer read earlier, maybe with its own additions) with the
+    response the row holds now for each question ``mine`` has none for: an answer recorded
+    by another process after the writer read the call is not lost."""
+    answers = {q["key"]: q for q in stored or []
+               if isinstance(q, dict) and isinstance(q.get("key"), str) and q.get("response") is not None}
+    return [answers[q["key"]] if isinstance(q, dict) and q.get("response") is None and isinstance(q.get("key"), str)
+            and q["key"] in answers else q for q in mine]
 
 
 _CALL_COLUMNS = ("message_id", "result_id", *CALL_FIELDS)
