@@ -58,6 +58,9 @@ class DatabaseStore(Store):
         self._flag_sql: str | None = None  # the read of the cancelled flag, built on first use
         self._repair_due = False  # set while this process holds the lock and has not read the rows yet
         self.next_key: str | None = None  # the idempotency key of the next user message added
+        self._open_seen: dict[tuple[Any, str], set[str]] = {}
+        """By (message id, call id): the keys of the call's questions that were open when this
+        store last read or wrote it (an answer stored since for one of them came from elsewhere)."""
         self.on_open_calls: Callable[[int], Any] | None = None
         """Called once, by the next read of the history, with the number of tool calls it finds
         with neither a result nor a person's pending or declining decision (when there are any)."""
@@ -74,10 +77,13 @@ class DatabaseStore(Store):
         for values in _Compiled.history("calls", self._db, self.record.pk):
             call = dict(zip(_CALL_COLUMNS, values))
             built = call_from_values(call)
-            calls.setdefault(call.pop("message_id"), []).append(built)
+            message_id = call.pop("message_id")
+            calls.setdefault(message_id, []).append(built)
             result = call.pop("result_id")
             if result is not None:
                 answers[result] = built
+            elif built.pending_questions:
+                self._seen_open(message_id, built.id, built.pending_questions)
             elif call["approval"] not in ("pending", "declined"):
                 unanswered += 1
         if self._repair_due:
@@ -209,16 +215,26 @@ class DatabaseStore(Store):
                                  f"(approval is {current or None!r})")
         elif approval == "pending":
             calls.filter(approval="").update(approval="pending")  # never undoes a decision made elsewhere
-        if not _open(values["pending_questions"]):
-            calls.update(**values)  # nothing another process could have answered since
+        seen = self._open_seen.get((message.id, call.id), set())
+        if not seen.intersection(_open_keys(values["pending_questions"])):
+            calls.update(**values)  # no question open since this store saw it: nothing to keep
+            self._seen_open(message.id, call.id, values["pending_questions"])
             return
         with transaction.atomic(using=self._db):
             row = calls.select_for_update().values_list("pk", "pending_questions").first()
             if row is None:
                 return
-            values["pending_questions"] = _with_stored_answers(values["pending_questions"], row[1])
+            values["pending_questions"] = _with_stored_answers(values["pending_questions"], row[1], seen)
             tool_call_model().objects.filter(pk=row[0]).update(**values)
         call.pending_questions = values["pending_questions"]
+        self._seen_open(message.id, call.id, call.pending_questions)
+
+    def _seen_open(self, message_id: Any, call_id: str, questions: Any) -> None:
+        keys = _open_keys(questions)
+        if keys:
+            self._open_seen[(message_id, call_id)] = keys
+        else:
+            self._open_seen.pop((message_id, call_id), None)
 
     def save_question(self, message: Message, call: ToolCall, question: Any) -> None:
         """Record one question's answer on its call row, in a transaction that reads the row
@@ -266,17 +282,20 @@ class DatabaseStore(Store):
         return db_alias(self.record)
 
 
-def _open(questions: Any) -> bool:
-    """Whether a call's stored ``pending_questions`` has a question without a response."""
-    return any(isinstance(q, dict) and q.get("response") is None for q in questions or [])
+def _open_keys(questions: Any) -> set[str]:
+    """The keys of a call's stored ``pending_questions`` that have no response."""
+    return {q["key"] for q in questions or []
+            if isinstance(q, dict) and isinstance(q.get("key"), str) and q.get("response") is None}
 
 
-def _with_stored_answers(mine: list[Any], stored: Any) -> list[Any]:
-    """``mine`` (the questions a writer read earlier, maybe with its own additions) with the
-    response the row holds now for each question ``mine`` has none for: an answer recorded
-    by another process after the writer read the call is not lost."""
+def _with_stored_answers(mine: list[Any], stored: Any, seen: set[str]) -> list[Any]:
+    """``mine`` (a writer's questions) with the stored entry of each question that was open when
+    the writer last saw it (``seen``), is still open in ``mine`` and has a response in the row
+    now: an answer another process recorded meanwhile. A question asked anew under a key
+    answered before the writer saw it (a server asking again) stays open."""
     answers = {q["key"]: q for q in stored or []
-               if isinstance(q, dict) and isinstance(q.get("key"), str) and q.get("response") is not None}
+               if isinstance(q, dict) and isinstance(q.get("key"), str) and q["key"] in seen
+               and q.get("response") is not None}
     return [answers[q["key"]] if isinstance(q, dict) and q.get("response") is None and isinstance(q.get("key"), str)
             and q["key"] in answers else q for q in mine]
 

@@ -35,10 +35,12 @@ def open_question(key: str) -> dict:
 
 
 def paused_call(**state) -> tuple[ChatRecord, Message, ToolCall]:
-    """A chat record whose one assistant message has one call (``state``: its columns), stored."""
+    """A chat record whose one assistant message has one call (``state``: its columns), stored,
+    and that message and call as the record's store reads them (what a turn works on)."""
     record = ChatRecord.objects.create(model=MODEL, provider="openai")
     record.store.add(Message("user", "go"))
-    assistant = record.store.add(Message("assistant", "", tool_calls=[ToolCall(id="call_1", name="deploy", **state)]))
+    record.store.add(Message("assistant", "", tool_calls=[ToolCall(id="call_1", name="deploy", **state)]))
+    assistant = record.store.messages()[-1]
     return record, assistant, assistant.tool_calls[0]
 
 
@@ -93,6 +95,18 @@ def test_a_stale_write_of_a_held_question_keeps_the_answer_saved_meanwhile():
     assert [(q["key"], q["response"]) for q in stored] == [
         ("held-1", {"action": "accept", "content": {"year": 1999}}), ("held-2", None)]
     assert stale.pending_questions == stored
+
+
+def test_a_question_asked_again_under_an_answered_key_stays_open():
+    """A server asking again under a key whose answer the turn had already read (a new round
+    of questions replacing the old): the turn's write leaves the new question open; the old
+    answer is not carried over to it."""
+    answered = dict(open_question("env"), response={"action": "accept", "content": {"year": 1}})
+    record, assistant, call = paused_call(pending_questions=[answered])
+    call.pending_questions = [open_question("env")]
+    record.store.save_call(assistant, call)
+    [stored] = ToolCallRow.objects.get(message__chat=record).pending_questions
+    assert stored["key"] == "env" and stored["response"] is None
 
 
 def test_a_decline_saved_meanwhile_survives_a_stale_write():
