@@ -199,8 +199,10 @@ class DatabaseStore(Store):
         other state is the turn's). The turn's writes never move ``approval`` back: ``"pending"``
         is only set on an undecided row. An answer saved by another process (`save_question`)
         after this process read the call is kept: while the call still asks a question this
-        process has no answer to, the row is re-read under ``select_for_update`` in a short
-        transaction (no server is contacted inside) and the stored answers are merged in."""
+        process saw open, the row is re-read under ``select_for_update`` in a short transaction
+        (no server is contacted inside) and the stored answers are merged in. The transaction
+        writes before it reads, so SQLite (which has no row locks) takes its write lock first
+        and serializes it with `save_question` instead of failing one of them."""
         calls = tool_call_model().objects.filter(tool_call_id=call.id, message__chat_id=self.record.pk)
         if message.id is not None:
             calls = calls.filter(message_id=message.id)
@@ -220,12 +222,13 @@ class DatabaseStore(Store):
             calls.update(**values)  # no question open since this store saw it: nothing to keep
             self._seen_open(message.id, call.id, values["pending_questions"])
             return
+        questions = values.pop("pending_questions")
         with transaction.atomic(using=self._db):
-            row = calls.select_for_update().values_list("pk", "pending_questions").first()
-            if row is None:
+            if not calls.update(**values):  # a write first: SQLite takes its write lock before the read
                 return
-            values["pending_questions"] = _with_stored_answers(values["pending_questions"], row[1], seen)
-            tool_call_model().objects.filter(pk=row[0]).update(**values)
+            row = calls.select_for_update().values_list("pk", "pending_questions").first()
+            values["pending_questions"] = _with_stored_answers(questions, row[1], seen)
+            tool_call_model().objects.filter(pk=row[0]).update(pending_questions=values["pending_questions"])
         call.pending_questions = values["pending_questions"]
         self._seen_open(message.id, call.id, call.pending_questions)
 
@@ -245,6 +248,7 @@ class DatabaseStore(Store):
         if message.id is not None:
             calls = calls.filter(message_id=message.id)
         with transaction.atomic(using=self._db):
+            calls.update(pending_questions=models.F("pending_questions"))  # a write first (SQLite's write lock), as save_call
             row = calls.select_for_update().values_list("pk", "pending_questions").first()
             stored = with_answer((row[1] if row else None) or [], question, call, elsewhere=True)
             tool_call_model().objects.filter(pk=row[0]).update(pending_questions=storable(stored))
