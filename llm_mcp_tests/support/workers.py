@@ -107,7 +107,8 @@ def wait_for_answer(env: dict[str, str], chat_id: str, seconds: float = 45) -> d
     deadline = time.monotonic() + seconds
     while True:
         state = step(env, "dump", chat_id).json
-        if state["messages"][-1]["role"] == "assistant" and state["messages"][-1]["content"]:
+        last = state["messages"][-1] if state["messages"] else {}  # the job may not have added the question yet
+        if last.get("role") == "assistant" and last.get("content"):
             return state
         assert time.monotonic() < deadline, (state, Path(env["WORKER_LOG"]).read_text())
         time.sleep(0.3)
