@@ -5,6 +5,7 @@
     python benchmarks/records.py --quick           # 3 turns x 2 rounds: a smoke run
     python benchmarks/records.py --history 50,500  # other lengths
     python benchmarks/records.py --json out.json   # also write the numbers as JSON
+    python benchmarks/records.py --journal wal     # the SQLite file in WAL mode (default: SQLite's own, delete)
 
 A turn continues a chat of each ``--history`` length: the model (``ScriptedModel`` through the
 real OpenAI SDK, over loopback) gets the whole history and answers once.
@@ -38,7 +39,7 @@ from typing import Any
 import _repo  # noqa: F401 - first: puts this repository on sys.path
 
 
-def setup_django(folder: str) -> None:
+def setup_django(folder: str, journal: str = "delete") -> None:
     os.environ["DJANGO_SETTINGS_MODULE"] = "example_project.settings"
     os.environ["DJANGO_DB_PATH"] = str(Path(folder) / "bench.sqlite3")
     os.environ.pop("DJANGO_DB_ENGINE", None)
@@ -47,6 +48,12 @@ def setup_django(folder: str) -> None:
 
     django.setup()
     call_command("migrate", verbosity=0)
+    from django.db import connection
+
+    with connection.cursor() as cursor:  # kept in the file: every later connection uses it
+        cursor.execute(f"PRAGMA journal_mode={journal}")
+        if cursor.fetchone()[0] != journal:
+            raise SystemExit(f"SQLite refused journal_mode={journal}")
 
 
 def measure(turn: Callable[[], None], reset: Callable[[], None], count: int) -> tuple[float, float]:
@@ -137,13 +144,15 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--journal", choices=["delete", "wal"], default="delete",
+                        help="SQLite journal mode of the database file (default: delete, SQLite's default)")
     args = parser.parse_args()
     if args.quick:
         args.turns, args.rounds = 3, 2
 
-    summary: dict[str, Any] = {"turns": args.turns, "rounds": args.rounds, "histories": {}}
+    summary: dict[str, Any] = {"turns": args.turns, "rounds": args.rounds, "journal": args.journal, "histories": {}}
     with tempfile.TemporaryDirectory() as folder:
-        setup_django(folder)
+        setup_django(folder, args.journal)
         from llm_mcp.testing.scripted_model import ScriptedModel
 
         with ScriptedModel() as model:
@@ -153,7 +162,7 @@ def main() -> int:
                 summary["histories"][str(size)] = measure_history(size, args.turns, args.rounds, model, options)
 
     print(f"One turn continuing a chat of N messages ({args.turns} turns x {args.rounds} rounds); ratio to the memory "
-          "store of the same length")
+          f"store of the same length; SQLite journal_mode={args.journal}")
     head = f"{'messages':>8} {'store':<8} {'CPU ms':>8} {'ratio':>6} {'wall ms':>8} {'ratio':>6} {'queries/turn':>12}"
     print(head)
     print("-" * len(head))

@@ -27,11 +27,13 @@ from datetime import datetime, timedelta, timezone
 
 from celery import shared_task
 from django.apps import apps
+from django.core.exceptions import ObjectDoesNotExist
 
 from . import conf
 from .chat.messages import ToolCall
 from .chat.store import unanswered
-from .client.errors import CancelledError, MCPError, is_outage
+from .client.errors import CancelledError, MCPError
+from .client.task import check_again, poll_seconds
 
 __all__ = ["ask_chat", "check_tasks", "next_check", "resume_chat"]
 
@@ -56,8 +58,8 @@ def next_check(calls: list[ToolCall]) -> float | None:
         if call.task is None:
             continue
         poll = call.task.get("pollIntervalMs") if isinstance(call.task, dict) else None
-        intervals.append(poll / 1000 if isinstance(poll, (int, float)) and not isinstance(poll, bool) and poll > 0
-                         else float(conf.get("TASK_POLL_INTERVAL")))
+        seconds = poll_seconds(poll)  # at most a day, whatever the server sent
+        intervals.append(seconds if seconds else float(conf.get("TASK_POLL_INTERVAL")))
     return min(intervals) if intervals else None
 
 
@@ -104,8 +106,13 @@ def check_tasks(self: Any, chat_id: Any) -> str:
     a task), ``"polling"`` (scheduled again), ``"listening"`` (not scheduled: with
     ``LLM_MCP["TASK_CHECKS"] = "listen"`` a ``mcp_listen --tasks`` process enqueues it when a
     task changes), ``"checked"`` (an extra run: the scheduled one
-    comes), ``"waiting"`` (a person must act; jobs eager), ``"failed"`` or ``"cancelled"``."""
-    record = load_chat(chat_id)
+    comes), ``"waiting"`` (a person must act; jobs eager), ``"failed"`` or ``"cancelled"``;
+    ``"done"`` too for a chat deleted since the run was scheduled."""
+    try:
+        record = load_chat(chat_id)
+    except ObjectDoesNotExist:  # deleted while its tasks ran: nothing is left to check
+        log.info("chat %s is gone: no task to check", chat_id)
+        return "done"
     try:
         with record.store.lock:
             if not _task_rows(record).exists():
@@ -117,7 +124,7 @@ def check_tasks(self: Any, chat_id: Any) -> str:
                 log.info("chat %s was cancelled: its paused tasks were cancelled", record.pk)
                 return "cancelled"
             except MCPError as exc:
-                if exc.code is None or is_outage(exc):
+                if check_again(exc):
                     log.warning("chat %s: checking its tasks failed (%s: %s); trying again later", record.pk,
                                 type(exc).__name__, exc)
                     return "checked" if chained else _schedule(self, record, at_least=float(conf.get("TASK_POLL_INTERVAL")))

@@ -272,6 +272,9 @@ class Chat:
             _, open_calls = unanswered(self.messages)
             if any(call.waiting or call.approval == "approved" or call.pending_questions for call in open_calls):
                 on_tasks = any(call.task is not None for call in open_calls)
+                if on_tasks and self.store.cancelled:
+                    raise ValueError("the chat was cancelled while calls wait on server tasks: complete() cancels "
+                                     "them (tasks/cancel) and raises CancelledError; then ask() again")
                 raise ValueError("the chat has tool calls waiting for a decision or approved but not run yet: "
                                  "decide each of chat.pending_approvals, answer chat.pending_questions, then "
                                  "complete()" + ("; calls wait on server tasks (chat.pending_tasks): complete() "
@@ -356,13 +359,15 @@ class Chat:
         """The async twin of `ask`, for async views: the turn runs in a thread of its own
         (``llm_mcp.client.offload``: model and MCP requests block a thread, never the event
         loop, and concurrent turns run side by side). Cancelling the awaiting task cancels the
-        turn (as `cancel` does; its calls get their results) and raises ``asyncio.CancelledError``.
+        turn (as `cancel` does; its calls get their results) and raises ``asyncio.CancelledError``;
+        a turn still waiting for another turn of this chat to end is dropped instead, and the
+        running turn goes on (``llm_mcp.client.offload.turn``).
         ``stream`` is called in that thread."""
-        return await offload.in_thread(self.ask, text, with_=with_, stream=stream, on_cancel=self.cancel)
+        return await offload.turn(self._turn_lock, self.ask, text, with_=with_, stream=stream, cancel=self.cancel)
 
     async def acomplete(self, *, stream: Callable[[str], None] | None = None) -> Message:
         """The async twin of `complete` (see `aask`)."""
-        return await offload.in_thread(self.complete, stream=stream, on_cancel=self.cancel)
+        return await offload.turn(self._turn_lock, self.complete, stream=stream, cancel=self.cancel)
 
     @property
     def waiting(self) -> bool:
@@ -615,8 +620,10 @@ class Chat:
 
         provider = get_provider(options["provider"], **(options.get("options") or {})) \
             if options.get("provider") else self.provider
-        hints = [h.get("name") for h in (params.get("modelPreferences") or {}).get("hints") or []
-                 if isinstance(h, dict) and isinstance(h.get("name"), str)]
+        preferences = params.get("modelPreferences")  # advisory: junk is ignored, not an error
+        hints = preferences.get("hints") if isinstance(preferences, dict) else None
+        hints = [h["name"] for h in hints if isinstance(h, dict) and isinstance(h.get("name"), str)] \
+            if isinstance(hints, list) else []
         listed = options.get("models") or []
         chosen = next((m for hint in hints for m in listed if hint in m), None)
         model = chosen or options.get("model") or (listed[0] if listed else "") or \

@@ -15,11 +15,11 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from ..client.errors import ConfigurationError, MCPError, is_outage
+from ..client.errors import ConfigurationError, MCPError
 from ..client.asking import MAX_INPUT_REQUESTS
 from ..client.question import Question, from_input_request
 from ..client.server import Servers
-from ..client.task import Task
+from ..client.task import Task, check_again
 from .messages import Message, ToolCall
 from .store import Store, unanswered
 
@@ -103,7 +103,7 @@ class PausedTasks:
         try:
             task.refresh()
         except MCPError as exc:
-            if exc.code is None or is_outage(exc):
+            if check_again(exc):
                 raise  # the server is down or the answer was lost: check again next time
             return self._ended(call, Checked({"error": f"The task of this call could not be checked: {exc}"},
                                              error=exc, ended=True))

@@ -21,6 +21,7 @@ from .errors import (
     ServerTimeoutError,
     SkillVerificationError,
     StartupFailedError,
+    TaskProtocolError,
     TurnLimitError,
     UnauthorizedError,
 )
@@ -70,6 +71,7 @@ __all__ = [
     "SkillFile",
     "SkillVerificationError",
     "StartupFailedError",
+    "TaskProtocolError",
     "Task",
     "Tool",
     "Transport",

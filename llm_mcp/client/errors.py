@@ -21,6 +21,7 @@ request bodies: they name the server, the method and what went wrong.
     ├── CancelledError              the call was cancelled before the server answered
     ├── InputRequiredError          the server asked questions nobody answered
     ├── ExtensionRequiredError      the server needs an extension the client did not declare (-32021)
+    ├── TaskProtocolError           a server's task breaks the Tasks extension (a field, another task's id)
     ├── SkillVerificationError      a skill's file or frontmatter does not match its listing (size, sha256)
     ├── InvalidToolChoiceError      a chat's tool choice names a tool it cannot offer (also ValueError)
     └── TurnLimitError              a chat turn reached max_steps (also RuntimeError)
@@ -78,6 +79,7 @@ __all__ = [
     "SkillVerificationError",
     "StartupFailedError",
     "StreamBrokenError",
+    "TaskProtocolError",
     "TokenRequestError",
     "TurnLimitError",
     "UnauthorizedError",
@@ -333,6 +335,14 @@ class ExtensionRequiredError(MCPError):
         self.extensions = list(extensions or [])
 
 
+class TaskProtocolError(MCPError):
+    """A server's task (a ``CreateTaskResult``, a ``tasks/get`` answer or a ``notifications/tasks``)
+    breaks the Tasks extension (``io.modelcontextprotocol/tasks``): a missing or invalid field,
+    a status the extension does not have, another task's id, ``completed`` without its result.
+    Unlike a lost answer it is not checked again: in a chat the paused call gets one error
+    result saying so, then ``complete()`` raises this."""
+
+
 class InvalidToolChoiceError(MCPError, ValueError):
     """A chat's tool choice names a tool it cannot offer (unknown, or its server is down),
     or asks for ``"required"`` when no tool is left. Also a ``ValueError``."""
@@ -356,12 +366,13 @@ def is_refusal(exc: BaseException) -> bool:
 def may_have_run(exc: BaseException) -> bool:
     """Whether a call that failed this way may have partly run on the server: it timed out,
     its process exited, the server answered 5xx, its response stream broke, or the connection
-    failed after the request had left (``request_sent``; over HTTP, both eras). A refused
+    failed after the request had left (``request_sent``; over HTTP, both eras), or it answered
+    with a task it broke the extension with (`TaskProtocolError`: work was started). A refused
     connect, an HTTP 429 ("not now", said before any work) and a process that never read the
     request (`StartupFailedError`) are the failures that did not."""
     if isinstance(exc, StartupFailedError):
         return False  # it never read the request
-    if isinstance(exc, (StreamBrokenError, ServerTimeoutError, ProcessExitedError)):
+    if isinstance(exc, (StreamBrokenError, ServerTimeoutError, ProcessExitedError, TaskProtocolError)):
         return True
     if not isinstance(exc, ConnectionError):
         return False

@@ -20,12 +20,14 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 from .cancel import CancelScope
+from .errors import CancelledError
 
-__all__ = ["MAX_THREADS", "cancellable", "in_thread", "on_orm"]
+__all__ = ["MAX_THREADS", "cancellable", "in_thread", "on_orm", "turn"]
 
 T = TypeVar("T")
 
@@ -79,6 +81,39 @@ async def cancellable(func: Callable[..., T], /, *args: Any, **kwargs: Any) -> T
             return func(*args, **kwargs)
 
     return await in_thread(run, on_cancel=lambda: scope.cancel("the awaiting task was cancelled"))
+
+
+async def turn(lock: AbstractContextManager[Any], func: Callable[..., T], /, *args: Any, cancel: Callable[[], Any],
+               wrap: Callable[[Callable[..., T]], Callable[..., T]] | None = None, **kwargs: Any) -> T:
+    """`in_thread` for one turn of a chat (``aask``/``acomplete``): ``func`` runs holding ``lock``
+    (the chat's re-entrant turn lock, which ``func`` takes again), wrapped by ``wrap`` if given.
+
+    Turns of one chat run one at a time, so the awaiting task may be cancelled while its turn
+    still waits for another to end. Then the turn is dropped (it never starts) and ``cancel``
+    (the chat's ``cancel()``, which stops whichever turn runs) is not called: the other turn
+    goes on. Once the turn holds the lock, a cancellation calls ``cancel`` in a thread of
+    `executor` (a saved chat's ``cancel()`` does database work, which Django refuses in the event
+    loop) and waits for the turn to stop, as `in_thread` does. Raises ``asyncio.CancelledError``
+    when the task is cancelled."""
+    guard = threading.Lock()
+    state = {"started": False, "dropped": False}
+
+    def run(*args: Any, **kwargs: Any) -> T:
+        with lock:
+            with guard:
+                if state["dropped"]:
+                    raise CancelledError("the awaiting task was cancelled before its turn began")
+                state["started"] = True
+            return func(*args, **kwargs)
+
+    def on_cancel() -> None:
+        with guard:
+            state["dropped"] = True
+            started = state["started"]
+        if started:  # in a thread: a saved chat's cancel() writes its row, which Django refuses in the event loop
+            executor().submit(cancel)
+
+    return await in_thread(wrap(run) if wrap is not None else run, *args, on_cancel=on_cancel, **kwargs)
 
 
 async def on_orm(func: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:

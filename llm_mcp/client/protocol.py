@@ -109,11 +109,15 @@ def encode(message: dict[str, Any]) -> bytes:
         raise ValueError(f"{message.get('method', 'a reply')}: the arguments cannot be sent as JSON ({exc})") from None
 
 
+_DECODE = json.JSONDecoder().decode
+"""``json.loads`` for text, without its wrapper (a line of every response goes through it)."""
+
+
 def decode(data: str | bytes) -> Any:
     """Parse JSON from a server; ``ValueError`` for anything that is not JSON we can hold
     (nesting too deep for the parser included)."""
     try:
-        return json.loads(data)
+        return _DECODE(data) if type(data) is str else json.loads(data)
     except RecursionError:
         raise ValueError("JSON nested too deeply") from None
 

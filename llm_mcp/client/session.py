@@ -85,7 +85,8 @@ class Client:
         legacy_transport: a callable building the 2024-11-05 HTTP+SSE transport, for HTTP.
         declared: a callable taking the era (``"modern"`` or ``"handshake"``) and returning the
             client capabilities to declare (``{"elicitation": {...}, "extensions": {...}}``);
-            ``None`` declares none.
+            ``None`` declares none. Called per 2026-07-28 request; what it returns is only read and
+            sent, never changed, so it may hand out the same dict each time.
         on_input_request: answers a handshake-era server's ``elicitation/create`` request in
             line: takes its params, returns the ``ElicitResult`` dict; ``None`` refuses such
             requests (``-32601``). An exception it raises declines the request, then comes out
@@ -274,7 +275,7 @@ class Client:
                     return self._on_message(incoming)  # a notification: in the reading thread, as it was
                 with context.active():
                     return self._on_message(incoming)
-        return protocol.as_object(self.transport.request(message, version=version, timeout=timeout, headers=headers,
+        return protocol.as_object(self._transport.request(message, version=version, timeout=timeout, headers=headers,
                                                          on_message=handler))
 
     def _identity(self, result: dict[str, Any], fallback_info: Any = None) -> None:

@@ -18,11 +18,12 @@ and return its ``Result``.
 
 from __future__ import annotations
 
+import math
 import time
 from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any
 
-from .errors import CancelledError, ConfigurationError, MCPError
+from .errors import CancelledError, ConfigurationError, MCPError, TaskProtocolError, is_outage
 from .logs import printable
 from .protocol import as_object
 from .result import Result
@@ -30,7 +31,7 @@ from .result import Result
 if TYPE_CHECKING:
     from .server.base import MCP
 
-__all__ = ["END_STATES", "STATUSES", "Task"]
+__all__ = ["END_STATES", "MAX_POLL_INTERVAL", "STATUSES", "Task", "check_again", "poll_seconds"]
 
 
 STATUSES = ("working", "input_required", "completed", "failed", "cancelled")
@@ -45,18 +46,44 @@ MIN_POLL_INTERVAL = 0.01
 DEFAULT_POLL_INTERVAL = 1.0
 """Seconds ``wait`` sleeps between checks when the server sends no ``pollIntervalMs``."""
 
+MAX_POLL_INTERVAL = 86_400.0
+"""Seconds between checks at most (one day): a larger ``pollIntervalMs`` (any JSON number may
+come, 10**400 included) is read as this, so waits and scheduled checks never overflow."""
+
+
+def poll_seconds(value: Any) -> float | None:
+    """A ``pollIntervalMs`` (milliseconds) as seconds, at most `MAX_POLL_INTERVAL`; ``None``
+    when it is not a finite number of zero or more."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+        return None
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return min(value, MAX_POLL_INTERVAL * 1000) / 1000
+
+
+def check_again(exc: MCPError) -> bool:
+    """Whether a check of a task that raised ``exc`` is tried again later, the call staying
+    paused: the server is down, or its answer was lost (an error without a JSON-RPC code).
+    A JSON-RPC error (``-32602``: the task is unknown) or a `TaskProtocolError` (the answer
+    breaks the extension) ends the call instead: asking again would get the same."""
+    return is_outage(exc) or (exc.code is None and not isinstance(exc, TaskProtocolError))
+
 
 def _moment(value: Any, what: str, server: str) -> datetime:
     if not isinstance(value, str):
-        raise MCPError(f"MCP server {server!r} sent a task without a valid {what}: {value!r}", server=server)
+        raise TaskProtocolError(f"MCP server {server!r} sent a task without a valid {what}: {value!r}", server=server)
     try:
         moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
-        raise MCPError(f"MCP server {server!r} sent a task with a malformed {what}: {printable(value[:60])!r}",
+        raise TaskProtocolError(f"MCP server {server!r} sent a task with a malformed {what}: {printable(value[:60])!r}",
                        server=server) from None
     if moment.tzinfo is None:  # ISO 8601 without an offset: read as UTC
         moment = moment.replace(tzinfo=timezone.utc)
-    return moment.astimezone(timezone.utc)
+    try:
+        return moment.astimezone(timezone.utc)
+    except OverflowError:  # 0001-01-01T00:00+01:00 is before the first UTC moment a datetime holds
+        raise TaskProtocolError(f"MCP server {server!r} sent a task with {what} out of range: {printable(value[:60])!r}",
+                       server=server) from None
 
 
 class Task:
@@ -95,19 +122,19 @@ class Task:
         data = as_object(data)
         task_id, status = data.get("taskId"), data.get("status")
         if not isinstance(task_id, str) or not task_id:
-            raise MCPError(f"MCP server {name!r} sent a task without a taskId", server=name)
+            raise TaskProtocolError(f"MCP server {name!r} sent a task without a taskId", server=name)
         if status not in STATUSES:
-            raise MCPError(f"MCP server {name!r} sent task {task_id!r} with an unknown status {status!r}", server=name)
+            raise TaskProtocolError(f"MCP server {name!r} sent task {task_id!r} with an unknown status {status!r}", server=name)
         ttl, poll = data.get("ttlMs"), data.get("pollIntervalMs")
         for label, value in (("ttlMs", ttl), ("pollIntervalMs", poll)):
-            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0):
-                raise MCPError(f"MCP server {name!r} sent task {task_id!r} with an invalid {label}: {value!r}",
+            if value is not None and poll_seconds(value) is None:  # NaN, infinities, negatives, non-numbers
+                raise TaskProtocolError(f"MCP server {name!r} sent task {task_id!r} with an invalid {label}: {value!r}",
                                server=name)
         self.id = task_id
         self.status: str = status
         message = data.get("statusMessage")
         self.status_message: str | None = message if isinstance(message, str) else None
-        self.poll_interval: float | None = poll / 1000 if poll is not None else None
+        self.poll_interval: float | None = poll_seconds(poll)
         self.created_at = _moment(data.get("createdAt"), "createdAt", name)
         self.updated_at = _moment(data.get("lastUpdatedAt", data.get("createdAt")), "lastUpdatedAt", name)
         self.ttl_ms = ttl
@@ -121,12 +148,15 @@ class Task:
         self._unread = status == "completed" and not isinstance(raw_result, dict) and not detailed
         if status == "completed" and not self._unread:
             if not isinstance(raw_result, dict):
-                raise MCPError(f"MCP server {name!r} reported task {task_id!r} completed without its result",
+                raise TaskProtocolError(f"MCP server {name!r} reported task {task_id!r} completed without its result",
                                server=name)
             self.result = Result(raw_result, tool_name=self.tool_name)
         error = data.get("error")
         self.error: dict[str, Any] | None = error if status == "failed" and isinstance(error, dict) else None
         requests = data.get("inputRequests")
+        if status == "input_required" and detailed and not isinstance(requests, dict):
+            raise TaskProtocolError(f"MCP server {name!r} reported task {task_id!r} input_required without its "
+                                    f"inputRequests (an object by key)", server=name)
         self.input_requests: dict[str, Any] = dict(requests) if status == "input_required" and \
             isinstance(requests, dict) else {}
         self._data = dict(data)
@@ -175,7 +205,7 @@ class Task:
         answer = self._request("tasks/get")
         answer.setdefault("taskId", self.id)
         if answer.get("taskId") != self.id:
-            raise MCPError(f"MCP server {self.server_name!r} answered tasks/get for {self.id!r} with task "
+            raise TaskProtocolError(f"MCP server {self.server_name!r} answered tasks/get for {self.id!r} with task "
                            f"{str(answer.get('taskId'))[:80]!r}", server=self.server_name)
         self._read(answer)
         self._report()

@@ -11,6 +11,7 @@ from __future__ import annotations
 import fcntl
 import functools
 import hashlib
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -98,7 +99,11 @@ class TurnLock:
         path = _sqlite_lock_path(connection, name)
         if path is not None:
             def try_file() -> Callable[[], None] | None:
-                handle = open(path, "a")  # noqa: SIM115 - closed by the release function
+                try:
+                    handle = open(path, "a")  # noqa: SIM115 - closed by the release function
+                except FileNotFoundError:  # the folder went away since this process made it
+                    path.parent.mkdir(parents=True, exist_ok=True)
+                    handle = open(path, "a")  # noqa: SIM115
                 try:
                     fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 except BlockingIOError:
@@ -142,7 +147,16 @@ def _sqlite_lock_path(connection: Any, name: str) -> Path | None:
     database = str(connection.settings_dict.get("NAME") or "")
     if not database or connection.is_in_memory_db():
         return None
-    folder = Path(conf.get("LOCK_DIR") or Path(database).resolve().parent / ".llm_mcp_locks")
-    folder.mkdir(parents=True, exist_ok=True)
-    digest = hashlib.blake2b(f"{Path(database).resolve()}|{name}".encode(), digest_size=10).hexdigest()
+    resolved, folder = _lock_folder(os.path.abspath(database), conf.get("LOCK_DIR"))  # a relative name: as of now
+    digest = hashlib.blake2b(f"{resolved}|{name}".encode(), digest_size=10).hexdigest()
     return folder / f"{digest}.lock"
+
+
+@functools.lru_cache(maxsize=64)
+def _lock_folder(database: str, lock_dir: Any) -> tuple[Path, Path]:
+    """The database file's resolved path and the lock folder (made now), once per process and
+    setting: resolving a path and making a folder at every turn cost more than taking the lock."""
+    resolved = Path(database).resolve()
+    folder = Path(lock_dir or resolved.parent / ".llm_mcp_locks")
+    folder.mkdir(parents=True, exist_ok=True)
+    return resolved, folder

@@ -183,13 +183,15 @@ class ChatRecord:
         """The async twin of `ask`, for async views: the turn (its database, model and MCP work)
         runs in a thread of its own (``llm_mcp.client.offload``), whose database connections
         are closed when it ends. Cancelling the awaiting task cancels the turn (`cancel`) and
-        raises ``asyncio.CancelledError``."""
-        return await offload.in_thread(_closing(self.ask), text, with_=with_, stream=stream, key=key,
-                                       on_cancel=self.cancel)
+        raises ``asyncio.CancelledError``; a turn still waiting for another turn of this chat (in
+        any process) to end is dropped instead, and the running turn goes on."""
+        return await offload.turn(self.store.lock, self.ask, text, with_=with_, stream=stream, key=key,
+                                  cancel=_closing(self.cancel), wrap=_closing)
 
     async def acomplete(self, *, stream: Callable[[str], None] | None = None) -> Message:
         """The async twin of `complete` (see `aask`)."""
-        return await offload.in_thread(_closing(self.complete), stream=stream, on_cancel=self.cancel)
+        return await offload.turn(self.store.lock, self.complete, stream=stream, cancel=_closing(self.cancel),
+                                  wrap=_closing)
 
     @property
     def waiting(self) -> bool:

@@ -70,11 +70,11 @@ class DatabaseStore(Store):
     def messages(self) -> list[Message]:
         """Two queries whatever the length: the messages, then every tool call of the chat
         (read as tuples, not model instances nor dicts: the whole history is read every turn)."""
-        rows = _Compiled.history("messages", self._db, self.record.pk)
+        rows = _History.rows("messages", self._db, self.record.pk)
         calls: dict[Any, list[ToolCall]] = {}
         answers: dict[Any, ToolCall] = {}
         unanswered = 0  # calls with no result that no person holds back (pending) or declined
-        for values in _Compiled.history("calls", self._db, self.record.pk):
+        for values in _History.rows("calls", self._db, self.record.pk):
             call = dict(zip(_CALL_COLUMNS, values))
             built = call_from_values(call)
             message_id = call.pop("message_id")
@@ -164,6 +164,11 @@ class DatabaseStore(Store):
         Row, Call = message_model(), tool_call_model()
         answered_already = False
         message.content = clean_text(message.content or "")  # what is returned is what is stored
+        if not message.tool_calls and message.role not in ("user", "tool"):
+            # One row and nothing read first: the INSERT is atomic by itself, so no transaction
+            # of our own (its BEGIN and COMMIT cost a fifth of the write; most turns end here).
+            message.id = Row.objects.create(chat_id=self.record.pk, key=None, **row_values(message)).pk
+            return message
         with transaction.atomic(using=self._db):
             key = None
             if message.role == "user":  # the key waits for the user turn (a prompt may start with the assistant's)
@@ -307,40 +312,109 @@ def _with_stored_answers(mine: list[Any], stored: Any, seen: set[str]) -> list[A
 _CALL_COLUMNS = ("message_id", "result_id", *CALL_FIELDS)
 
 
-class _Compiled:
-    """A chat's history query whose SQL is built once per database (and message models) and
-    then run as it is with another chat's primary key, its rows converted as the ORM converts
-    them (JSON, booleans): every step of every turn runs these two reads, and building an ORM
-    query costs more than reading a short history."""
+class _History:
+    """A chat's two history reads, as SQL written once per database and message models, then run
+    with each chat's key; what every step of every turn reads, where building an ORM query and
+    converting rows through the ORM cost more than reading a short history.
 
-    _built: dict[tuple[Any, ...], _Compiled] = {}
+    Public API only: table and column names from the models' ``_meta``, names quoted by
+    ``connection.ops.quote_name``, the key prepared by ``Field.get_db_prep_value``, values
+    converted by each field's own ``from_db_value`` (JSON, custom fields), ``bool`` for booleans,
+    and nothing for text, integers and keys. A column of any other type (a swapped-in model's)
+    or another database vendor reads through the ORM's ``values_list`` instead (`plain` is
+    ``False``), which gives the same rows, slower.
+    """
+
+    VENDORS = ("sqlite", "postgresql", "mysql")
+    """Backends whose drivers return text, integers and keys as Python values already."""
+
+    _built: dict[tuple[Any, ...], _History] = {}
     _guard = threading.Lock()
 
-    def __init__(self, queryset: models.QuerySet[Any], db: str):
-        self.db = db
-        self.compiler = queryset.query.get_compiler(using=db)
-        self.sql, params = self.compiler.as_sql()
-        if len(params) != 1:
-            raise AssertionError(f"a history query has one parameter, the chat's key, not {params!r}")
+    def __init__(self, kind: str, db: str, Row: type[models.Model], Call: type[models.Model]):
+        self.kind, self.db, self.Row, self.Call = kind, db, Row, Call
+        connection = connections[db]
+        quote = connection.ops.quote_name
+        model, names = (Row, MESSAGE_FIELDS) if kind == "messages" else (Call, _CALL_COLUMNS)
+        fields = [model._meta.get_field(name) for name in names]
+        self.converters = [_converter(field, connection) for field in fields]
+        self.plain = connection.vendor in self.VENDORS and all(c is not _UNKNOWN for c in self.converters)
+        self.converting = [(i, c) for i, c in enumerate(self.converters) if c is not None and c is not _UNKNOWN]
+        table = quote(model._meta.db_table)
+        columns = ", ".join(f"{table}.{quote(field.column)}" for field in fields)
+        chat = Row._meta.get_field("chat")
+        if kind == "messages":
+            self.sql = (f"SELECT {columns} FROM {table} WHERE {table}.{quote(chat.column)} = %s "
+                        f"ORDER BY {table}.{quote(Row._meta.pk.column)}")
+        else:
+            message = Call._meta.get_field("message")
+            rows = quote(Row._meta.db_table)
+            self.sql = (f"SELECT {columns} FROM {table} INNER JOIN {rows} ON {table}.{quote(message.column)} = "
+                        f"{rows}.{quote(message.target_field.column)} WHERE {rows}.{quote(chat.column)} = %s "
+                        f"ORDER BY {table}.{quote(Call._meta.pk.column)}")
+        self.key_field = chat.target_field
 
     @classmethod
-    def history(cls, kind: str, db: str, chat_pk: Any) -> list[tuple[Any, ...]]:
-        """The rows of the ``"messages"`` or ``"calls"`` read of chat ``chat_pk``, in id order."""
-        if chat_pk is None:  # a chat not saved yet has no rows (and ``= NULL`` would build another query)
+    def rows(cls, kind: str, db: str, chat_pk: Any) -> list[tuple[Any, ...]]:
+        """The rows of the ``"messages"`` or ``"calls"`` read of chat ``chat_pk``, in id order,
+        as tuples of ``MESSAGE_FIELDS`` or ``_CALL_COLUMNS``."""
+        if chat_pk is None:  # a chat not saved yet has no rows
             return []
         Row, Call = message_model(), tool_call_model()
         key = (kind, db, Row, Call)
-        compiled = cls._built.get(key)
-        if compiled is None:
-            if kind == "messages":
-                queryset = Row.objects.filter(chat_id=chat_pk).order_by("id").values_list(*MESSAGE_FIELDS)
-            else:
-                queryset = Call.objects.filter(message__chat_id=chat_pk).order_by("id").values_list(*_CALL_COLUMNS)
+        built = cls._built.get(key)
+        if built is None:
             with cls._guard:
-                compiled = cls._built.setdefault(key, cls(queryset, db))
-        connection = connections[db]
-        value = Row._meta.get_field("chat").target_field.get_db_prep_value(chat_pk, connection)
+                built = cls._built.setdefault(key, cls(kind, db, Row, Call))
+        return built.read(chat_pk)
+
+    def read(self, chat_pk: Any) -> list[tuple[Any, ...]]:
+        """This read for chat ``chat_pk`` (see `rows`)."""
+        if not self.plain:
+            return list(self.orm(chat_pk))
+        connection = connections[self.db]
         with connection.cursor() as cursor:
-            cursor.execute(compiled.sql, [value])
+            cursor.execute(self.sql, [self.key_field.get_db_prep_value(chat_pk, connection)])
             fetched = cursor.fetchall()
-        return list(compiled.compiler.results_iter(results=[fetched], tuple_expected=True))
+        converting = self.converting
+        if not converting:
+            return [tuple(row) for row in fetched]
+        out = []
+        for row in fetched:
+            values = list(row)
+            for i, convert in converting:
+                values[i] = convert(values[i])
+            out.append(tuple(values))
+        return out
+
+    def orm(self, chat_pk: Any) -> models.QuerySet[Any]:
+        """The same read through the ORM (the fallback, and what tests compare `read` with)."""
+        if self.kind == "messages":
+            return self.Row.objects.using(self.db).filter(chat_id=chat_pk).order_by("id").values_list(*MESSAGE_FIELDS)
+        return (self.Call.objects.using(self.db).filter(message__chat_id=chat_pk).order_by("id")
+                .values_list(*_CALL_COLUMNS))
+
+
+_UNKNOWN = object()
+"""A column type `_History` does not convert by itself: the read goes through the ORM."""
+
+_AS_READ = (models.AutoField, models.BigAutoField, models.SmallAutoField, models.IntegerField,
+            models.BigIntegerField, models.SmallIntegerField, models.PositiveIntegerField,
+            models.PositiveBigIntegerField, models.PositiveSmallIntegerField, models.CharField, models.TextField)
+"""Field classes (exactly these) whose values the drivers of `_History.VENDORS` return as Python values."""
+
+
+def _converter(field: Any, connection: Any) -> Any:
+    """What turns a database value of ``field`` into the ORM's: ``None`` (nothing to do), a
+    callable, or `_UNKNOWN`."""
+    if field.is_relation:
+        return _converter(field.target_field, connection) if field.many_to_one or field.one_to_one else _UNKNOWN
+    if hasattr(field, "from_db_value"):  # JSONField, custom fields: their documented hook
+        convert = field.from_db_value
+        if type(field) is models.JSONField and field.decoder is None:
+            # Most attachment lists are empty: "[]" needs no parser (what json.loads would give).
+            return lambda value: [] if value == "[]" else convert(value, None, connection)
+        return lambda value: convert(value, None, connection)
+    if type(field) is models.BooleanField:
+        return lambda value: value if value is None else bool(value)
+    return None if type(field) in _AS_READ else _UNKNOWN

@@ -86,3 +86,25 @@ def test_aresource_and_aprompt(everything_stdio_command):
         resource, filled = asyncio.run(run())
         assert resource.loaded and resource.contents == server.resource(uri).contents
         assert [m.content for m in filled.messages] == [m.content for m in server.prompt(prompt.name).messages]
+
+
+def test_cancelling_a_queued_aask_leaves_the_running_turn_alone(model, echo_http_modern_url):
+    """Two aask on one chat run one after the other. Cancelling the task of the second while the first
+    turn runs drops the second (its message is never added, the model never asked for it) and does not
+    cancel the first, which finishes with its tool's real result."""
+    chat = make_chat(model, [tool_call("sleep", {"seconds": 2}), reply("first done"), reply("second done")])
+    chat.with_mcp(llm_mcp.mcp(url=echo_http_modern_url, name="echo"))
+
+    async def run() -> tuple:
+        first = asyncio.ensure_future(chat.aask("sleep"))
+        while not model.requests:  # the first turn is running (its call is in flight)
+            await asyncio.sleep(0.05)
+        second = asyncio.ensure_future(chat.aask("then this"))
+        await cancel_after(second, 0.3)
+        return tuple(await asyncio.gather(first, second, return_exceptions=True))
+
+    first, second = asyncio.run(run())
+    assert isinstance(second, asyncio.CancelledError)
+    assert not isinstance(first, BaseException) and first.content == "first done", first
+    assert [m.content for m in chat.messages if m.role == "tool"] == ["slept 2"]
+    assert [m.content for m in chat.messages if m.role == "user"] == ["sleep"] and len(model.requests) == 2

@@ -104,7 +104,9 @@ def test_sampling_off_by_default_and_refused_outside_a_chat(everything_stdio_com
 def test_sampling_settings_are_checked():
     """A sampling value that cannot work is refused when the server is built, naming the problem."""
     for bad, problem in (("no_such_method", "not a method"), ({"modle": "x"}, "takes the keys"),
-                         ({"model": 3}, "must be a string"), (3, "must be True, False")):
+                         ({"model": 3}, "must be a string"), (3, "must be True, False"),
+                         ({"provider": "anthropic"}, "names a provider but no model"),
+                         ({"provider": "anthropic", "model": ""}, "names a provider but no model")):
         with pytest.raises(ValueError, match=problem):
             llm_mcp.mcp(command=["x"], sampling=bad)
     server = llm_mcp.mcp(command=["x"], sampling={"model": "m", "history": True}, requires_approval=["sampling"])
@@ -306,3 +308,57 @@ def test_sampling_on_another_provider_and_tools_refused(model, fresh_kit):
             with pytest.raises(llm_mcp.MCPError, match="does not offer tools in sampling"):
                 server.call("with_tools")
     assert asked == []
+
+
+ASKED = [{"role": "user", "content": {"type": "text", "text": "Name a bird"}}]
+
+
+@pytest.mark.parametrize("junk", [{"modelPreferences": "fast please"}, {"modelPreferences": [1, 2]},
+                                  {"modelPreferences": {"hints": 5}}, {"modelPreferences": {"hints": "mini"}},
+                                  {"modelPreferences": {"hints": [None, {"name": 7}, {"name": "mini"}]}}])
+def test_junk_model_preferences_are_only_hints(model, raw_stdio_command_factory, junk):
+    """modelPreferences are advisory (spec: hints the client MAY follow): a server sending junk there (a
+    string, a list, hints that are not a list of {"name"} objects) still gets its completion from the
+    chat's model; usable hints among the junk still pick from the setting's models."""
+    chat = make_chat(model, [tool_call("ask_client", {"method": "sampling/createMessage",
+                                                      "params": {"messages": ASKED, "maxTokens": 7, **junk}}),
+                             reply("Wren."), reply("done")])
+    with llm_mcp.mcp(command=raw_stdio_command_factory(), name="odd",
+                     sampling={"models": ["gpt-large", "gpt-mini"]}) as server:
+        assert chat.with_mcp(server).ask("go").content == "done"
+    answered = json.loads(model.requests[2].tool_results[0]["content"].removeprefix("client answered: "))
+    assert answered["result"]["content"] == {"type": "text", "text": "Wren."}, answered
+    usable = junk["modelPreferences"] == {"hints": [None, {"name": 7}, {"name": "mini"}]}
+    assert model.requests[1].model == ("gpt-mini" if usable else "gpt-large")
+    assert model.requests[1].last_user_text == "Name a bird" and model.requests[1].body["max_tokens"] == 7
+
+
+@pytest.mark.parametrize("messages", [[1, "x"], [{"role": "user", "content": "a bare string"}],
+                                      [{"role": "user", "content": [{"type": "image", "data": "AA=="}]}, 5]])
+def test_malformed_sampling_messages_get_invalid_params(model, raw_stdio_command_factory, messages):
+    """A sampling request whose messages are not {"role", "content": block(s)} objects is malformed: the
+    server gets -32602 naming the problem, and the chat's model is not asked (no empty prompt is sent)."""
+    chat = make_chat(model, [tool_call("ask_client", {"method": "sampling/createMessage",
+                                                      "params": {"messages": messages, "maxTokens": 7}}),
+                             reply("done")])
+    with llm_mcp.mcp(command=raw_stdio_command_factory(), name="odd", sampling=True) as server:
+        assert chat.with_mcp(server).ask("go").content == "done"
+    answered = json.loads(model.requests[1].tool_results[0]["content"].removeprefix("client answered: "))
+    assert answered["error"]["code"] == -32602 and "message" in answered["error"]["message"], answered
+    assert len(model.requests) == 2
+
+
+def test_a_sampling_setting_that_cannot_run_is_the_clients_error(model, raw_stdio_command_factory, caplog):
+    """A sampling dict naming a provider this process does not have fails when the server asks: the server
+    gets -32603 (the client's failure, not -32602 "your params are invalid"), the call goes on, and a WARNING
+    under llm_mcp.client names the setting's problem for the developer."""
+    chat = make_chat(model, [tool_call("ask_client", {"method": "sampling/createMessage"}), reply("done")])
+    with caplog.at_level(logging.WARNING, logger="llm_mcp.client"), \
+            llm_mcp.mcp(command=raw_stdio_command_factory(), name="odd",
+                        sampling={"provider": "no-such-provider", "model": "m"}) as server:
+        assert chat.with_mcp(server).ask("go").content == "done"
+    answered = json.loads(model.requests[1].tool_results[0]["content"].removeprefix("client answered: "))
+    assert answered["error"]["code"] == -32603, answered
+    warned = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert any("odd" in line and "no-such-provider" in line for line in warned), warned
+    assert len(model.requests) == 2

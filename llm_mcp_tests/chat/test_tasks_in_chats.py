@@ -13,6 +13,7 @@ from llm_mcp.chat import ChatTool
 from llm_mcp.testing import reply, running_server, tool_call
 from llm_mcp.testing.scripted_model import turn
 from llm_mcp_tests.support.chats import make_chat
+from llm_mcp_tests.support.processes import odd_tasks_command
 from llm_mcp_tests.support.relay import Relay
 from llm_mcp_tests.support.servers import tasking
 
@@ -260,7 +261,7 @@ def test_an_older_server_never_makes_tasks_and_calls_work_as_before(model, trans
 def test_asking_while_calls_wait_on_tasks_says_how_to_go_on(model, kit):
     """``ask()`` while a call waits on a server task refuses with a message naming
     ``pending_tasks``, ``complete()`` and ``cancel()``; nothing is added to the chat."""
-    chat = make_chat(model, [tool_call("report", {"steps": 2, "delay": 5})])
+    chat = make_chat(model, [tool_call("report", {"steps": 2, "delay": 5}), reply("fine")])
     chat.with_mcp(kit.mcp(name="reports", extensions=["tasks"]))
     chat.ask("slow report")
     count = len(chat.messages)
@@ -268,5 +269,49 @@ def test_asking_while_calls_wait_on_tasks_says_how_to_go_on(model, kit):
         chat.ask("and another thing")
     assert len(chat.messages) == count
     chat.cancel()
+    # cancelled but not yet settled: the refusal says what is left to do, not "decide approvals"
+    with pytest.raises(ValueError, match=r"^the chat was cancelled while calls wait on server tasks: "
+                                         r"complete\(\) cancels them") as refused:
+        chat.ask("something else then")
+    assert "pending_approvals" not in str(refused.value) and len(chat.messages) == count
     with pytest.raises(llm_mcp.CancelledError):
         chat.complete()
+    assert chat.ask("something else then") is not None
+
+
+@pytest.mark.parametrize(("case", "words"), [
+    ("other_id", "with task 't-2'"),
+    ("no_result", "completed without its result"),
+    ("bad_status", "unknown status 'paused'"),
+    ("bad_requests", "input_required without its inputRequests"),
+])
+def test_a_malformed_task_answer_ends_the_call_with_one_error_result(model, tmp_path, case, words):
+    """A ``tasks/get`` answer that breaks the extension (another task's id, ``completed`` without
+    its result, a status not in the extension, ``input_required`` whose ``inputRequests`` is not
+    an object) is not retried for ever as if lost: ``complete()``
+    raises ``TaskProtocolError`` naming the problem, the call gets one error result saying so,
+    and the next ``complete()`` lets the model answer (one ``tasks/get`` in all)."""
+    log = tmp_path / "requests.log"
+    chat = make_chat(model, [tool_call("build", {}), reply("could not build")])
+    chat.with_mcp(llm_mcp.mcp(command=odd_tasks_command(case, str(log)), name="odd", extensions=["tasks"]))
+    chat.ask("build it")
+    assert chat.waiting and [t.id for t in chat.pending_tasks] == ["t-1"]
+    with pytest.raises(llm_mcp.TaskProtocolError, match=words) as raised:
+        chat.complete()
+    assert raised.value.code is None and isinstance(raised.value, llm_mcp.MCPError)
+    [result] = [m for m in chat.messages if m.role == "tool"]
+    assert result.is_error and words in result.content and chat.pending_tasks == []
+    assert chat.complete().content == "could not build"
+    assert words in model.requests[1].tool_results[0]["content"]
+    assert log.read_text().split().count("tasks/get") == 1
+
+
+def test_a_malformed_create_task_result_gives_one_result_saying_it_may_have_run(model):
+    """A ``tools/call`` answered with a ``CreateTaskResult`` that cannot be followed (``taskId``
+    null) gets one error result that names the problem and warns that the tool may have
+    partly run (the server started something), and the turn goes on."""
+    chat = make_chat(model, [tool_call("build", {}), reply("told")])
+    chat.with_mcp(llm_mcp.mcp(command=odd_tasks_command("bad_create"), name="odd", extensions=["tasks"]))
+    assert chat.ask("build it").content == "told" and not chat.waiting
+    [result] = [m for m in chat.messages if m.role == "tool"]
+    assert result.is_error and "without a taskId" in result.content and "may have partly run" in result.content

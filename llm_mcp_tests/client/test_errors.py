@@ -82,6 +82,7 @@ SAMPLES = [
     errors.InvalidToolChoiceError("v"),
     errors.ExtensionRequiredError("x", code=-32021, server="s", extensions=["io.modelcontextprotocol/tasks"]),
     errors.SkillVerificationError("x", uri="skill://s/SKILL.md", server="s"),
+    errors.TaskProtocolError("t", server="s"),
     errors.TurnLimitError("n"),
 ]
 
@@ -132,6 +133,7 @@ def test_the_old_flags_build_the_subclasses_and_stay_readable():
     (ConnectionError("429 after it left", status=429, request_sent=True), False, False, True, True),
     (errors.AddressRefusedError("private", request_sent=False), True, False, False, False),
     (StreamBrokenError("broke"), False, True, False, False),
+    (errors.TaskProtocolError("a task without a taskId"), False, True, False, False),
     (errors.UnauthorizedError("401"), True, False, False, False),
     (errors.TokenRequestError("refused", error="invalid_grant", status=400), True, False, False, False),
     (errors.ForbiddenError("403"), True, False, False, False),

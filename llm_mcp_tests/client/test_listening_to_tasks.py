@@ -414,3 +414,32 @@ def test_a_task_id_cannot_forge_lines_in_errors_or_logs(scripted, caplog):
         assert "\x1b" not in caplog.text and "\nforged" not in caplog.text
     finally:
         server.close()
+
+
+def test_a_tasks_get_answer_that_breaks_the_extension_stops_listening_to_the_task(scripted, monkeypatch, caplog):
+    """A task whose ``tasks/get`` names another task (``TaskProtocolError``) is logged and no
+    longer listened to, as an unknown task is; it is not taken for a dropped connection (which
+    would subscribe again and ask again, for ever)."""
+    from llm_mcp_tests.support.scripted import result
+
+    monkeypatch.setattr(listener_module, "FIRST_DELAY", 0.05)
+    base = {"createdAt": "2026-01-01T00:00:00Z", "lastUpdatedAt": "2026-01-01T00:00:01Z", "ttlMs": None}
+    working = {"resultType": "complete", "taskId": "t-1", "status": "working", **base}
+    listen = tasks_script([("notifications/subscriptions/acknowledged", {"notifications": {"taskIds": ["t-1"]}})])
+    methods: list[str] = []
+
+    def script(request):
+        methods.append(request["method"])
+        if request["method"] == "tasks/get":
+            return result(request, {**working, "taskId": "t-9"})
+        return listen(request)
+
+    server = llm_mcp.mcp(url=scripted(script).url, name="scripted", extensions=["tasks"], after_change=Heard())
+    caplog.set_level(logging.WARNING, logger="llm_mcp")
+    try:
+        server.listen(tasks=[llm_mcp.Task(working, server=server)])
+        assert wait_until(lambda: "could not be checked" in caplog.text)
+        assert "with task 't-9'" in caplog.text and "no longer listened to" in caplog.text
+        assert methods.count("tasks/get") == 1
+    finally:
+        server.close()

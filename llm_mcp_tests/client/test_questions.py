@@ -339,6 +339,31 @@ def test_quest_18_default_is_both_kinds(q_modern):
     assert json.loads(q_modern.mcp().call("capabilities").text) == BOTH
 
 
+def test_quest_18_every_request_of_one_server_object_declares_the_same(q_modern):
+    """MCP-QUEST-18: the capabilities are built once per server object and era (they are sent
+    in every 2026-07-28 request's ``_meta``); the second and third calls declare what the first did."""
+    server = q_modern.mcp(input_requests="form")
+    for _ in range(3):
+        assert json.loads(server.call("capabilities").text) == {"elicitation": {"form": {}}}
+    assert [r["capabilities"] for r in q_modern.received("capabilities")] == [{"elicitation": {"form": {}}}] * 3
+
+
+def test_quest_18_an_overridden_declared_capabilities_is_asked_each_request(q_modern):
+    """MCP-QUEST-18: a class that overrides ``declared_capabilities`` gets no kept copy: each
+    request declares what it returns then."""
+
+    class Changing(llm_mcp.MCP):
+        offered: dict[str, Any] = {}
+
+        def declared_capabilities(self, era: str) -> dict[str, Any]:
+            return dict(self.offered)
+
+    server = type("ChangingHere", (Changing,), q_modern.location)()
+    assert json.loads(server.call("capabilities").text) == {}
+    server.offered = {"elicitation": {"url": {}}}
+    assert json.loads(server.call("capabilities").text) == {"elicitation": {"url": {}}}
+
+
 def test_quest_20_undeclared_kind_declined(model, q_modern):
     """MCP-QUEST-20: a server that asks a kind the client did not accept gets a decline, with no callback and
     no pause."""
@@ -764,6 +789,18 @@ def test_modern_roots_input_request_answered_by_the_client(q_modern, tmp_path):
     assert json.loads(server.call("capabilities").text)["roots"] == {"listChanged": True}
     with pytest.raises(llm_mcp.MCPError, match="'roots/list'"):
         q_modern.mcp().call("list_roots")
+
+
+def test_modern_roots_callable_gone_wrong_stops_the_call(q_modern, caplog):
+    """2026-07-28: when the roots callable returns something that is not a list of roots, the roots/list
+    input request cannot be answered (inputResponses has no error answer): the call stops with an MCPError
+    naming the roots setting, as a malformed sampling input request does, and a WARNING says why."""
+    server = q_modern.mcp(roots=lambda: "not a list")
+    with caplog.at_level(logging.WARNING, logger="llm_mcp.client"), \
+            pytest.raises(llm_mcp.MCPError, match="roots must be a list") as stopped:
+        server.call("list_roots")
+    assert stopped.value.server == server.name
+    assert any("roots/list" in r.getMessage() and r.levelno == logging.WARNING for r in caplog.records)
 
 
 def test_question_timeout_is_checked():

@@ -35,8 +35,8 @@ SERVER_INFO_KEY = "io.modelcontextprotocol/serverInfo"
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 # The tools a client keeps (the two bad_header_* tools have invalid x-mcp-header names).
-VALID_TOOL_NAMES = ["echo", "add", "image", "mixed", "fail", "with_meta", "headered", "sleep", "progress",
-                    "files/read"]
+VALID_TOOL_NAMES = ["echo", "add", "image", "mixed", "fail", "with_meta", "headered", "sleep", "together",
+                    "progress", "files/read"]
 DROPPED_TOOL_NAMES = ["bad_header_space", "bad_header_dup"]
 DEFINITIONS = {t["name"]: t for t in E.BASE_TOOLS + E.BAD_HEADER_TOOLS}
 
@@ -57,6 +57,8 @@ EXPECTED_TOOLS: dict[str, tuple[Any, ...]] = {
                  False, True, False, True),
     "sleep": (None, "Sleep for the given number of seconds, then answer.", None, {}, None, None,
               False, True, False, True),
+    "together": (None, "Wait until `parties` calls of the same `group` are in flight at once (at most `seconds`), "
+                       "then answer the most that were.", None, {}, None, None, False, True, False, True),
     "progress": (None, "Emit progress notifications and a log message, then answer.", None, {}, None, None,
                  False, True, False, True),
     "files/read": (None, "A tool whose name is not a Python identifier.", None, {}, None, None,

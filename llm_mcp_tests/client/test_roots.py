@@ -118,3 +118,34 @@ def test_bad_roots_are_refused(tmp_path):
     with pytest.raises(ValueError, match="roots must be a list"):
         server._roots.listing()
     assert server.declared_capabilities("modern")["roots"] == {"listChanged": True}
+
+
+def test_a_root_whose_path_became_a_host_is_refused(tmp_path):
+    """A relative path glued to ``file://`` ("file://" + "srv/projects") parses as host ``srv`` and path
+    ``/projects``: not the directory meant, and servers such as server-filesystem reject file URIs with a
+    host. It is refused naming the host; ``file:///...`` and ``file://localhost/...`` (RFC 8089) are kept."""
+    relative = "file://" + "srv/projects"
+    with pytest.raises(ValueError, match="'srv'"):
+        llm_mcp.mcp(command=["x"], roots=[relative])
+    with pytest.raises(ValueError, match="host"):
+        llm_mcp.mcp(command=["x"], roots=[{"uri": "file://fileserver/share", "name": "Share"}])
+    kept = [tmp_path.as_uri(), "file://localhost" + str(tmp_path)]
+    assert llm_mcp.mcp(command=["x"], roots=kept)._roots.listing() == {"roots": [{"uri": uri} for uri in kept]}
+
+
+@pytest.mark.parametrize("bad, code, problem", [(lambda: "not a list", -32602, "must be a list"),
+                                                (lambda: ["file://" + "srv/x"], -32602, "host"),
+                                                (lambda: 1 / 0, -32603, "ZeroDivisionError")])
+def test_a_roots_callable_gone_wrong_is_logged(raw_stdio_command_factory, caplog, bad, code, problem):
+    """A roots callable returning something that is not a list of roots, or raising: the server's roots/list
+    gets an error (-32602 / -32603) and the call goes on; the developer sees a WARNING under llm_mcp.client
+    naming the setting and the problem (not only the server)."""
+    import json
+    import logging
+
+    with caplog.at_level(logging.WARNING, logger="llm_mcp.client"), \
+            llm_mcp.mcp(command=raw_stdio_command_factory(), name="odd", roots=bad) as server:
+        answered = json.loads(server.call("ask_client", method="roots/list").text.removeprefix("client answered: "))
+    assert answered["error"]["code"] == code
+    warned = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING and "roots/list" in r.getMessage()]
+    assert len(warned) == 1 and "odd" in warned[0] and problem in warned[0], warned

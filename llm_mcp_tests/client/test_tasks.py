@@ -215,7 +215,13 @@ def test_older_server_never_makes_tasks(transport):
     ({"pollIntervalMs": "fast"}, "invalid pollIntervalMs"),
     ({"createdAt": "yesterday\x1b[2J"}, "malformed createdAt"),
     ({"createdAt": None}, "without a valid createdAt"),
+    ({"ttlMs": float("nan")}, "invalid ttlMs"),
+    ({"pollIntervalMs": float("nan")}, "invalid pollIntervalMs"),
+    ({"pollIntervalMs": float("inf")}, "invalid pollIntervalMs"),
+    ({"createdAt": "0001-01-01T00:00:00+01:00"}, "createdAt out of range"),
+    ({"lastUpdatedAt": "9999-12-31T23:59:59-05:00"}, "lastUpdatedAt out of range"),
     ({"status": "completed", "result": "not an object"}, "completed without its result"),
+    ({"status": "input_required", "inputRequests": ["year"]}, "input_required without its inputRequests"),
 ])
 def test_a_malformed_task_is_refused_with_a_clear_error(change, words):
     """What a server sends as a task is checked: each malformed field is named in an MCPError
@@ -225,3 +231,19 @@ def test_a_malformed_task_is_refused_with_a_clear_error(change, words):
     with pytest.raises(llm_mcp.MCPError, match=words) as caught:
         llm_mcp.Task(data, server_name="odd")
     assert "\x1b" not in str(caught.value) and "'odd'" in str(caught.value)
+
+
+def test_a_huge_poll_interval_is_capped():
+    """``pollIntervalMs`` is any JSON number: one beyond a float (or of years) is read as
+    `MAX_POLL_INTERVAL` seconds (one day), so waiting does not overflow; a ``ttlMs`` beyond the
+    calendar means no expiry."""
+    from llm_mcp.client.task import MAX_POLL_INTERVAL
+
+    assert MAX_POLL_INTERVAL == 24 * 3600
+    for huge in (10 ** 400, 1e300, 86_400_001):
+        task = llm_mcp.Task({"taskId": "t-1", "status": "working", "createdAt": "2026-08-01T10:00:00Z",
+                             "pollIntervalMs": huge, "ttlMs": 10 ** 400}, server_name="odd")
+        assert task.poll_interval == MAX_POLL_INTERVAL and task.expires_at is None
+    small = llm_mcp.Task({"taskId": "t-2", "status": "working", "createdAt": "2026-08-01T10:00:00Z",
+                          "pollIntervalMs": 250}, server_name="odd")
+    assert small.poll_interval == 0.25

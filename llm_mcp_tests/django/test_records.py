@@ -259,7 +259,7 @@ def test_continuing_a_chat_costs_the_same_queries_whatever_its_length(model):
     short, long = _queries_to_continue(model, 10), _queries_to_continue(model, 200)
     assert len(short) == len(long), (short, long)
     # The chat row, the cancelled flag twice (turn start, before the answer is stored), the tool
-    # calls, the messages, and the answer's insert in a transaction (BEGIN, INSERT, COMMIT);
+    # calls, the messages, and the answer's insert (one INSERT, atomic by itself: no transaction);
     # PostgreSQL adds the advisory lock and unlock. No repair query and no COUNT of open calls:
     # both come from the history read.
     assert len(short) <= (8 if connection.vendor == "sqlite" else 10), short
@@ -459,3 +459,61 @@ def test_what_json_columns_cannot_hold_is_stored_safely(model):
     assert call.result.is_error and "not a JSON object" in call.result.content
 
 
+
+
+def test_cancelling_a_queued_aask_of_a_record_leaves_the_running_turn_alone(model):
+    """Two ``record.aask`` on one saved chat run one after the other (its turn lock). Cancelling the task
+    of the second while the first turn runs drops the second (no user row, no model request) without
+    setting the chat's persisted cancel flag, so the first turn finishes with its tool's real result."""
+    import asyncio
+
+    record = record_on(model, tool_call("sleep", {"seconds": 2}), reply("first done"), reply("second done"))
+    record.with_mcp(Echo)
+
+    async def run() -> tuple:
+        first = asyncio.ensure_future(record.aask("sleep"))
+        while not model.requests:
+            await asyncio.sleep(0.05)
+        second = asyncio.ensure_future(record.aask("then this"))
+        await asyncio.sleep(0.3)
+        second.cancel()
+        return tuple(await asyncio.gather(first, second, return_exceptions=True))
+
+    try:
+        first, second = asyncio.run(run())
+    finally:
+        record.with_mcp(None)
+    assert isinstance(second, asyncio.CancelledError)
+    assert not isinstance(first, BaseException) and first.content == "first done", first
+    assert list(MessageRow.objects.filter(chat=record, role="user").values_list("content", flat=True)) == ["sleep"]
+    assert ToolCallRow.objects.get(message__chat=record).result.content == "slept 2" and len(model.requests) == 2
+
+
+def test_cancelling_a_record_aask_cancels_its_turn(model):
+    """Cancelling the task awaiting ``record.aask`` (a client gone from an async view) cancels the running
+    turn: the persisted flag is set from a thread (not the event loop, where Django refuses ORM work), the
+    slow call stops long before its 30 s, and its row gets the cancelled result."""
+    import asyncio
+    import time
+
+    from llm_mcp.chat.chat import CANCELLED
+
+    record = record_on(model, tool_call("sleep", {"seconds": 30}), reply("never"))
+    record.with_mcp(Echo)
+
+    async def run() -> float:
+        task = asyncio.ensure_future(record.aask("sleep"))
+        while not model.requests:
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(0.5)
+        cancelled_at = time.monotonic()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        return time.monotonic() - cancelled_at
+
+    try:
+        assert asyncio.run(run()) < 15
+    finally:
+        record.with_mcp(None)
+    assert ToolCallRow.objects.get(message__chat=record).result.content == CANCELLED and len(model.requests) == 1

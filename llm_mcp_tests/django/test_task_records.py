@@ -17,7 +17,7 @@ from llm_mcp.testing import reply, running_server, tool_call
 from llm_mcp_tests.support.records import reload
 from llm_mcp_tests.support.relay import Relay
 from llm_mcp_tests.support.servers import tasking
-from llm_mcp_tests.support.task_agents import TaskAgent
+from llm_mcp_tests.support.task_agents import OddTaskAgent, TaskAgent
 
 pytestmark = [pytest.mark.db, pytest.mark.django_db(transaction=True)]
 
@@ -163,3 +163,45 @@ def test_the_chat_page_and_the_admin_show_pending_tasks_with_their_status_messag
         reload(record, model).complete()
     page = admin_client.get(reverse("llm_mcp:chat_detail", args=[record.pk])).content.decode()
     assert "Task working" not in page and "The call was cancelled before it finished." in page
+
+
+def test_a_huge_poll_interval_schedules_the_next_check_a_day_later_at_most():
+    """A stored task whose ``pollIntervalMs`` is beyond a float (a hostile or buggy server)
+    schedules its next check after one day (`MAX_POLL_INTERVAL`), not an overflowing countdown."""
+    from llm_mcp.chat.messages import ToolCall
+    from llm_mcp.client.task import MAX_POLL_INTERVAL
+
+    calls = []
+    for index, poll in enumerate((10 ** 400, 1e300)):
+        call = ToolCall(f"c{index}", "report", {})
+        call.task = {"taskId": f"t-{index}", "status": "working", "createdAt": "2026-08-01T10:00:00Z",
+                     "pollIntervalMs": poll, "server": "reports"}
+        calls.append(call)
+        assert tasks.next_check([call]) == MAX_POLL_INTERVAL == 86_400
+    assert tasks.next_check(calls) == 86_400
+
+
+def test_check_tasks_lets_the_model_answer_when_a_task_answer_breaks_the_extension(model, monkeypatch):
+    """A ``tasks/get`` answer that breaks the extension (``completed`` without its result) is
+    not retried for ever: ``check_tasks`` returns ``"failed"``, the row's call has one error
+    result naming the problem, and the model answered in the same run."""
+    monkeypatch.setenv("LLM_MCP_TEST_BASE_URL", model.openai_base_url)
+    model.add(tool_call("build", {}), reply("the build broke"))
+    record = OddTaskAgent.chat(case="no_result")
+    record.ask("build it")
+    assert [t.id for t in record.pending_tasks] == ["t-1"]
+    assert tasks.check_tasks.apply(args=(record.pk,)).get() == "failed"
+    row = ToolCallRow.objects.get(message__chat=record)
+    assert row.task is None and row.result.is_error and "completed without its result" in row.result.content
+    assert ChatRecord.objects.get(pk=record.pk).messages[-1].content == "the build broke"
+
+
+def test_check_tasks_for_a_deleted_chat_is_done_quietly(model, kit, agent_chat):
+    """A scheduled ``check_tasks`` whose chat was deleted meanwhile (the user removed it while
+    its task ran) returns ``"done"``: nothing is left to check, and the worker logs no error."""
+    record = agent_chat(kit.url, tool_call("report", {"steps": 1, "delay": 5}), reply("unused"))
+    record.ask("slow report")
+    pk = record.pk
+    ChatRecord.objects.filter(pk=pk).delete()
+    assert tasks.check_tasks.apply(args=(pk,)).get() == "done"
+    assert not ToolCallRow.objects.filter(message__chat_id=pk).exists()

@@ -99,15 +99,19 @@ def test_quick_concurrency_benchmark_reports_every_level(tmp_path: Path) -> None
 
 @pytest.mark.slow
 @pytest.mark.timeout(300)
-def test_quick_records_benchmark_reports_both_contenders(tmp_path: Path) -> None:
+@pytest.mark.parametrize("journal", ["delete", "wal"])
+def test_quick_records_benchmark_reports_both_contenders(tmp_path: Path, journal: str) -> None:
     """``benchmarks/records.py --quick`` runs and reports, for each history length, a positive
-    ratio for a saved chat and its queries per turn (the same for every length)."""
+    ratio for a saved chat and its queries per turn (the same for every length), with the
+    SQLite file in either journal mode."""
     out = tmp_path / "records.json"
     done = subprocess.run([sys.executable, str(REPO_ROOT / "benchmarks" / "records.py"), "--quick", "--history",
-                           "10,100", "--json", str(out)], cwd=str(REPO_ROOT), capture_output=True, text=True,
-                          timeout=240)
+                           "10,100", "--journal", journal, "--json", str(out)], cwd=str(REPO_ROOT),
+                          capture_output=True, text=True, timeout=240)
     assert done.returncode == 0, done.stderr[-4000:]
-    histories = json.loads(out.read_text())["histories"]
+    summary = json.loads(out.read_text())
+    assert summary["journal"] == journal and f"journal_mode={journal}" in done.stdout
+    histories = summary["histories"]
     assert set(histories) == {"10", "100"}
     for results in histories.values():
         assert results["memory"]["cpu_ratio"] == 1.0 and results["memory"]["queries_per_turn"] == 0

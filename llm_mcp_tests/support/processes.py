@@ -191,3 +191,10 @@ def node_works(node: str) -> bool:
         return False
     match = re.match(r"v(\d+)\.", out.strip())
     return bool(match) and int(match.group(1)) >= 20
+
+
+def odd_tasks_command(case: str, log: str | None = None) -> list[str]:
+    """argv for the stdio server whose ``tasks/get`` answers break the Tasks extension
+    (``case``: other_id|no_result|bad_status|bad_requests; see servers/odd_tasks.py); ``log``:
+    a file each request's method is appended to."""
+    return [PYTHON, str(SERVERS_DIR / "odd_tasks.py"), "--case", case, *(["--log", log] if log else [])]

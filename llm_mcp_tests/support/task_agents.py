@@ -13,7 +13,7 @@ import llm_mcp
 
 from llm_mcp_tests.support.chats import MODEL
 
-__all__ = ["TaskAgent"]
+__all__ = ["OddTaskAgent", "TaskAgent"]
 
 
 class TaskAgent(llm_mcp.Agent):
@@ -31,3 +31,15 @@ class TaskAgent(llm_mcp.Agent):
 
     def servers(self) -> list[llm_mcp.MCP]:
         return [llm_mcp.mcp(name="reports", url=self.url, extensions=["tasks"], timeout=5)]
+
+
+class OddTaskAgent(TaskAgent):
+    """Like `TaskAgent`, with the stdio server whose ``tasks/get`` answers break the extension
+    (input ``case``; see servers/odd_tasks.py), named ``odd``."""
+
+    inputs = ["case"]
+
+    def servers(self) -> list[llm_mcp.MCP]:
+        from llm_mcp_tests.support.processes import odd_tasks_command
+
+        return [llm_mcp.mcp(name="odd", command=odd_tasks_command(self.case), extensions=["tasks"], timeout=5)]

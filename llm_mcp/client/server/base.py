@@ -116,14 +116,15 @@ class MCP:
         name = self._name
         self._roots = Roots(settings, name)
         self._sampling = Sampling(settings, name)
-        automatic = {"roots/list": self._roots.listing} if self._roots.declared else {}
+        automatic = {"roots/list": self._roots.input_response} if self._roots.declared else {}
         if self._sampling.on:
             automatic["sampling/createMessage"] = self._sampling.input_response
         self._questions = Questions(settings, name, automatic=automatic)  # input requests the client answers itself
         self._auth = Authorization(settings, name=name,
                                    address=lambda: (self.connection.endpoint(), self.connection.timeout()),
                                    capabilities=lambda: self.declared_capabilities("modern"), http_context=context)
-        self.connection = Connection(settings, self._auth, name=name, declared=self.declared_capabilities,
+        self._declared_kept: dict[tuple[str, bool], dict[str, Any]] = {}
+        self.connection = Connection(settings, self._auth, name=name, declared=self._declared_for_requests,
                                      on_client=self._wire, headers=self.http_headers,
                                      process_spec=self.process_spec, http_context=context)
         self.catalog = Catalog(self, lambda: self.client)
@@ -225,6 +226,20 @@ class MCP:
         if extensions:
             capabilities["extensions"] = extensions
         return capabilities
+
+    def _declared_for_requests(self, era: str) -> dict[str, Any]:
+        """`declared_capabilities` as every request carries it (2026-07-28 sends it in each
+        request's ``_meta``): built once per era and per `hold_questions` state, since the settings
+        it reads are declared values, fixed for the object's life. Built each time when the
+        ``oauth`` setting is given (its extensions may evaluate callables) or a subclass overrides
+        `declared_capabilities`. The dict is shared: the protocol client only reads and sends it."""
+        if type(self).declared_capabilities is not MCP.declared_capabilities or self.settings.option("oauth"):
+            return self.declared_capabilities(era)
+        key = (era, self._questions.held)
+        kept = self._declared_kept.get(key)
+        if kept is None:
+            kept = self._declared_kept[key] = self.declared_capabilities(era)
+        return kept
 
     def connect(self) -> MCP:
         """Contact the server now (it is otherwise contacted on first use); returns ``self``."""

@@ -61,7 +61,8 @@ class Calls:
         `for_call`); see ``MCP.run``. A [`Task`][llm_mcp.Task] when the server answered with one
         (only when the ``"tasks"`` extension is declared)."""
         call = call or context.for_call()
-        with call.active():  # the transports' cancel check and the headers see this call's context
+        token = call.enter()  # the transports' cancel check and the headers see this call's context
+        try:  # (enter/leave rather than ``with call.active()``: one generator less per call)
             params = {"name": tool.server_name, "arguments": arguments}
             resume = self.questions.resume_for(call, "tools/call", params) if call.resume is not None else None
             if resume is not None:  # a paused chat call going on
@@ -82,6 +83,8 @@ class Calls:
                                              headers=param_headers(fresh.header_map, arguments),
                                              resend=fresh.idempotent, on_progress=self.progress_listener(call))
                 tool = fresh
+        finally:
+            context.leave(token)
         if raw.get("resultType") == "task":
             return Task(raw, server=self.settings.owner, tool_name=tool.server_name)
         result = Result(raw, tool_name=tool.server_name, ui_uri=tool.ui_uri)

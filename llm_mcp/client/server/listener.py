@@ -39,7 +39,7 @@ from ..extensions import TASKS_EXTENSION
 from ..logs import printable
 from ..resource import Resource
 from ..session import MODERN
-from ..task import END_STATES, Task
+from ..task import END_STATES, Task, check_again
 
 if TYPE_CHECKING:
     from ..session import Client
@@ -363,7 +363,8 @@ class Listener:
         """One ``tasks/get`` for each unfinished task listened to; reports it (``after_change``)
         when ``report_all`` or when its status or message differs from what was known. A task the
         server no longer knows (``-32602``, expired) is logged and no longer listened to; a
-        dropped connection is raised (the subscription is made again)."""
+        dropped connection is raised (the subscription is made again); an answer that breaks the
+        extension (`TaskProtocolError`) is logged and the task no longer listened to."""
         for watched in [task for task in self.tasks.values() if not task.ended]:
             self._check(watched, report=report_all)
 
@@ -374,7 +375,7 @@ class Listener:
         try:
             task.refresh()
         except MCPError as exc:
-            if exc.code is None:
+            if check_again(exc):  # the connection dropped or the answer was lost: subscribe again
                 raise
             log.warning("MCP server %s: task %s could not be checked (%s); no longer listened to",
                         self.name(), shown(watched.id), exc)

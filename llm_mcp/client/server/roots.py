@@ -19,6 +19,9 @@ import logging
 from typing import TYPE_CHECKING, Any, Callable
 from urllib.parse import urlsplit
 
+from ..errors import MCPError
+from ..protocol import INTERNAL_ERROR
+
 if TYPE_CHECKING:
     from ..session import Client
     from .settings import ServerSettings
@@ -35,6 +38,7 @@ def normalize_roots(value: Any, where: str = "roots") -> list[dict[str, str]]:
     """``[{"uri": "file://...", "name": ...}]`` from a list of ``file://`` URI strings or
     ``{"uri", "name"}`` dicts (``None``: no roots). Raises ``ValueError`` naming the problem for
     anything else: a URI that is not ``file://`` with an absolute path, a dict without ``uri``,
+    a URI with a host other than ``localhost`` (usually a relative path glued to ``file://``),
     a name that is not a string, more than `MAX_ROOTS`."""
     if value is None:
         return []
@@ -51,6 +55,9 @@ def normalize_roots(value: Any, where: str = "roots") -> list[dict[str, str]]:
         parts = urlsplit(entry["uri"])
         if parts.scheme != "file" or not parts.path.startswith("/") or parts.query or parts.fragment:
             raise ValueError(f"{where}: a root must be a file:// URI of an absolute path, not {entry['uri']!r:.200}")
+        if parts.netloc not in ("", "localhost"):  # "file://" + "srv/x": host "srv", not the directory meant
+            raise ValueError(f"{where}: a root names no host (file:///abs/path), but {entry['uri']!r:.200} has the "
+                             f"host {parts.netloc!r:.80}; build it with Path('/abs/path').as_uri()")
         root = {"uri": entry["uri"]}
         if entry.get("name") is not None:
             if not isinstance(entry["name"], str):
@@ -89,10 +96,26 @@ class Roots:
 
     def listing(self, params: dict[str, Any] | None = None) -> dict[str, Any]:
         """The answer to ``roots/list``: ``{"roots": [...]}``, the setting evaluated now.
-        Raises ``ValueError`` for a value that is not a list of roots (the server gets an error)."""
-        roots = normalize_roots(self.settings.value("roots"), f"{self.settings.where}: roots")
+        Raises ``ValueError`` for a value that is not a list of roots (the server gets an error;
+        logged at WARNING, as a setting that raises is: the mistake is the developer's)."""
+        try:
+            roots = normalize_roots(self.settings.value("roots"), f"{self.settings.where}: roots")
+        except ValueError as exc:
+            log.warning("MCP server %s: answering roots/list failed: %s", self._name(), exc)
+            raise
         log.debug("MCP server %s listed the roots: %d", self._name(), len(roots))
         return {"roots": roots}
+
+    def input_response(self, params: dict[str, Any]) -> dict[str, Any]:
+        """Answer a 2026-07-28 ``roots/list`` input request (see `listing`). A setting that gives
+        no list of roots raises `MCPError` (code ``-32603``) naming it: ``inputResponses`` has no
+        error answer, so the call stops and says why."""
+        try:
+            return self.listing(params)
+        except ValueError as exc:
+            name = self._name()
+            raise MCPError(f"{name}: the client could not answer its roots/list input request ({exc}); the call "
+                           "was stopped", code=INTERNAL_ERROR, server=name) from None
 
     def wire(self, client: Client) -> None:
         """Let ``client`` answer a handshake-era server's ``roots/list`` (over Streamable HTTP it

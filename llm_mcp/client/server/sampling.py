@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from .. import context as call_context
 from ..declared import call_with
 from ..errors import MCPError
+from ..protocol import INTERNAL_ERROR
 from ..question import Question
 
 if TYPE_CHECKING:
@@ -82,6 +83,8 @@ def check_sampling(settings: ServerSettings, value: Any, where: str) -> None:
     if value.get("models") is not None and not (isinstance(value["models"], list) and
                                                 all(isinstance(m, str) for m in value["models"])):
         raise ValueError(f"{where}: sampling['models'] must be a list of model ids")
+    if value.get("provider") and not value.get("model") and not value.get("models"):
+        raise ValueError(f"{where}: sampling names a provider but no model: add 'model' (or 'models')")
 
 
 def sampling_result(value: Any, model: str) -> dict[str, Any]:
@@ -147,11 +150,20 @@ class Sampling:
     def create_message(self, params: dict[str, Any]) -> dict[str, Any]:
         """Answer one ``sampling/createMessage`` (see the module docstring). Raises `MCPError`
         (code `REFUSED`) when refused, declined or not possible here, ``ValueError`` for
-        malformed params (the server gets ``-32602``)."""
+        malformed params: no messages, a message that is not ``{"role", "content"}`` with content
+        blocks, no positive ``maxTokens`` (the server gets ``-32602``). A ``sampling`` setting that
+        cannot run here (an unknown provider) raises `MCPError` with ``-32603``, logged at WARNING."""
         name = self._name()
         messages = params.get("messages")
         if not isinstance(messages, list) or not messages:
             raise ValueError("sampling/createMessage needs a non-empty list of messages")
+        for message in messages:
+            content = message.get("content") if isinstance(message, dict) else None
+            blocks = content if isinstance(content, list) else [content]
+            if not isinstance(message, dict) or message.get("role") not in ("user", "assistant") or not blocks \
+                    or not all(isinstance(block, dict) and isinstance(block.get("type"), str) for block in blocks):
+                raise ValueError(f"sampling/createMessage: each message must be {{'role': 'user' or 'assistant', "
+                                 f"'content': a content block or a list of them}}, not {message!r:.100}")
         max_tokens = params.get("maxTokens")
         if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
             raise ValueError("sampling/createMessage needs maxTokens, a positive integer")
@@ -174,7 +186,12 @@ class Sampling:
         if callable(value) or isinstance(value, str):
             result = sampling_result(call_with(value, self.settings.owner, params), "unknown")
         elif current is not None and current.sample is not None:
-            result = current.sample(params, value if isinstance(value, dict) else {})
+            try:
+                result = current.sample(params, value if isinstance(value, dict) else {})
+            except ValueError as exc:  # the setting cannot run here (an unknown provider): the client's failure
+                log.warning("MCP server %s: its sampling request could not run: %s", name, exc)
+                raise MCPError(f"{name}: the client could not run the sampling request ({exc})"[:500],
+                               code=INTERNAL_ERROR, server=name) from None
         else:
             log.info("MCP server %s asked for sampling outside a chat; refused", name)
             raise MCPError(f"{name}: sampling runs on a chat's model, and this request came outside a chat "

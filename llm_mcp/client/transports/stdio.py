@@ -20,6 +20,7 @@ from typing import Any, Callable
 
 from .. import protocol
 from ..cancel import current_scope
+from ..context import current as current_context
 from ..context import held_seconds
 from ..errors import ConnectionError, ProcessExitedError, ServerTimeoutError, StartupFailedError
 from .base import MessageHandler, Transport
@@ -282,7 +283,6 @@ class StdioTransport(Transport):
     def _write(self, process: subprocess.Popen[bytes], message: dict[str, Any], deadline: float | None = None) -> None:
         """Send one message; a server that stops reading its stdin is killed at the deadline."""
         data = protocol.encode(message) + b"\n"
-        deadline = deadline if deadline is not None else time.monotonic() + self.timeout
         try:
             with self._write_lock:
                 assert process.stdin is not None
@@ -290,7 +290,15 @@ class StdioTransport(Transport):
                     process.stdin.write(data)
                     process.stdin.flush()
                     return
-                fd, view = process.stdin.fileno(), memoryview(data)
+                fd = process.stdin.fileno()
+                try:
+                    written = os.write(fd, data)  # a message fits the pipe's buffer, mostly: one write
+                except BlockingIOError:
+                    written = 0
+                if written == len(data):
+                    return
+                deadline = deadline if deadline is not None else time.monotonic() + self.timeout
+                view = memoryview(data)[written:]
                 while view:
                     try:
                         view = view[os.write(fd, view):]
@@ -329,7 +337,7 @@ class StdioTransport(Transport):
                     finally:
                         self._waiting.pop(pending, None)
                 if pending.done or pending.inbox:
-                    if self._reader is None:
+                    if self._reader is None and self._waiting:
                         self._pass_turn()  # the turn may have been passed to us after our answer came
                     return True
                 nested, self._reader = self._reader == me, me  # a handler may call the server again
@@ -340,7 +348,8 @@ class StdioTransport(Transport):
                 if not nested:
                     with self._lock:
                         self._reader = None
-                        self._pass_turn()
+                        if self._waiting:
+                            self._pass_turn()
 
     def _pass_turn(self) -> None:
         """Wake the oldest waiter still unanswered to read next (with the lock held)."""
@@ -359,14 +368,19 @@ class StdioTransport(Transport):
                     self._dispatch(stream.process, message)
             elif stream.eof:
                 self._ended(stream)
-            elif time.monotonic() >= deadline + held_seconds():  # a question held for a person does not count
-                return False
             else:
-                _check_cancelled()
+                call = current_context()  # read once per wait: the held time and the cancel scope
+                # A question held for a person does not count against the deadline.
+                left = deadline + (call.held_seconds if call is not None else 0.0) - time.monotonic()
+                if left <= 0:
+                    return False
+                scope = call.cancel if call is not None else None
+                if scope is not None:
+                    scope.check()
                 try:
                     # In slices, so that a server whose process ended while a child of its own
                     # holds its stdout open is noticed, not waited for until the deadline.
-                    if not stream.fill(min(deadline + held_seconds() - time.monotonic(), _slice())) \
+                    if not stream.fill(min(left, CANCEL_CHECK if scope is not None else EXIT_CHECK)) \
                             and stream.process.poll() is not None:
                         stream.eof = True
                 except OSError:
@@ -396,7 +410,10 @@ class StdioTransport(Transport):
         except ValueError:
             self._skipped("a line that is not UTF-8" if lenient else f"a line that is not JSON: {line[:200]}")
             return []
-        messages = [m for m in (parsed if isinstance(parsed, list) else [parsed]) if protocol.is_message(m)]
+        if isinstance(parsed, dict):
+            messages = [parsed] if protocol.is_message(parsed) else []
+        else:
+            messages = [m for m in (parsed if isinstance(parsed, list) else [parsed]) if protocol.is_message(m)]
         if not messages:
             self._skipped("JSON that is not JSON-RPC")
         elif lenient:
@@ -419,7 +436,7 @@ class StdioTransport(Transport):
             log.debug("MCP server %s keeps writing lines that are not JSON-RPC; no longer logging them", self.name)
 
     def _dispatch(self, process: subprocess.Popen[bytes], message: dict[str, Any]) -> None:
-        if protocol.is_response(message):
+        if "method" not in message:  # a response: `_parse` passes JSON-RPC messages only
             with self._lock:
                 pending = self._pending.get(message["id"])
                 if pending is not None:

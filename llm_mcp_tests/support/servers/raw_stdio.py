@@ -18,8 +18,9 @@ Eras:
 Tools (present in every case): ``echo(message)``, ``crash()`` (exit status 3
 while the call is in flight), ``big(size?, notifications?)`` (sends
 ``notifications`` progress notifications, default 200, then a text block of
-``size`` ``"x"`` characters, default 5 MiB), ``ask_client(method?)`` (sends a
-request ``method`` -- default ``roots/list`` -- to the client mid-call and
+``size`` ``"x"`` characters, default 5 MiB), ``ask_client(method?, params?)`` (sends a
+request ``method`` -- default ``roots/list`` -- with ``params``, default a valid
+example of that method, to the client mid-call and
 answers only after the client replied; the result text is
 ``client answered: <json>`` where json is the client's response object minus
 ``jsonrpc``/``id``, keys sorted), ``sleep(seconds)``.
@@ -98,7 +99,7 @@ TOOLS: list[dict[str, Any]] = [
     {
         "name": "ask_client",
         "description": "Send a request to the client and report its answer.",
-        "inputSchema": {"type": "object", "properties": {"method": {"type": "string"}}},
+        "inputSchema": {"type": "object", "properties": {"method": {"type": "string"}, "params": {"type": "object"}}},
     },
     {
         "name": "bad_sum",
@@ -310,14 +311,15 @@ class RawServer:
                 self.notify("notifications/progress", {"progressToken": token, "progress": i, "total": count})
             self.respond(request_id, {"content": [{"type": "text", "text": "x" * size}]})
         elif name == "ask_client":
-            self.ask_client(request_id, str(args.get("method", "roots/list")))
+            method = str(args.get("method", "roots/list"))
+            self.ask_client(request_id, method, args.get("params", _CLIENT_REQUEST_PARAMS.get(method, {})))
         elif name == "sleep":
             time.sleep(float(args.get("seconds", 0)))
             self.respond(request_id, {"content": [{"type": "text", "text": "slept"}]})
         else:
             self.error(request_id, -32602, f"Unknown tool: {name}")
 
-    def ask_client(self, request_id: Any, method: str) -> None:
+    def ask_client(self, request_id: Any, method: str, params: Any) -> None:
         self.server_request_seq += 1
         server_request_id = f"srv-{self.server_request_seq}"
         self.send(
@@ -325,7 +327,7 @@ class RawServer:
                 "jsonrpc": "2.0",
                 "id": server_request_id,
                 "method": method,
-                "params": _CLIENT_REQUEST_PARAMS.get(method, {}),
+                "params": params,
             }
         )
         while True:
