@@ -82,9 +82,10 @@ class DatabaseStore(Store):
             result = call.pop("result_id")
             if result is not None:
                 answers[result] = built
-            elif built.pending_questions:
+                continue
+            if built.pending_questions:
                 self._seen_open(message_id, built.id, built.pending_questions)
-            elif call["approval"] not in ("pending", "declined"):
+            if call["approval"] not in ("pending", "declined"):
                 unanswered += 1
         if self._repair_due:
             self._repair_due = False

@@ -145,3 +145,14 @@ def test_a_decision_writes_only_the_approval():
     row = ToolCallRow.objects.get(message__chat=record)
     assert row.approval == "approved"
     assert row.task == {"taskId": "t9"} and [q["key"] for q in row.pending_questions] == ["year"]
+
+
+def test_remembering_open_questions_leaves_the_open_call_count_as_it_was():
+    """Reading a call with questions (which the store now remembers as seen open) still counts
+    it among the calls with neither a result nor a person's decision (`on_open_calls`)."""
+    record, _, _ = paused_call(pending_questions=[open_question("year")])
+    store = ChatRecord.objects.get(pk=record.pk).store
+    counted = []
+    store.on_open_calls = counted.append
+    store.messages()
+    assert counted == [1]
