@@ -58,6 +58,9 @@ class DatabaseStore(Store):
         self._flag_sql: str | None = None  # the read of the cancelled flag, built on first use
         self._repair_due = False  # set while this process holds the lock and has not read the rows yet
         self.next_key: str | None = None  # the idempotency key of the next user message added
+        self._open_seen: dict[tuple[Any, str], set[str]] = {}
+        """By (message id, call id): the keys of the call's questions that were open when this
+        store last read or wrote it (an answer stored since for one of them came from elsewhere)."""
         self.on_open_calls: Callable[[int], Any] | None = None
         """Called once, by the next read of the history, with the number of tool calls it finds
         with neither a result nor a person's pending or declining decision (when there are any)."""
@@ -74,11 +77,15 @@ class DatabaseStore(Store):
         for values in _History.rows("calls", self._db, self.record.pk):
             call = dict(zip(_CALL_COLUMNS, values))
             built = call_from_values(call)
-            calls.setdefault(call.pop("message_id"), []).append(built)
+            message_id = call.pop("message_id")
+            calls.setdefault(message_id, []).append(built)
             result = call.pop("result_id")
             if result is not None:
                 answers[result] = built
-            elif call["approval"] not in ("pending", "declined"):
+                continue
+            if built.pending_questions:
+                self._seen_open(message_id, built.id, built.pending_questions)
+            if call["approval"] not in ("pending", "declined"):
                 unanswered += 1
         if self._repair_due:
             self._repair_due = False
@@ -190,21 +197,53 @@ class DatabaseStore(Store):
             self.save_call(message, call)
 
     def save_call(self, message: Message, call: ToolCall) -> None:
-        """Write one call's state. A decision (approved/declined) is only taken while the row
-        is still pending, so two people deciding at once cannot both win: the second gets a
-        ``ValueError`` naming the decision already made."""
+        """Write one call's state without undoing what another process recorded meanwhile.
+
+        A decision (approved/declined) is only taken while the row is still pending, so two
+        people deciding at once cannot both win: the second gets a ``ValueError`` naming the
+        decision already made; the write that takes a decision writes nothing else (the call's
+        other state is the turn's). The turn's writes never move ``approval`` back: ``"pending"``
+        is only set on an undecided row. An answer saved by another process (`save_question`)
+        after this process read the call is kept: while the call still asks a question this
+        process saw open, the row is re-read under ``select_for_update`` in a short transaction
+        (no server is contacted inside) and the stored answers are merged in. The transaction
+        writes before it reads, so SQLite (which has no row locks) takes its write lock first
+        and serializes it with `save_question` instead of failing one of them."""
         calls = tool_call_model().objects.filter(tool_call_id=call.id, message__chat_id=self.record.pk)
         if message.id is not None:
             calls = calls.filter(message_id=message.id)
         values = call_values(call)
-        if call.approval in ("approved", "declined"):
-            if not calls.filter(approval="pending").update(approval=call.approval):
-                current = calls.values_list("approval", flat=True).first()
-                if current != call.approval:
-                    raise ValueError(f"tool call {call.id} ({call.name}) was already decided elsewhere "
-                                     f"(approval is {current or None!r})")
-            del values["approval"]  # taken above, only while pending
-        calls.update(**values)
+        approval = values.pop("approval")
+        if approval in ("approved", "declined"):
+            if calls.filter(approval="pending").update(approval=approval):
+                return  # a person's decision: the rest of the row is the turn's to write
+            current = calls.values_list("approval", flat=True).first()
+            if current != approval:
+                raise ValueError(f"tool call {call.id} ({call.name}) was already decided elsewhere "
+                                 f"(approval is {current or None!r})")
+        elif approval == "pending":
+            calls.filter(approval="").update(approval="pending")  # never undoes a decision made elsewhere
+        seen = self._open_seen.get((message.id, call.id), set())
+        if not seen.intersection(_open_keys(values["pending_questions"])):
+            calls.update(**values)  # no question open since this store saw it: nothing to keep
+            self._seen_open(message.id, call.id, values["pending_questions"])
+            return
+        questions = values.pop("pending_questions")
+        with transaction.atomic(using=self._db):
+            if not calls.update(**values):  # a write first: SQLite takes its write lock before the read
+                return
+            row = calls.select_for_update().values_list("pk", "pending_questions").first()
+            values["pending_questions"] = _with_stored_answers(questions, row[1], seen)
+            tool_call_model().objects.filter(pk=row[0]).update(pending_questions=values["pending_questions"])
+        call.pending_questions = values["pending_questions"]
+        self._seen_open(message.id, call.id, call.pending_questions)
+
+    def _seen_open(self, message_id: Any, call_id: str, questions: Any) -> None:
+        keys = _open_keys(questions)
+        if keys:
+            self._open_seen[(message_id, call_id)] = keys
+        else:
+            self._open_seen.pop((message_id, call_id), None)
 
     def save_question(self, message: Message, call: ToolCall, question: Any) -> None:
         """Record one question's answer on its call row, in a transaction that reads the row
@@ -215,6 +254,7 @@ class DatabaseStore(Store):
         if message.id is not None:
             calls = calls.filter(message_id=message.id)
         with transaction.atomic(using=self._db):
+            calls.update(pending_questions=models.F("pending_questions"))  # a write first (SQLite's write lock), as save_call
             row = calls.select_for_update().values_list("pk", "pending_questions").first()
             stored = with_answer((row[1] if row else None) or [], question, call, elsewhere=True)
             tool_call_model().objects.filter(pk=row[0]).update(pending_questions=storable(stored))
@@ -250,6 +290,24 @@ class DatabaseStore(Store):
     @property
     def _db(self) -> str:
         return db_alias(self.record)
+
+
+def _open_keys(questions: Any) -> set[str]:
+    """The keys of a call's stored ``pending_questions`` that have no response."""
+    return {q["key"] for q in questions or []
+            if isinstance(q, dict) and isinstance(q.get("key"), str) and q.get("response") is None}
+
+
+def _with_stored_answers(mine: list[Any], stored: Any, seen: set[str]) -> list[Any]:
+    """``mine`` (a writer's questions) with the stored entry of each question that was open when
+    the writer last saw it (``seen``), is still open in ``mine`` and has a response in the row
+    now: an answer another process recorded meanwhile. A question asked anew under a key
+    answered before the writer saw it (a server asking again) stays open."""
+    answers = {q["key"]: q for q in stored or []
+               if isinstance(q, dict) and isinstance(q.get("key"), str) and q["key"] in seen
+               and q.get("response") is not None}
+    return [answers[q["key"]] if isinstance(q, dict) and q.get("response") is None and isinstance(q.get("key"), str)
+            and q["key"] in answers else q for q in mine]
 
 
 _CALL_COLUMNS = ("message_id", "result_id", *CALL_FIELDS)
