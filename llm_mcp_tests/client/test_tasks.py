@@ -51,7 +51,7 @@ def test_mcp_tool_10_tool_call_returns_the_task_at_once(tasking):
 
 
 def test_mcp_task_03_08_09_10_refresh_reads_status_message_and_result(tasking):
-    """MCP-TASK-08, 09, 10 (and the Task fields of MCP-TASK-03): ``refresh()`` is one ``tasks/get``;
+    """MCP-TASK-08, MCP-TASK-09, MCP-TASK-10 (and the Task fields of MCP-TASK-03): ``refresh()`` is one ``tasks/get``;
     ``status_message`` follows the tool's steps, ``poll_interval`` is pollIntervalMs / 1000, the
     predicates are booleans, and ``result`` is a ``Result`` only once completed."""
     server = tasking.mcp(name="reports", extensions=["tasks"])
