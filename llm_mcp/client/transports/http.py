@@ -319,16 +319,12 @@ class HTTPTransport(OverHTTP):
                 self._told.add(request_id)
             notification = protocol.notification("notifications/cancelled",
                                                   {"requestId": request_id, "reason": scope.reason or "cancelled"})
-
-            def run() -> None:
-                try:
-                    self._deliver_cancel(notification, version, min(self.timeout, CANCEL_NOTIFY_TIMEOUT))
-                except Exception as exc:  # noqa: BLE001 - best effort; the stream is shut below anyway
-                    log.debug("MCP server %s: cancellation not sent (%s)", self.name, type(exc).__name__)
-                finally:
-                    interrupt.abort()
-
-            run()
+            try:
+                self._deliver_cancel(notification, version, min(self.timeout, CANCEL_NOTIFY_TIMEOUT))
+            except Exception as exc:  # noqa: BLE001 - best effort; the stream is shut below anyway
+                log.debug("MCP server %s: cancellation not sent (%s)", self.name, type(exc).__name__)
+            finally:
+                interrupt.abort()
 
         return notify_then_abort
 
