@@ -13,7 +13,7 @@ import threading
 from contextlib import AbstractContextManager
 from typing import Any
 
-from ..client.question import Question
+from ..client.question import Question, open_entries
 from .messages import Message, ToolCall
 
 __all__ = ["MemoryStore", "Store", "is_waiting", "pending_approvals", "pending_questions", "unanswered",
@@ -189,12 +189,11 @@ def pending_questions(store: Store) -> list[Question]:
     assistant, calls = unanswered(store.messages())
     found = []
     for call in calls:
-        for data in call.pending_questions:
-            if isinstance(data, dict) and data.get("response") is None:
-                question = Question.from_dict(data)
-                question.tool_call_id = call.id
-                question._save = functools.partial(store.save_question, assistant, call)
-                found.append(question)
+        for data in open_entries(call.pending_questions):
+            question = Question.from_dict(data)
+            question.tool_call_id = call.id
+            question._save = functools.partial(store.save_question, assistant, call)
+            found.append(question)
     return found
 
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from ..client.errors import ConfigurationError, MCPError
 from ..client.asking import MAX_INPUT_REQUESTS
-from ..client.question import Question, from_input_request
+from ..client.question import Question, from_input_request, open_questions
 from ..client.server import Servers
 from ..client.task import Task, check_again
 from .messages import Message, ToolCall
@@ -187,9 +187,9 @@ class PausedTasks:
 
     def _send_answers(self, task: Task, call: ToolCall) -> None:
         """One ``tasks/update`` with the answers not sent yet, once no question of the call is open."""
-        stored = [q for q in call.pending_questions if isinstance(q, dict)]
-        if any(q.get("response") is None for q in stored):
+        if open_questions(call.pending_questions):
             return
+        stored = [q for q in call.pending_questions if isinstance(q, dict)]
         unsent = [q for q in stored if not q.get(SENT)]
         if not unsent:
             return

@@ -384,6 +384,23 @@ def from_input_request(key: str, request: Any, *, server: str, original: dict[st
     return Question(key, as_object(request.get("params")), server=server, request=original)
 
 
+def open_entries(stored: Any) -> list[dict[str, Any]]:
+    """The entries of a tool call's stored ``pending_questions`` that have no answer yet, in stored order.
+
+        open_entries([{"key": "env", "response": None}, {"key": "ok", "response": {"action": "decline"}}])
+        # [{"key": "env", "response": None}]
+
+    ``stored`` is a list of `Question.to_dict` dicts (a call's attribute, or a row's JSON as
+    read). An entry is open when its ``"response"`` is missing or ``None`` (a decline is an
+    answer); an item that is not a dict is skipped, and anything but a list or tuple has no
+    entries. The entries themselves are returned, not copies. The one definition of "open"
+    that a call's `waiting`, a chat's ``pending_questions`` and a database store share."""
+    if not isinstance(stored, (list, tuple)):
+        return []
+    return [q for q in stored if isinstance(q, dict) and q.get("response") is None]
+
+
 def open_questions(stored: Any) -> bool:
-    """Whether a tool call's stored ``pending_questions`` (a list of dicts) has one without an answer."""
-    return isinstance(stored, list) and any(isinstance(q, dict) and q.get("response") is None for q in stored)
+    """Whether a tool call's stored ``pending_questions`` (a list of dicts) has one without an answer
+    (see `open_entries`)."""
+    return bool(open_entries(stored))

@@ -14,6 +14,7 @@ from django.db import connections, models, transaction
 
 from ..chat.messages import Message, ToolCall, clean_text
 from ..chat.store import Store, with_answer
+from ..client.question import open_entries
 from .locks import TurnLock
 from .rows import (
     CALL_FIELDS,
@@ -293,9 +294,9 @@ class DatabaseStore(Store):
 
 
 def _open_keys(questions: Any) -> set[str]:
-    """The keys of a call's stored ``pending_questions`` that have no response."""
-    return {q["key"] for q in questions or []
-            if isinstance(q, dict) and isinstance(q.get("key"), str) and q.get("response") is None}
+    """The keys of a call's stored ``pending_questions`` that have no response (`open_entries`);
+    only string keys, the only ones this store matches against a row (and a set can hold)."""
+    return {q["key"] for q in open_entries(questions) if isinstance(q.get("key"), str)}
 
 
 def _with_stored_answers(mine: list[Any], stored: Any, seen: set[str]) -> list[Any]:

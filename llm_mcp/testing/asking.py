@@ -135,7 +135,8 @@ def run_asking(channel: CallChannel, owner: str, once: Callable[..., Any], *args
 
     On 2026-07-28 (no ``channel.send_elicit``) a question is answered with its
     ``InputRequiredResult`` dict; in the handshake era each question is sent on the open stream,
-    and ``once`` runs again with the answers. ``InvalidResult`` after `MAX_ASKING_ROUNDS`.
+    and ``once`` runs again with the answers (``ToolCancelled`` instead once the client cancels
+    the request). ``InvalidResult`` after `MAX_ASKING_ROUNDS`.
     """
     from .runtime import InvalidResult
 

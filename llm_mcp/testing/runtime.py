@@ -37,7 +37,9 @@ LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert"
 
 
 class ToolCancelled(BaseException):
-    """Raised inside a tool's ``cancellable`` work once the client has cancelled the request.
+    """Raised inside a tool's ``cancellable`` work once the client has cancelled the request, and
+    in the handshake era by a question or sampling request still waiting for the client's answer
+    (``channel.send_elicit``/``send_sample``, what ``ask`` and ``sample`` send).
 
         try: self.cancellable(lambda: self.sleep(3))
         except ToolCancelled: ...   # only to clean up; re-raise it
@@ -99,9 +101,11 @@ class CallChannel:
         input_responses: the ``inputResponses`` the request carried (``{}`` when none).
         request_state: the ``requestState`` the request carried, or ``None``.
         send_elicit: in the handshake era, sends one ``elicitation/create`` params dict and
-            returns the client's ``ElicitResult`` dict; ``None`` on 2026-07-28.
+            returns the client's ``ElicitResult`` dict (`ToolCancelled` once the client cancels
+            the request); ``None`` on 2026-07-28.
         send_sample: in the handshake era, sends one ``sampling/createMessage`` params dict and
-            returns the client's ``CreateMessageResult`` dict; ``None`` on 2026-07-28.
+            returns the client's ``CreateMessageResult`` dict (`ToolCancelled` the same way);
+            ``None`` on 2026-07-28.
         server: the kit server serving the call, or ``None``.
     """
 
@@ -143,54 +147,73 @@ class CallChannel:
     def _forward(self, sender: _Sender | None, *args: Any) -> None:
         """Run ``sender(*args)`` on the server's event loop; this (the tool's) thread waits for it
         at most `SEND_TIMEOUT` seconds, and no longer once the client has cancelled the request.
+        Whatever the send ends in is logged at debug: the tool goes on, or its thread would end
+        unseen (no ``cancelled`` step, no answer).
 
-        The send runs as a task of its own, outside the tool's cancel scope: ``anyio.from_thread.run``
-        puts it in that scope, where a client's cancel landing during the send could end it in an
-        exception no ``except Exception`` catches, and the tool's thread died without a word."""
+        The send runs as a task of its own, outside the tool's cancel scope (see `_run_outside`)."""
         if sender is None:
             return
+        try:
+            self._run_outside(sender, args, deadline=time.monotonic() + SEND_TIMEOUT)
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except BaseException as exc:  # noqa: BLE001 - e.g. asyncio's CancelledError: the tool goes on
+            log.debug("llm_mcp.testing: a send to the client was dropped: %s: %s", type(exc).__name__, exc)
+
+    def _call(self, sender: _Sender, *args: Any) -> Any:
+        """Run ``sender(*args)`` (a request to the client: ``elicitation/create``,
+        ``sampling/createMessage``) on the server's event loop from the tool's thread and return
+        its value; no time limit (a person may be answering), but not past the client's cancel.
+
+        Raises `ToolCancelled` once the client has cancelled the request, also when the answer
+        came back as the cancel landed (a cancelled call does not go on with it); else what the
+        send raised. The send runs outside the tool's cancel scope (see `_run_outside`)."""
+        try:
+            value = self._run_outside(sender, args, deadline=None)
+        except (ToolCancelled, KeyboardInterrupt, SystemExit):
+            raise
+        except BaseException:
+            if self.cancel_event.is_set():
+                raise ToolCancelled("the client cancelled the request while the server's request waited") from None
+            raise
+        if self.cancel_event.is_set():
+            raise ToolCancelled("the client cancelled the request as the server's request was answered")
+        return value
+
+    def _run_outside(self, sender: _Sender, args: tuple[Any, ...], *, deadline: float | None) -> Any:
+        """``sender(*args)``'s value, the send run on the server's asyncio loop as a task of its own
+        while this (the tool's) thread waits, looking at the cancel flag every `CANCEL_POLL` seconds.
+
+        Not in the tool's cancel scope: ``anyio.from_thread.run`` puts the task there, where a
+        client's cancel landing mid-send cancels the send itself, which then ends in asyncio's
+        ``CancelledError`` in the tool's thread (no ``except Exception`` catches it: the tool's
+        thread ended unseen). Here only this thread stops a send: once the client has cancelled
+        the request (`ToolCancelled`) or past ``deadline`` (``time.monotonic()``; `TimeoutError`),
+        the send is cancelled. Raises what the send raised, ``RuntimeError`` when the loop is
+        closed (the server stopping). On another event loop than asyncio's, anyio's way (in the
+        scope) is all there is."""
         loop = getattr(self._token, "native_token", None)
-        if not isinstance(loop, asyncio.AbstractEventLoop):  # not served on asyncio: anyio's way
+        if not isinstance(loop, asyncio.AbstractEventLoop):
             import anyio.from_thread
 
-            try:
-                anyio.from_thread.run(sender, *args, token=self._token)
-            except (KeyboardInterrupt, SystemExit):
-                raise
-            except BaseException as exc:  # noqa: BLE001 - the request may be gone (cancelled); the tool goes on
-                log.debug("llm_mcp.testing: could not send to the client: %s: %s", type(exc).__name__, exc)
-            return
+            return anyio.from_thread.run(sender, *args, token=self._token)
         send = sender(*args)
         try:
             sending = asyncio.run_coroutine_threadsafe(send, loop)
-        except RuntimeError as exc:  # the loop is closed: the server is stopping
+        except RuntimeError:  # the loop is closed: the server is stopping
             if asyncio.iscoroutine(send):
                 send.close()  # never to run: no "never awaited" warning
-            log.debug("llm_mcp.testing: could not send to the client: %s", exc)
-            return
-        deadline = time.monotonic() + SEND_TIMEOUT
+            raise
         while True:
-            try:
-                sending.result(timeout=CANCEL_POLL)
-                return
-            except concurrent.futures.TimeoutError:
-                if self.cancel_event.is_set() or time.monotonic() > deadline:
-                    sending.cancel()
-                    log.debug("llm_mcp.testing: a send to the client was dropped (%s)",
-                              "the request was cancelled" if self.cancel_event.is_set() else "it took too long")
-                    return
-            except (KeyboardInterrupt, SystemExit):
-                raise
-            except BaseException as exc:  # noqa: BLE001 - e.g. asyncio's CancelledError: the tool goes on,
-                # or its thread would end unseen (no "cancelled" step, no answer)
-                log.debug("llm_mcp.testing: could not send to the client: %s: %s", type(exc).__name__, exc)
-                return
-
-    def _call(self, sender: _Sender, *args: Any) -> Any:
-        """Run ``sender`` on the server's event loop from the tool's thread and return its value."""
-        import anyio.from_thread
-
-        return anyio.from_thread.run(sender, *args, token=self._token)
+            finished, _ = concurrent.futures.wait((sending,), timeout=CANCEL_POLL)
+            if finished:
+                return sending.result()
+            if self.cancel_event.is_set():
+                sending.cancel()
+                raise ToolCancelled("the client cancelled the request while a send to it waited")
+            if deadline is not None and time.monotonic() > deadline:
+                sending.cancel()
+                raise TimeoutError("a send to the client was not taken in time")
 
     def log(self, level: str, message: str) -> None:
         """Send ``notifications/message`` at ``level`` (one of ``LOG_LEVELS``)."""

@@ -23,7 +23,7 @@ from llm_mcp.chat.chat import CANCELLED
 from llm_mcp.testing.scripted_model import ScriptedModel, reply, tool_call, turn
 
 from llm_mcp_tests.support.cancel_order import call_and_cancel, cancel_order_server
-from llm_mcp_tests.support.chats import make_chat
+from llm_mcp_tests.support.chats import answer_when_asked, make_chat
 from llm_mcp_tests.support.processes import raw_stdio_command, timed_after_start
 from llm_mcp_tests.support.progress import (
     BOUND,
@@ -128,6 +128,30 @@ def test_cancel_stops_every_concurrent_call(chat_on, tmp_path, transport, era):
         for path in files:
             final = settled(path)
             assert final[-1] == "cancelled" and steps_done(path) < 200, path
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+def test_a_call_cancelled_while_its_question_waits_stops_at_the_question(chat_on, tmp_path, transport):
+    """MCP-PROG-09, MCP-QUEST-16: a handshake-era call cancelled while its ``elicitation/create`` waits
+    for a person (held by the chat) stops on the server as a cancel: the tool's question ends in
+    ``ToolCancelled`` (its ``cancelled`` step), once the server heard the ``notifications/cancelled``.
+    Before, the question's send ran in the tool's cancel scope: the client's cancel cancelled the send
+    itself, and asyncio's ``CancelledError`` (which no ``except Exception`` catches) ended the tool's
+    thread there, unseen: ``asking`` and nothing after it, on both transports."""
+    work = tmp_path / "work.txt"
+    with kit(tmp_path, transport, "handshake") as (server, record):
+        chat = chat_on([tool_call("ask_in_line", {"path": str(work)}), reply("never")])
+        chat.with_mcp(server).tools
+        person = answer_when_asked(chat, lambda question: chat.cancel(), seconds=BOUND)
+        with pytest.raises(llm_mcp.CancelledError):
+            chat.ask("ask")
+        person.join()
+        final = settled(work)
+        cancels = received(record, "notifications/cancelled")
+        call_id = received(record, "tools/call")[0]["id"]
+    assert person.seen and person.seen[0].message == "Go on?"
+    assert final == ["asking", "cancelled"]
+    assert [c["requestId"] for c in cancels] == [call_id]
 
 
 class _FlagStore(llm_mcp.chat.MemoryStore):

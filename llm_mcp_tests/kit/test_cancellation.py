@@ -187,3 +187,58 @@ def test_a_send_ending_in_a_base_exception_does_not_end_the_tool() -> None:
         return await anyio.to_thread.run_sync(tool)
 
     assert anyio.run(serve) == "went on"
+
+
+def test_a_send_failing_with_timeout_error_is_dropped_at_once() -> None:
+    """A send that itself ends in ``TimeoutError`` (a transport's bounded write) is dropped as soon as
+    it ends: the tool's thread does not take it for its own wait running out (``TimeoutError`` is
+    ``concurrent.futures.TimeoutError`` since Python 3.11) and spin until ``SEND_TIMEOUT``."""
+    import time
+
+    import anyio
+    import anyio.lowlevel
+
+    from llm_mcp.testing import runtime
+
+    async def timed_out(*args: Any) -> None:
+        raise TimeoutError("the transport's write timed out")
+
+    async def serve() -> float:
+        channel = CallChannel(send_progress=timed_out, progress_requested=True, token=anyio.lowlevel.current_token())
+
+        def tool() -> float:
+            started = time.monotonic()
+            channel.progress(1, 2, "half")
+            return time.monotonic() - started
+
+        return await anyio.to_thread.run_sync(tool)
+
+    assert anyio.run(serve) < runtime.SEND_TIMEOUT / 2
+
+
+def test_an_answer_that_comes_back_as_the_client_cancels_is_not_used() -> None:
+    """A handshake-era question whose answer arrives once the client has cancelled the request ends
+    in ``ToolCancelled``: a cancelled call does not go on with the answer (and ``ask`` does not run
+    ``call()`` again with it)."""
+    import anyio
+    import anyio.lowlevel
+
+    async def serve() -> str:
+        channel = CallChannel(token=anyio.lowlevel.current_token())
+
+        async def answered_then_cancelled(params: dict[str, Any]) -> dict[str, Any]:
+            channel.cancel()  # the client's cancel lands while the answer is on its way
+            return {"action": "accept", "content": {"go": True}}
+
+        channel.send_elicit = lambda request: channel._call(answered_then_cancelled, request)  # as the kit's server
+
+        def tool() -> str:
+            try:
+                channel.send_elicit({"message": "Go on?"})
+            except ToolCancelled:
+                return "cancelled"
+            return "went on with the answer"
+
+        return await anyio.to_thread.run_sync(tool)
+
+    assert anyio.run(serve) == "cancelled"

@@ -21,6 +21,10 @@ Tools:
 * ``steps``: ``count`` steps of ``interval`` seconds; each appends ``step N`` to the file
   ``path``, then reports progress N/count and logs ``step N`` at debug. Cancellable: a
   cancel appends ``cancelled`` and stops. Completing appends ``completed``.
+* ``ask_in_line``: (handshake era) appends ``asking`` to ``path``, then sends one form question
+  with ``channel.send_elicit`` inside ``cancellable`` and appends ``answered <action>``, or
+  ``cancelled`` when the client cancels while the question waits (``ToolCancelled``), or
+  ``failed: <exception class>``. On 2026-07-28 it appends ``no stream``.
 """
 
 from __future__ import annotations
@@ -100,6 +104,31 @@ class Steps(Tool):
         return self.respond_with(content=self.text_content(text=f"{count} steps done"))
 
 
+class AskInLine(Tool):
+    name = "ask_in_line"
+    description = "Asks one question on the call's stream (handshake era), leaving a line in a file."
+    input_schema = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}
+
+    def call(self) -> Any:
+        path = self.arguments["path"]
+        if self.channel.send_elicit is None:  # 2026-07-28: no stream to ask on
+            _append(path, "no stream")
+            return self.respond_with(content=self.text_content(text="no stream"))
+        question = {"message": "Go on?", "requestedSchema": {"type": "object", "properties": {
+            "go": {"type": "boolean"}}}}
+        _append(path, "asking")
+        try:
+            reply = self.cancellable(lambda: self.channel.send_elicit(question))
+        except ToolCancelled:
+            _append(path, "cancelled")
+            raise
+        except Exception as exc:
+            _append(path, f"failed: {type(exc).__name__}")
+            raise
+        _append(path, f"answered {reply.get('action')}")
+        return self.respond_with(content=self.text_content(text=str(reply.get("action"))))
+
+
 def _plain(value: Any) -> Any:
     """A request's ``_meta`` as JSON, keys as on the wire (the SDK names the token ``progress_token``)."""
     if hasattr(value, "model_dump"):
@@ -155,7 +184,7 @@ class RecordingServer(Server):
         return server
 
 
-SERVER = RecordingServer(SERVER_NAME, tools=[ReportProgress, LogLevels, Steps])
+SERVER = RecordingServer(SERVER_NAME, tools=[ReportProgress, LogLevels, Steps, AskInLine])
 
 
 def main(argv: list[str] | None = None) -> None:
