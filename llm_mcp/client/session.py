@@ -339,10 +339,10 @@ class Client:
         if missing is not None:
             raise not_offered(self.name, method, missing)
         token = None
-        params = dict(params or {})
+        params = params or {}  # only read: what is sent is built anew in `_send`
         if on_progress is not None:
             token = f"{self.name}-{next(self._tokens)}"
-            params["_meta"] = {**(params.get("_meta") or {}), "progressToken": token}
+            params = {**params, "_meta": {**(params.get("_meta") or {}), "progressToken": token}}
             self._progress[token] = on_progress
         try:
             result = self._send(method, params, headers, timeout, resend,
