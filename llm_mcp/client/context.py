@@ -39,7 +39,7 @@ __all__ = ["CallContext", "current", "for_call", "held_seconds", "leave", "with_
 _current: contextvars.ContextVar[CallContext | None] = contextvars.ContextVar("llm_mcp_call_context", default=None)
 
 
-@dataclass
+@dataclass(slots=True)
 class CallContext:
     """The state of one call, passed along its path.
 

@@ -12,6 +12,8 @@ import json
 import random
 from typing import Any
 
+import orjson
+
 from .._version import __version__
 
 __all__ = [
@@ -94,30 +96,63 @@ def error_response(id: Any, code: int, message: str) -> dict[str, Any]:
 
 
 _ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-"""Built once: ``json.dumps`` with options other than its defaults builds an encoder per message."""
+"""The reference encoder: what `encode` means. Built once (``json.dumps`` with options other than its
+defaults builds an encoder per message)."""
+
+_FAST_OPTIONS = orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_SUBCLASS
+
+
+def _refuse(value: Any) -> Any:
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
 
 def encode(message: dict[str, Any]) -> bytes:
     """Serialize a message as compact UTF-8 JSON.
 
     Raises ``ValueError`` for values JSON cannot carry (NaN, infinity, objects that are not
-    JSON types), naming the method, before anything is sent.
+    JSON types, text with unpaired surrogates), naming the method, before anything is sent.
+
+    Every message goes through here, so ``orjson`` writes it (about fifteen times faster than
+    ``json``). Where its output could differ from the standard library's, ``json`` writes the
+    message instead and its verdict stands: a message with a ``null`` in it (``orjson`` writes
+    NaN and infinity as ``null``) and one ``orjson`` refuses (a key that is not text, an
+    integer past 64 bits, a subclass of a JSON type, a date, a dataclass). Two kinds of value
+    ``json`` refuses are written by ``orjson``: a ``uuid.UUID`` (as its text) and a plain
+    ``enum.Enum`` member (as its value).
     """
     try:
+        data = orjson.dumps(message, default=_refuse, option=_FAST_OPTIONS)
+        if b"null" not in data:
+            return data
+    except (TypeError, ValueError):
+        pass
+    try:
         return _ENCODER.encode(message).encode()
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, RecursionError) as exc:
         raise ValueError(f"{message.get('method', 'a reply')}: the arguments cannot be sent as JSON ({exc})") from None
 
 
-_DECODE = json.JSONDecoder().decode
-"""``json.loads`` for text, without its wrapper (a line of every response goes through it)."""
+_DECODER = json.JSONDecoder()
+_DECODE = _DECODER.decode
+_SCAN = _DECODER.scan_once
+"""The C scanner under ``json.loads``: one value from an index, no whitespace skipped."""
 
 
 def decode(data: str | bytes) -> Any:
     """Parse JSON from a server; ``ValueError`` for anything that is not JSON we can hold
-    (nesting too deep for the parser included)."""
+    (nesting too deep for the parser included). Reads what Python's ``json`` reads (NaN and
+    Infinity, integers of any size, unpaired surrogate escapes; bytes in UTF-8, -16 or -32)."""
     try:
-        return _DECODE(data) if type(data) is str else json.loads(data)
+        if type(data) is str:
+            # Every response goes through here: text that is one JSON value with no whitespace
+            # around it (what servers write) is parsed by the scanner alone; anything else,
+            # malformed text included, by ``json.loads``'s decoder, which names the fault.
+            try:
+                value, end = _SCAN(data, 0)
+            except (StopIteration, ValueError):
+                return _DECODE(data)
+            return value if end == len(data) else _DECODE(data)
+        return json.loads(data)
     except RecursionError:
         raise ValueError("JSON nested too deeply") from None
 

@@ -190,6 +190,9 @@ class Result:
             self.schema_errors.append("content is not a list; ignored")
             log.warning("MCP tool %s: content is not a list; ignored", tool_name)
         for index, block in enumerate(content if isinstance(content, list) else []):
+            if type(block) is dict and block.get("type") == "text" and type(block.get("text")) is str:
+                texts.append(block["text"])  # the usual block, read here (`read_block` reads every kind)
+                continue
             text, attachment, problem = read_block(block)
             if text is not None:
                 texts.append(text)

@@ -111,6 +111,7 @@ class Client:
         self.transport = transport
         self.log_level = check_log_level(log_level)
         self.declared = declared
+        self._meta_kept: tuple[str, Any, dict[str, Any]] | None = None  # see `_meta_for`
         self.name = name
         self.timeout = timeout
         self.era_key = era_key
@@ -303,10 +304,20 @@ class Client:
         return self.declared(era) if self.declared is not None else {}
 
     def _meta_for(self, version: str, extra: dict[str, Any] | None = None) -> dict[str, Any]:
-        # Shallow on purpose (it is built per request): the nested values are constants, serialized at once.
+        """A request's ``_meta`` on 2026-07-28: ``extra``, then the protocol version, client info and
+        capabilities. Without ``extra`` the same dict is given again while the version and the
+        declared capabilities (the very dict) stay: callers only read and send it."""
+        capabilities = self._capabilities(MODERN) if self.declared is not None else None
+        if not extra:
+            kept = self._meta_kept
+            if kept is not None and kept[0] == version and kept[1] is capabilities:
+                return kept[2]
+        # Shallow on purpose: the nested values are constants, serialized at once.
         meta = {**(extra or {}), **_BASE_META, protocol.META_PROTOCOL_VERSION: version}
-        if self.declared is not None:
-            meta[protocol.META_CLIENT_CAPABILITIES] = self._capabilities(MODERN)
+        if capabilities is not None:
+            meta[protocol.META_CLIENT_CAPABILITIES] = capabilities
+        if not extra:
+            self._meta_kept = (version, capabilities, meta)
         return meta
 
     # -- requests -----------------------------------------------------------------------------
@@ -339,10 +350,10 @@ class Client:
         if missing is not None:
             raise not_offered(self.name, method, missing)
         token = None
-        params = dict(params or {})
+        params = params or {}  # only read: what is sent is built anew in `_send`
         if on_progress is not None:
             token = f"{self.name}-{next(self._tokens)}"
-            params["_meta"] = {**(params.get("_meta") or {}), "progressToken": token}
+            params = {**params, "_meta": {**(params.get("_meta") or {}), "progressToken": token}}
             self._progress[token] = on_progress
         try:
             result = self._send(method, params, headers, timeout, resend,
@@ -366,7 +377,7 @@ class Client:
             if self.era == MODERN:
                 body = {**params, "_meta": self._meta_for(version, params.get("_meta"))}
                 if self.log_level is not None:
-                    body["_meta"][LOG_LEVEL_META] = self.log_level
+                    body["_meta"] = {**body["_meta"], LOG_LEVEL_META: self.log_level}
             else:
                 body = params
             message = protocol.request(method, body or None)

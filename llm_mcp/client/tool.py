@@ -103,7 +103,7 @@ class Tool:
     @property
     def ui_uri(self) -> str | None:
         """The ``ui://`` resource an MCP App renders beside this tool's results, or ``None``."""
-        return as_text(self.ui.get("resourceUri") or self.meta.get("ui/resourceUri"))
+        return as_text(self.ui.get("resourceUri") or self.meta.get("ui/resourceUri")) if self.meta else None
 
     @property
     def visibility(self) -> list[str] | None:

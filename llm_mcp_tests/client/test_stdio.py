@@ -329,3 +329,20 @@ def test_stdio_server_that_exits_while_a_child_holds_stdout():
         with pytest.raises(llm_mcp.ConnectionError) as info:
             server.call("t")
         assert info.value.exit_status == 0 and time.monotonic() - started < 3
+
+
+@pytest.mark.parametrize("pause", [0.0, 0.8])
+def test_a_server_that_died_between_calls_is_started_again(echo_stdio_command, pause):
+    """MCP-DESC-14: a process killed while no request waits (just after its answer, when the
+    transport takes a process that has just written as alive, or a while later) is started again
+    by the next call, which gets its answer; nothing of that call reached the dead process."""
+    import os
+    import signal
+
+    with llm_mcp.mcp(command=echo_stdio_command, name="killed-idle") as server:
+        assert server.echo(message="first").text == "first"
+        pid = server.client.transport.pid
+        os.kill(pid, signal.SIGKILL)
+        time.sleep(pause)
+        assert server.echo(message="second").text == "second"
+        assert server.client.transport.pid not in (None, pid)

@@ -104,7 +104,7 @@ class Calls:
         extra = answers_payload(resume.questions, resume.request_state) if resume is not None else {}
         for _ in range(MAX_INPUT_ROUNDS):
             try:
-                return self.connection.client.request(method, {**params, **extra}, **options)
+                return self.connection.client.request(method, {**params, **extra} if extra else params, **options)
             except InputRequiredError as exc:
                 if exc.questions:  # a nested server's questions: not ours to answer
                     raise

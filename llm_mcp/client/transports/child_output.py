@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterable
 
 from ..logs import printable
 
-__all__ = ["TAIL_LINES", "TAIL_LINE_CHARS", "StderrTail", "decode_line", "never_read_input", "with_tail"]
+__all__ = ["TAIL_LINES", "TAIL_LINE_CHARS", "StderrTail", "decode_line", "never_read_input", "unread_input", "with_tail"]
 
 TAIL_LINES = 20
 """Lines of a server's stderr an error carries (the last ones)."""
@@ -121,10 +121,16 @@ def with_tail(message: str, tail: str) -> str:
 
 def never_read_input(process: subprocess.Popen[bytes]) -> bool:
     """Whether ``process`` (which has exited) left bytes we wrote unread in its stdin pipe:
-    it never read its first request. Linux only (``FIONREAD`` on the pipe); ``False`` when it
+    it never read its first request. Linux only (see `unread_input`); ``False`` when it
     cannot be told."""
+    return bool(unread_input(process))
+
+
+def unread_input(process: subprocess.Popen[bytes]) -> int | None:
+    """The bytes written to ``process``'s stdin that it has not read (``FIONREAD`` on the pipe;
+    after it exited, what it left), or ``None`` when that cannot be told (not Linux, no pipe)."""
     if not sys.platform.startswith("linux") or process.stdin is None:
-        return False
+        return None
     import fcntl
     import struct
     import termios
@@ -132,5 +138,5 @@ def never_read_input(process: subprocess.Popen[bytes]) -> bool:
     try:
         buffered = fcntl.ioctl(process.stdin.fileno(), termios.FIONREAD, struct.pack("i", 0))
     except (OSError, ValueError):
-        return False
-    return struct.unpack("i", buffered)[0] > 0
+        return None
+    return struct.unpack("i", buffered)[0]

@@ -24,7 +24,7 @@ from ..context import current as current_context
 from ..context import held_seconds
 from ..errors import ConnectionError, ProcessExitedError, ServerTimeoutError, StartupFailedError
 from .base import MessageHandler, Transport
-from .child_output import StderrTail, decode_line, never_read_input, with_tail
+from .child_output import StderrTail, decode_line, never_read_input, unread_input, with_tail
 
 __all__ = ["INHERITED_ENV", "StdioTransport", "child_environment"]
 
@@ -48,10 +48,11 @@ def child_environment(extra: dict[str, str] | None = None) -> dict[str, str]:
 
 
 class _Pending:
-    __slots__ = ("done", "inbox", "on_message", "response", "stream", "wake")
+    __slots__ = ("done", "inbox", "on_message", "response", "sent_at", "stream", "wake")
 
     def __init__(self, stream: _Stream, on_message: MessageHandler | None):
         self.stream = stream
+        self.sent_at: int | None = None  # the stdin offset its request starts at, once written
         self.on_message = on_message
         self.response: dict[str, Any] | None = None
         self.done = False
@@ -62,7 +63,7 @@ class _Pending:
 
     def answer(self) -> None:
         """Mark this request done (its response is set, or the process ended) and wake its
-        thread if it waits; with the transport's lock held."""
+        thread if it waits; with the transport's lock held, once it is out of ``_pending``."""
         self.done = True
         if self.wake is not None:
             self.wake.notify()
@@ -71,7 +72,7 @@ class _Pending:
 class _Stream:
     """One server process and what has been read of its stdout."""
 
-    __slots__ = ("buffer", "eof", "fd", "poller", "process", "scanned")
+    __slots__ = ("buffer", "eof", "fd", "poller", "process", "read_at", "scanned", "sent")
 
     def __init__(self, process: subprocess.Popen[bytes]):
         assert process.stdout is not None
@@ -84,6 +85,20 @@ class _Stream:
         self.buffer = bytearray()
         self.scanned = 0
         self.eof = False
+        self.read_at: float | None = None  # when stdout last gave bytes (monotonic); None before the first
+        self.sent = 0  # bytes written to its stdin
+
+    @property
+    def usable(self) -> bool:
+        """Whether requests can go to this process: stdout still open and the process not known
+        to have ended. Asks the system (``waitpid``) only after `EXIT_CHECK` seconds without output:
+        a process that wrote a moment ago is taken as alive (one system call less per request), and
+        should it have ended since, the request's write finds its stdin closed and
+        `StdioTransport.request` starts it again."""
+        if self.eof or self.process.returncode is not None:
+            return False
+        read_at = self.read_at
+        return (read_at is not None and time.monotonic() - read_at < EXIT_CHECK) or self.process.poll() is None
 
     def next_line(self) -> bytes | None:
         """The next complete line (without its newline), or ``None`` until more is read."""
@@ -107,6 +122,7 @@ class _Stream:
         chunk = os.read(self.fd, 1 << 16)
         if chunk:
             self.buffer += chunk
+            self.read_at = time.monotonic()
         else:
             self.eof = True
         return True
@@ -197,21 +213,53 @@ class StdioTransport(Transport):
         if on_message is not None:
             self.handler = on_message
         seconds = self.timeout if timeout is None else timeout
+        deadline = time.monotonic() + seconds
+        data = protocol.encode(message) + b"\n"
+        pending = self._exchange(message, data, seconds, deadline, on_message)
+        if pending.response is None and pending.stream.read_at is not None and self._never_read(pending):
+            # The process had answered before and ended without reading this request (killed,
+            # crashed over another one, or exited while idle): a new process gets it, once.
+            log.debug("MCP server %s ended before reading %s; starting it again", self.name, message.get("method"))
+            pending = self._exchange(message, data, seconds, deadline, on_message)
+        if pending.response is None:
+            raise self._exited(pending.stream, message)
+        return pending.response
+
+    def _exchange(self, message: dict[str, Any], data: bytes, seconds: float, deadline: float,
+                  on_message: MessageHandler | None) -> _Pending:
+        """Send ``data`` (``message`` encoded) to the running process and wait for the answer: the
+        `_Pending` with its ``response``, ``None`` when the process ended first. Raises
+        ``ServerTimeoutError`` at the deadline."""
+        key = message["id"]
         with self._lock:
             stream = self._ensure_started()
-            pending = self._pending[message["id"]] = _Pending(stream, on_message)
-        deadline = time.monotonic() + seconds
+            pending = self._pending[key] = _Pending(stream, on_message)
         try:
-            self._write(stream.process, message, deadline)
+            try:
+                pending.sent_at = self._send(stream, data, deadline)
+            except ProcessExitedError:
+                if stream.read_at is None:
+                    raise  # it never answered anything: it failed while starting
+                pending.done = True  # nothing of it was accepted: see `_never_read`
+                return pending
             if not self._wait(pending, deadline):
                 raise ServerTimeoutError(f"MCP server {self.name!r} did not answer {message.get('method')} within "
                                          f"{seconds:g} s", server=self.name)
         finally:
-            with self._lock:
-                self._pending.pop(message["id"], None)
-        if pending.response is None:
-            raise self._exited(pending.stream, message)
-        return pending.response
+            if self._pending.get(key) is pending:  # an answer or the process's end took it out already
+                with self._lock:
+                    self._pending.pop(key, None)
+        return pending
+
+    @staticmethod
+    def _never_read(pending: _Pending) -> bool:
+        """Whether the ended process of ``pending`` never read any byte of its request: the write
+        found its stdin closed, or the bytes still unread in the pipe reach back to the request's
+        start (Linux: ``FIONREAD``; elsewhere ``False`` unless the write failed)."""
+        if pending.sent_at is None:
+            return True
+        unread = unread_input(pending.stream.process)
+        return unread is not None and pending.stream.sent - unread <= pending.sent_at
 
     def _exited(self, stream: _Stream, message: dict[str, Any]) -> ProcessExitedError:
         """The error for a process that ended while ``message`` waited: with its stderr tail, and
@@ -226,13 +274,13 @@ class StdioTransport(Transport):
     def notify(self, message: dict[str, Any], *, version: str | None) -> None:
         with self._lock:
             stream = self._ensure_started()
-        self._write(stream.process, message)
+        self._write(stream, message)
 
     def cancel(self, notification: dict[str, Any], *, version: str | None) -> None:
-        process = self.process
-        if process is not None and process.poll() is None:
+        stream = self._stream
+        if stream is not None and stream.process.poll() is None:
             try:
-                self._write(process, notification, time.monotonic() + 2)
+                self._write(stream, notification, time.monotonic() + 2)
             except ConnectionError:
                 pass
 
@@ -257,7 +305,7 @@ class StdioTransport(Transport):
 
     def _ensure_started(self) -> _Stream:
         stream = self._stream
-        if stream is not None and not stream.eof and stream.process.poll() is None:
+        if stream is not None and stream.usable:
             return stream
         if stream is not None and stream.process.poll() is None:
             stream.process.kill()  # it closed its stdout but lives on: replace it
@@ -280,28 +328,39 @@ class StdioTransport(Transport):
         log.debug("started MCP server %s (pid %s)", self.name, process.pid)
         return self._stream
 
-    def _write(self, process: subprocess.Popen[bytes], message: dict[str, Any], deadline: float | None = None) -> None:
+    def _write(self, stream: _Stream, message: dict[str, Any], deadline: float | None = None) -> None:
         """Send one message; a server that stops reading its stdin is killed at the deadline."""
-        data = protocol.encode(message) + b"\n"
+        self._send(stream, protocol.encode(message) + b"\n", deadline)
+
+    def _send(self, stream: _Stream, data: bytes, deadline: float | None = None) -> int:
+        """Write one encoded message (see `_write`); returns the stdin offset it starts at. Raises
+        ``ProcessExitedError`` when the process has ended (its stdin is closed), ``ConnectionError``
+        when it is unreachable otherwise."""
+        process = stream.process
         try:
             with self._write_lock:
+                start = stream.sent
                 assert process.stdin is not None
                 if not _CAN_POLL:
                     process.stdin.write(data)
                     process.stdin.flush()
-                    return
+                    stream.sent += len(data)
+                    return start
                 fd = process.stdin.fileno()
                 try:
                     written = os.write(fd, data)  # a message fits the pipe's buffer, mostly: one write
                 except BlockingIOError:
                     written = 0
+                stream.sent += written
                 if written == len(data):
-                    return
+                    return start
                 deadline = deadline if deadline is not None else time.monotonic() + self.timeout
                 view = memoryview(data)[written:]
                 while view:
                     try:
-                        view = view[os.write(fd, view):]
+                        written = os.write(fd, view)
+                        stream.sent += written
+                        view = view[written:]
                     except BlockingIOError:
                         writable = select.poll()
                         writable.register(fd, select.POLLOUT)
@@ -309,10 +368,14 @@ class StdioTransport(Transport):
                             process.kill()  # half a message sits in its pipe: this process is done
                             raise ServerTimeoutError(f"MCP server {self.name!r} stopped reading its input",
                                                      server=self.name) from None
+                return start
         except ConnectionError:
             raise  # ours is an OSError too
-        except (OSError, ValueError):
-            status = process.poll()
+        except (OSError, ValueError) as exc:
+            try:  # a closed pipe: its process is ending, if not yet reaped
+                status = process.wait(timeout=EXIT_CHECK) if isinstance(exc, BrokenPipeError) else process.poll()
+            except subprocess.TimeoutExpired:
+                status = None
             failure = ConnectionError if status is None else ProcessExitedError  # a broken pipe, exit not yet seen
             raise failure(f"MCP server {self.name!r} is not running (exit status {status})", server=self.name,
                           exit_status=status) from None
@@ -342,8 +405,7 @@ class StdioTransport(Transport):
                     return True
                 nested, self._reader = self._reader == me, me  # a handler may call the server again
             try:
-                if not self._read(pending, deadline):
-                    return False
+                return self._read(pending, deadline)  # True: answered (or the process ended)
             finally:
                 if not nested:
                     with self._lock:
@@ -362,10 +424,10 @@ class StdioTransport(Transport):
     def _read(self, pending: _Pending, deadline: float) -> bool:
         stream = pending.stream
         while not pending.done and not pending.inbox:
-            line = stream.next_line()
+            line = stream.next_line() if stream.buffer else None
             if line is not None:
                 for message in self._parse(line):
-                    self._dispatch(stream.process, message)
+                    self._dispatch(stream, message)
             elif stream.eof:
                 self._ended(stream)
             else:
@@ -395,8 +457,9 @@ class StdioTransport(Transport):
             status = stream.process.wait()
         with self._lock:
             self._exit_status = status
-            for pending in self._pending.values():
+            for key, pending in list(self._pending.items()):
                 if pending.stream is stream:
+                    del self._pending[key]
                     pending.answer()  # response stays None: request() raises ConnectionError
         log.debug("MCP server %s exited with status %s", self.name, status)
 
@@ -435,10 +498,10 @@ class StdioTransport(Transport):
         elif self._junk_lines == JUNK_LINES_LOGGED + 1:
             log.debug("MCP server %s keeps writing lines that are not JSON-RPC; no longer logging them", self.name)
 
-    def _dispatch(self, process: subprocess.Popen[bytes], message: dict[str, Any]) -> None:
+    def _dispatch(self, stream: _Stream, message: dict[str, Any]) -> None:
         if "method" not in message:  # a response: `_parse` passes JSON-RPC messages only
             with self._lock:
-                pending = self._pending.get(message["id"])
+                pending = self._pending.pop(message["id"], None)
                 if pending is not None:
                     pending.response = message
                     pending.answer()
@@ -453,7 +516,7 @@ class StdioTransport(Transport):
             reply = protocol.error_response(message["id"], protocol.METHOD_NOT_FOUND, "Method not supported")
         if reply is not None and protocol.is_request(message):
             try:
-                self._write(process, reply)
+                self._write(stream, reply)
             except ConnectionError:
                 pass
 
@@ -476,7 +539,7 @@ class StdioTransport(Transport):
             self._listening = (key, pending)
         try:
             if message is not None:
-                self._write(stream.process, message, time.monotonic() + self.timeout)
+                self._write(stream, message, time.monotonic() + self.timeout)
             elif on_open is not None:
                 on_open()
             while True:
