@@ -87,6 +87,9 @@ class Connection:
     @property
     def client(self) -> Client:
         """The protocol client, built on first use (no I/O until a request)."""
+        client = self._client
+        if client is not None:  # built: read without the lock (one attribute read)
+            return client
         with self._lock:
             if self._client is None:
                 self._client = self._build()

@@ -465,6 +465,12 @@ class StdioTransport(Transport):
 
     def _parse(self, raw: bytes) -> list[dict[str, Any]]:
         """The JSON-RPC messages on one line (a batch array counts as several); junk is skipped."""
+        try:  # the usual line: one JSON-RPC object in UTF-8
+            parsed = protocol.decode(raw.decode())
+            if type(parsed) is dict and protocol.is_message(parsed):
+                return [parsed]
+        except ValueError:
+            pass
         line, lenient = decode_line(raw)
         if not line:
             return []
