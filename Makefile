@@ -85,6 +85,7 @@ bench: install
 	$(PY) benchmarks/run.py
 	$(PY) benchmarks/chat.py
 	$(PY) benchmarks/records.py
+	$(PY) benchmarks/records.py --journal wal
 	$(PY) benchmarks/concurrency.py
 	$(PY) benchmarks/async_views.py
 

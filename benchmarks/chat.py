@@ -24,8 +24,10 @@ one such call. ``x one call`` is the 10-call turn's wall time over the 1-call tu
 when the calls overlap, about 10 when they run one after the other.
 
 Client CPU is ``time.process_time()`` of this process (the scripted model runs in a thread of
-it, so both contenders carry its cost alike); wall is ``time.perf_counter()``. Reported: the
-median over rounds of the per-turn figures and their ratio to the floor of the same run.
+it, so both contenders carry its cost alike); wall is ``time.perf_counter()``. Within a round the
+contenders take turns one turn at a time (who starts moves each round), so a change in the
+machine's load falls on all of them. Reported: the median over rounds of the per-turn figures
+and their ratio to the floor of the same run, and ``CPU x/rd``, the median of each round's ratio.
 Nothing passes or fails on speed.
 """
 
@@ -136,6 +138,19 @@ def measure(run: Callable[[], None], n: int) -> tuple[float, float]:
     return (time.process_time() - cpu) / n, (time.perf_counter() - wall) / n
 
 
+def measure_round(runs: list[Callable[[], None]], n: int) -> list[tuple[float, float]]:
+    """``n`` turns of each contender, taken in turn (one of each, in the order given, then again),
+    so that a change in the machine's load falls on all alike; each one's mean CPU and wall."""
+    cpu, wall = [0.0] * len(runs), [0.0] * len(runs)
+    for _ in range(n):
+        for i, run in enumerate(runs):
+            c0, w0 = time.process_time(), time.perf_counter()
+            run()
+            cpu[i] += time.process_time() - c0
+            wall[i] += time.perf_counter() - w0
+    return [(c / n, w / n) for c, w in zip(cpu, wall)]
+
+
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--turns", type=int, default=100)
@@ -172,8 +187,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 samples: dict[str, list[tuple[float, float]]] = {name: [] for name in contenders}
                 for round_number in range(args.rounds):
                     shift = round_number % len(contenders)
-                    for name in list(contenders)[shift:] + list(contenders)[:shift]:
-                        samples[name].append(measure(contenders[name], args.turns))
+                    names = list(contenders)[shift:] + list(contenders)[:shift]
+                    for name, sample in zip(names, measure_round([contenders[n] for n in names], args.turns)):
+                        samples[name].append(sample)
             finally:
                 if peer is not None:
                     peer.close()
@@ -186,13 +202,15 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     rows = []
     for name, values in samples.items():
         cpu, wall = statistics.median(v[0] for v in values), statistics.median(v[1] for v in values)
+        paired = statistics.median(v[0] / f[0] for v, f in zip(values, samples["floor"]))
         rows.append({"name": name, "cpu_ms": cpu * 1000, "wall_ms": wall * 1000,
-                     "cpu_ratio": cpu / floor_cpu, "wall_ratio": wall / floor_wall})
-    print(f"chat turn with one MCP tool call: {args.turns} turns x {args.rounds} rounds")
-    print(f"{'contender':<12} {'CPU ms':>8} {'wall ms':>8} {'CPU x':>6} {'wall x':>6}")
+                     "cpu_ratio": cpu / floor_cpu, "wall_ratio": wall / floor_wall, "cpu_ratio_paired": paired})
+    print(f"chat turn with one MCP tool call: {args.turns} turns x {args.rounds} rounds (the contenders take turns "
+          "one turn at a time; CPU x/rd = median over rounds of that round's CPU ratio)")
+    print(f"{'contender':<12} {'CPU ms':>8} {'wall ms':>8} {'CPU x':>6} {'wall x':>6} {'CPU x/rd':>8}")
     for row in rows:
         print(f"{row['name']:<12} {row['cpu_ms']:>8.2f} {row['wall_ms']:>8.2f} {row['cpu_ratio']:>6.2f} "
-              f"{row['wall_ratio']:>6.2f}")
+              f"{row['wall_ratio']:>6.2f} {row['cpu_ratio_paired']:>8.2f}")
     print()
     print(f"chat turn with parallel tool calls ({args.sleep:g} s each, concurrency=10); median of {args.rounds} rounds")
     print(f"{'turn':<18} {'wall ms':>8} {'x one call':>10}")

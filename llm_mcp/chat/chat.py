@@ -313,7 +313,9 @@ class Chat:
         check raises while a task's server is down (the call stays paused).
         """
         with self._turn_lock:
-            if self.store.cancelled or self._scope.cancelled:
+            cancelled, first = self.store.cancelled_and_messages()  # one read where the store can
+            if cancelled or self._scope.cancelled:
+                first = None  # read again after the paused tasks' cancel and the flag's reset
                 assistant, paused = task_calls(self.store)
                 if paused:  # a cancel made before this turn: the paused tasks are cancelled
                     self._tasks.cancel(assistant, paused, CANCELLED)
@@ -332,7 +334,10 @@ class Chat:
                         raise CancelledError("the chat was cancelled")
                 else:
                     self._check_cancelled()
-                messages = self.messages  # one read per step (a database store reads fresh)
+                if first is not None:
+                    messages, first = first, None  # read with the flag, just now
+                else:
+                    messages = self.messages  # one read per step (a database store reads fresh)
                 if not messages:
                     raise ValueError("the chat has no messages yet: ask() something first")
                 assistant, open_calls = unanswered(messages)

@@ -46,7 +46,8 @@ class Store:
     `save(message)`, `cancelled`, `set_cancelled(value)`.
     Optional, with defaults that suit a store used by one process: `lock`,
     `save_call(message, call)`, `save_question(message, call, question)`; a store shared
-    between processes overrides them (as the database store does).
+    between processes overrides them (as the database store does). `held_answer` and
+    `cancelled_and_messages` combine reads a store may answer in one query.
     """
 
     # -- required ---------------------------------------------------------------------------
@@ -92,6 +93,13 @@ class Store:
     @lock.setter
     def lock(self, value: AbstractContextManager[Any]) -> None:
         self.__dict__["_lock"] = value
+
+    def cancelled_and_messages(self) -> tuple[bool, list[Message]]:
+        """`cancelled`, then `messages()`: what a turn reads first (`llm_mcp.Chat.complete`).
+
+        Default: the two reads. A store that can read both at once overrides it (the database
+        store reads the flag as a column of the messages' query: one query less per turn)."""
+        return self.cancelled, self.messages()
 
     def save_call(self, message: Message, call: ToolCall) -> None:
         """Write back one tool call of `message` (its approval, pause state, `mcp_result`).

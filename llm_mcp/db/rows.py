@@ -116,8 +116,8 @@ def message_from_row(row: tuple[Any, ...], calls: list[ToolCall], tool_call_id: 
     """`message_from_values` for a row read with ``.values_list(*MESSAGE_FIELDS)`` (a tuple in that
     order): what a chat's history is read as, every turn, so no dict is built per row."""
     pk, role, content, attachments, is_error, model, input_tokens, output_tokens, raw = row
-    return Message(role=role, content=content,
-                   attachments=[attachment_from_dict(a) for a in attachments] if attachments else [],
-                   tool_calls=calls if role == "assistant" else [],
-                   tool_call_id=tool_call_id if role == "tool" else None, is_error=is_error,
-                   model=model or None, input_tokens=input_tokens, output_tokens=output_tokens, raw=raw, id=pk)
+    # Positional, in the order of Message's fields (a third cheaper than keywords, per row of
+    # every turn's read; llm_mcp_tests/django/test_history_reads.py checks the order).
+    return Message(role, content, [attachment_from_dict(a) for a in attachments] if attachments else [],
+                   calls if role == "assistant" else [], tool_call_id if role == "tool" else None, is_error,
+                   model or None, input_tokens, output_tokens, raw, pk)

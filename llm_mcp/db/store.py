@@ -71,7 +71,20 @@ class DatabaseStore(Store):
     def messages(self) -> list[Message]:
         """Two queries whatever the length: the messages, then every tool call of the chat
         (read as tuples, not model instances nor dicts: the whole history is read every turn)."""
-        rows = _History.rows("messages", self._db, self.record.pk)
+        return self._history(_History.rows("messages", self._db, self.record.pk))
+
+    def cancelled_and_messages(self) -> tuple[bool, list[Message]]:
+        """`cancelled` and `messages()` in the queries of `messages()` alone: the flag is a column
+        of the messages' read (a subquery on the chat row, the same snapshot), so a turn's
+        first step costs one query less. A chat without messages reads its flag on its own."""
+        rows = _History.rows("flagged", self._db, self.record.pk)
+        if not rows:
+            return self.cancelled, self._history(rows)
+        self._cancelled = bool(rows[0][-1])
+        return self._cancelled, self._history([row[:-1] for row in rows])
+
+    def _history(self, rows: list[tuple[Any, ...]]) -> list[Message]:
+        """The messages of ``rows`` (the messages' read) with their tool calls, read now."""
         calls: dict[Any, list[ToolCall]] = {}
         answers: dict[Any, ToolCall] = {}
         unanswered = 0  # calls with no result that no person holds back (pending) or declined
@@ -317,7 +330,9 @@ _CALL_COLUMNS = ("message_id", "result_id", *CALL_FIELDS)
 class _History:
     """A chat's two history reads, as SQL written once per database and message models, then run
     with each chat's key; what every step of every turn reads, where building an ORM query and
-    converting rows through the ORM cost more than reading a short history.
+    converting rows through the ORM cost more than reading a short history. The messages are
+    read as ``"messages"``, or as ``"flagged"``: with the chat's ``cancelled`` flag as a last
+    column (what a turn reads first; see `DatabaseStore.cancelled_and_messages`).
 
     Public API only: table and column names from the models' ``_meta``, names quoted by
     ``connection.ops.quote_name``, the key prepared by ``Field.get_db_prep_value``, values
@@ -337,15 +352,25 @@ class _History:
         self.kind, self.db, self.Row, self.Call = kind, db, Row, Call
         connection = connections[db]
         quote = connection.ops.quote_name
-        model, names = (Row, MESSAGE_FIELDS) if kind == "messages" else (Call, _CALL_COLUMNS)
+        model, names = (Call, _CALL_COLUMNS) if kind == "calls" else (Row, MESSAGE_FIELDS)
         fields = [model._meta.get_field(name) for name in names]
+        chat = Row._meta.get_field("chat")
+        self.key_field = chat.target_field
+        flag = chat.related_model._meta.get_field("cancelled")
         self.converters = [_converter(field, connection) for field in fields]
+        if kind == "flagged":
+            self.converters.append(_converter(flag, connection))
         self.plain = connection.vendor in self.VENDORS and all(c is not _UNKNOWN for c in self.converters)
         self.converting = [(i, c) for i, c in enumerate(self.converters) if c is not None and c is not _UNKNOWN]
         table = quote(model._meta.db_table)
         columns = ", ".join(f"{table}.{quote(field.column)}" for field in fields)
-        chat = Row._meta.get_field("chat")
-        if kind == "messages":
+        self.keys = 1
+        if kind == "flagged":  # the chat's flag, as a subquery: evaluated once, whatever the number of rows
+            chats = quote(chat.related_model._meta.db_table)
+            columns += (f", (SELECT {chats}.{quote(flag.column)} FROM {chats} "
+                        f"WHERE {chats}.{quote(self.key_field.column)} = %s)")
+            self.keys = 2
+        if kind != "calls":
             self.sql = (f"SELECT {columns} FROM {table} WHERE {table}.{quote(chat.column)} = %s "
                         f"ORDER BY {table}.{quote(Row._meta.pk.column)}")
         else:
@@ -354,12 +379,12 @@ class _History:
             self.sql = (f"SELECT {columns} FROM {table} INNER JOIN {rows} ON {table}.{quote(message.column)} = "
                         f"{rows}.{quote(message.target_field.column)} WHERE {rows}.{quote(chat.column)} = %s "
                         f"ORDER BY {table}.{quote(Call._meta.pk.column)}")
-        self.key_field = chat.target_field
 
     @classmethod
     def rows(cls, kind: str, db: str, chat_pk: Any) -> list[tuple[Any, ...]]:
-        """The rows of the ``"messages"`` or ``"calls"`` read of chat ``chat_pk``, in id order,
-        as tuples of ``MESSAGE_FIELDS`` or ``_CALL_COLUMNS``."""
+        """The rows of the ``"messages"``, ``"flagged"`` or ``"calls"`` read of chat ``chat_pk``,
+        in id order, as tuples of ``MESSAGE_FIELDS`` (``"flagged"``: and the chat's ``cancelled``
+        flag last) or ``_CALL_COLUMNS``."""
         if chat_pk is None:  # a chat not saved yet has no rows
             return []
         Row, Call = message_model(), tool_call_model()
@@ -376,7 +401,7 @@ class _History:
             return list(self.orm(chat_pk))
         connection = connections[self.db]
         with connection.cursor() as cursor:
-            cursor.execute(self.sql, [self.key_field.get_db_prep_value(chat_pk, connection)])
+            cursor.execute(self.sql, [self.key_field.get_db_prep_value(chat_pk, connection)] * self.keys)
             fetched = cursor.fetchall()
         converting = self.converting
         if not converting:
@@ -391,8 +416,9 @@ class _History:
 
     def orm(self, chat_pk: Any) -> models.QuerySet[Any]:
         """The same read through the ORM (the fallback, and what tests compare `read` with)."""
-        if self.kind == "messages":
-            return self.Row.objects.using(self.db).filter(chat_id=chat_pk).order_by("id").values_list(*MESSAGE_FIELDS)
+        if self.kind != "calls":
+            fields = (*MESSAGE_FIELDS, "chat__cancelled") if self.kind == "flagged" else MESSAGE_FIELDS
+            return self.Row.objects.using(self.db).filter(chat_id=chat_pk).order_by("id").values_list(*fields)
         return (self.Call.objects.using(self.db).filter(message__chat_id=chat_pk).order_by("id")
                 .values_list(*_CALL_COLUMNS))
 
