@@ -72,7 +72,7 @@ class _Pending:
 class _Stream:
     """One server process and what has been read of its stdout."""
 
-    __slots__ = ("buffer", "eof", "fd", "poller", "process", "read_at", "scanned", "sent")
+    __slots__ = ("answered", "buffer", "eof", "fd", "poller", "process", "read_at", "scanned", "sent")
 
     def __init__(self, process: subprocess.Popen[bytes]):
         assert process.stdout is not None
@@ -87,6 +87,7 @@ class _Stream:
         self.eof = False
         self.read_at: float | None = None  # when stdout last gave bytes (monotonic); None before the first
         self.sent = 0  # bytes written to its stdin
+        self.answered = False  # whether a response came from it (not mere output: a usage text)
 
     @property
     def usable(self) -> bool:
@@ -216,7 +217,7 @@ class StdioTransport(Transport):
         deadline = time.monotonic() + seconds
         data = protocol.encode(message) + b"\n"
         pending = self._exchange(message, data, seconds, deadline, on_message)
-        if pending.response is None and pending.stream.read_at is not None and self._never_read(pending):
+        if pending.response is None and pending.stream.answered and self._never_read(pending):
             # The process had answered before and ended without reading this request (killed,
             # crashed over another one, or exited while idle): a new process gets it, once.
             log.debug("MCP server %s ended before reading %s; starting it again", self.name, message.get("method"))
@@ -238,7 +239,7 @@ class StdioTransport(Transport):
             try:
                 pending.sent_at = self._send(stream, data, deadline)
             except ProcessExitedError:
-                if stream.read_at is None:
+                if not stream.answered:
                     raise  # it never answered anything: it failed while starting
                 pending.done = True  # nothing of it was accepted: see `_never_read`
                 return pending
@@ -508,6 +509,7 @@ class StdioTransport(Transport):
         if "method" not in message:  # a response: `_parse` passes JSON-RPC messages only
             with self._lock:
                 pending = self._pending.pop(message["id"], None)
+                stream.answered = True
                 if pending is not None:
                     pending.response = message
                     pending.answer()
