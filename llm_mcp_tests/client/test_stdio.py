@@ -346,3 +346,22 @@ def test_a_server_that_died_between_calls_is_started_again(echo_stdio_command, p
         time.sleep(pause)
         assert server.echo(message="second").text == "second"
         assert server.client.transport.pid not in (None, pid)
+
+
+def test_a_request_left_in_the_pipe_of_a_child_that_holds_it_is_not_sent_again(tmp_path):
+    """MCP-DESC-14: the process exits right after an answer, a child of its own keeps its stdin
+    and reads the next request later: that request is not given to a new process as well (the
+    tool is not idempotent: it would run twice). The call fails; the child runs it, once."""
+    from llm_mcp_tests.support.processes import SERVERS_DIR
+
+    record = tmp_path / "record"
+    command = [sys.executable, str(SERVERS_DIR / "hands_off.py"), str(record)]
+    with llm_mcp.mcp(command=command, name="hands-off", timeout=10) as server:
+        assert [tool.name for tool in server.tools] == ["record"]
+        with pytest.raises(llm_mcp.ConnectionError):
+            server.call("record")
+        deadline = time.monotonic() + 5
+        while not record.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        time.sleep(0.5)
+    assert len(record.read_text().splitlines()) == 1

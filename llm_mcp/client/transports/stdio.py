@@ -24,7 +24,7 @@ from ..context import current as current_context
 from ..context import held_seconds
 from ..errors import ConnectionError, ProcessExitedError, ServerTimeoutError, StartupFailedError
 from .base import MessageHandler, Transport
-from .child_output import StderrTail, decode_line, never_read_input, unread_input, with_tail
+from .child_output import StderrTail, decode_line, input_unheld, never_read_input, unread_input, with_tail
 
 __all__ = ["INHERITED_ENV", "StdioTransport", "child_environment"]
 
@@ -256,11 +256,14 @@ class StdioTransport(Transport):
     def _never_read(pending: _Pending) -> bool:
         """Whether the ended process of ``pending`` never read any byte of its request: the write
         found its stdin closed, or the bytes still unread in the pipe reach back to the request's
-        start (Linux: ``FIONREAD``; elsewhere ``False`` unless the write failed)."""
+        start and no process can read them any more (Linux: ``FIONREAD``, and no reader of the pipe
+        left: a child the process handed its stdin to may read the request yet, and run it; elsewhere
+        ``False`` unless the write failed)."""
         if pending.sent_at is None:
             return True
-        unread = unread_input(pending.stream.process)
-        return unread is not None and pending.stream.sent - unread <= pending.sent_at
+        process = pending.stream.process
+        unread = unread_input(process)
+        return unread is not None and pending.stream.sent - unread <= pending.sent_at and input_unheld(process)
 
     def _exited(self, stream: _Stream, message: dict[str, Any]) -> ProcessExitedError:
         """The error for a process that ended while ``message`` waited: with its stderr tail, and
