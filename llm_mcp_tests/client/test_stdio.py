@@ -365,3 +365,41 @@ def test_a_request_left_in_the_pipe_of_a_child_that_holds_it_is_not_sent_again(t
             time.sleep(0.1)
         time.sleep(0.5)
     assert len(record.read_text().splitlines()) == 1
+
+
+def test_a_call_in_flight_when_the_process_is_killed_may_have_run_though_another_request_was_left_unread():
+    """MCP-DESC-14: two calls to a server that reads one request at a time; it is killed while
+    running the first. The first fails as a call that may have run (`ProcessExitedError` with
+    the killed process's status, not `StartupFailedError`: the second request left in the pipe
+    says nothing of the first); the second, never read, goes to a new process and is answered."""
+    import os
+    import signal
+    import threading
+
+    from llm_mcp.client.errors import may_have_run
+
+    outcomes: dict[int, object] = {}
+
+    with llm_mcp.mcp(command=raw_stdio_command(era="modern"), name="killed-busy", timeout=20) as server:
+        server.tools
+        pid = server.client.transport.pid
+
+        def call(index: int) -> None:
+            try:
+                outcomes[index] = server.call("sleep", seconds=1.5).text
+            except llm_mcp.MCPError as exc:
+                outcomes[index] = exc
+
+        threads = [threading.Thread(target=call, args=(index,)) for index in range(2)]
+        threads[0].start()
+        time.sleep(0.4)  # the server reads the first request and sleeps
+        threads[1].start()
+        time.sleep(0.4)
+        os.kill(pid, signal.SIGKILL)
+        for thread in threads:
+            thread.join(30)
+        assert server.client.transport.pid not in (None, pid)
+    first = outcomes[0]
+    assert type(first) is llm_mcp.ProcessExitedError and may_have_run(first)
+    assert first.exit_status == -signal.SIGKILL and "while handling tools/call" in str(first)
+    assert outcomes[1] == "slept"

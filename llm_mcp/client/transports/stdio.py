@@ -24,7 +24,7 @@ from ..context import current as current_context
 from ..context import held_seconds
 from ..errors import ConnectionError, ProcessExitedError, ServerTimeoutError, StartupFailedError
 from .base import MessageHandler, Transport
-from .child_output import StderrTail, decode_line, input_unheld, never_read_input, unread_input, with_tail
+from .child_output import StderrTail, decode_line, input_unheld, unread_input, with_tail
 
 __all__ = ["INHERITED_ENV", "StdioTransport", "child_environment"]
 
@@ -72,7 +72,7 @@ class _Pending:
 class _Stream:
     """One server process and what has been read of its stdout."""
 
-    __slots__ = ("answered", "buffer", "eof", "fd", "poller", "process", "read_at", "scanned", "sent")
+    __slots__ = ("answered", "buffer", "eof", "fd", "poller", "process", "read_at", "scanned", "sent", "tail")
 
     def __init__(self, process: subprocess.Popen[bytes]):
         assert process.stdout is not None
@@ -88,6 +88,7 @@ class _Stream:
         self.read_at: float | None = None  # when stdout last gave bytes (monotonic); None before the first
         self.sent = 0  # bytes written to its stdin
         self.answered = False  # whether a response came from it (not mere output: a usage text)
+        self.tail: StderrTail | None = None  # its stderr's last lines, for errors
 
     @property
     def usable(self) -> bool:
@@ -223,7 +224,7 @@ class StdioTransport(Transport):
             log.debug("MCP server %s ended before reading %s; starting it again", self.name, message.get("method"))
             pending = self._exchange(message, data, seconds, deadline, on_message)
         if pending.response is None:
-            raise self._exited(pending.stream, message)
+            raise self._exited(pending, message)
         return pending.response
 
     def _exchange(self, message: dict[str, Any], data: bytes, seconds: float, deadline: float,
@@ -265,15 +266,21 @@ class StdioTransport(Transport):
         unread = unread_input(process)
         return unread is not None and pending.stream.sent - unread <= pending.sent_at and input_unheld(process)
 
-    def _exited(self, stream: _Stream, message: dict[str, Any]) -> ProcessExitedError:
-        """The error for a process that ended while ``message`` waited: with its stderr tail, and
-        `StartupFailedError` when it never read the request (see ``child_output``)."""
-        tail = self._tail.text(wait=STDERR_WAIT) if self._tail is not None else ""
-        kind = StartupFailedError if never_read_input(stream.process) else ProcessExitedError
-        text = (f"MCP server {self.name!r} exited with status {self._exit_status} "
-                f"{'while starting, before reading' if kind is StartupFailedError else 'while handling'} "
-                f"{message.get('method')}")
-        return kind(with_tail(text, tail), server=self.name, exit_status=self._exit_status, stderr=tail)
+    def _exited(self, pending: _Pending, message: dict[str, Any]) -> ProcessExitedError:
+        """The error for the process that ended while ``message`` (``pending``) waited: with that
+        process's exit status and stderr tail (not those of a process started since, for another
+        request), and `StartupFailedError` when it never read this request (`_never_read`; other
+        requests left unread in its pipe say nothing of this one)."""
+        stream = pending.stream
+        tail = stream.tail.text(wait=STDERR_WAIT) if stream.tail is not None else ""
+        status = stream.process.returncode
+        if self._never_read(pending):
+            kind: type[ProcessExitedError] = StartupFailedError
+            what = "while starting, before reading" if not stream.answered else "before reading"
+        else:
+            kind, what = ProcessExitedError, "while handling"
+        text = f"MCP server {self.name!r} exited with status {status} {what} {message.get('method')}"
+        return kind(with_tail(text, tail), server=self.name, exit_status=status, stderr=tail)
 
     def notify(self, message: dict[str, Any], *, version: str | None) -> None:
         with self._lock:
@@ -323,10 +330,11 @@ class StdioTransport(Transport):
         if _CAN_POLL:
             assert process.stdin is not None
             os.set_blocking(process.stdin.fileno(), False)  # writes wait with a deadline, in _write
-        self._stream, self._exit_status, self._junk_lines = _Stream(process), None, 0
+        stream = _Stream(process)
+        self._stream, self._exit_status, self._junk_lines = stream, None, 0
         self._lenient_warned = False
         weakref.finalize(self, _stop, process)  # a transport never closed still ends its process
-        self._tail = StderrTail(secrets=[v for k, v in env.items() if k not in INHERITED_ENV])
+        self._tail = stream.tail = StderrTail(secrets=[v for k, v in env.items() if k not in INHERITED_ENV])
         threading.Thread(target=self._tail.read, args=(process, logging.getLogger(f"llm_mcp.server.{self.name}").info),
                          name=f"mcp-stderr-{self.name}", daemon=True).start()
         log.debug("started MCP server %s (pid %s)", self.name, process.pid)
