@@ -403,3 +403,33 @@ def test_a_call_in_flight_when_the_process_is_killed_may_have_run_though_another
     assert type(first) is llm_mcp.ProcessExitedError and may_have_run(first)
     assert first.exit_status == -signal.SIGKILL and "while handling tools/call" in str(first)
     assert outcomes[1] == "slept"
+
+
+def test_a_handshake_era_server_that_exits_after_a_call_is_given_the_handshake_again():
+    """MCP-DESC-14: a handshake-era process ends just after answering (here, 0.3 s later, having
+    read nothing more). The next call, written before it ended, was never read: it fails as a call
+    that did not run, and is not handed to a new process that had no ``initialize`` (the server
+    answers such a request with "not initialized", and every later call would get the same). The
+    call after it gets the handshake on a new process and its answer."""
+    from llm_mcp.client.errors import may_have_run
+
+    with llm_mcp.mcp(command=raw_stdio_command("exit_after_call", "handshake"), name="one-call", timeout=10) as server:
+        assert server.echo(message="first").text == "first"
+        assert server.protocol_version == "2025-11-25"
+        pid = server.client.transport.pid
+        with pytest.raises(llm_mcp.ConnectionError) as failed:
+            server.echo(message="second")
+        assert not may_have_run(failed.value)
+        time.sleep(0.5)
+        assert server.echo(message="third").text == "third"
+        assert server.client.transport.pid not in (None, pid)
+
+
+def test_a_server_of_2026_07_28_that_exits_after_a_call_serves_the_next_call_from_a_new_process():
+    """MCP-DESC-14: the same on 2026-07-28, where a request needs no handshake: the call written
+    before the process ended, never read, goes to a new process, which answers it."""
+    with llm_mcp.mcp(command=raw_stdio_command("exit_after_call", "modern"), name="one-call", timeout=10) as server:
+        assert server.echo(message="first").text == "first"
+        pid = server.client.transport.pid
+        assert server.echo(message="second").text == "second"
+        assert server.client.transport.pid not in (None, pid)

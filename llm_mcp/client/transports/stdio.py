@@ -218,9 +218,13 @@ class StdioTransport(Transport):
         deadline = time.monotonic() + seconds
         data = protocol.encode(message) + b"\n"
         pending = self._exchange(message, data, seconds, deadline, on_message)
-        if pending.response is None and pending.stream.answered and self._never_read(pending):
+        if pending.response is None and version == protocol.LATEST and pending.stream.answered \
+                and self._never_read(pending):
             # The process had answered before and ended without reading this request (killed,
-            # crashed over another one, or exited while idle): a new process gets it, once.
+            # crashed over another one, or exited while idle): a new process gets it, once. Only
+            # on 2026-07-28, where a request carries all a process needs: in the handshake era a
+            # new process has had no ``initialize`` (the session does the handshake at the next
+            # request, seeing the process gone).
             log.debug("MCP server %s ended before reading %s; starting it again", self.name, message.get("method"))
             pending = self._exchange(message, data, seconds, deadline, on_message)
         if pending.response is None:
