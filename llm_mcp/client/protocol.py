@@ -118,7 +118,8 @@ def encode(message: dict[str, Any]) -> bytes:
     NaN and infinity as ``null``) and one ``orjson`` refuses (a key that is not text, an
     integer past 64 bits, a subclass of a JSON type, a date, a dataclass). Two kinds of value
     ``json`` refuses are written by ``orjson``: a ``uuid.UUID`` (as its text) and a plain
-    ``enum.Enum`` member (as its value).
+    ``enum.Enum`` member (as its value). An ``orjson.Fragment`` (JSON you serialized before) is
+    written as it is, unchecked: it must hold one valid JSON value.
     """
     try:
         data = orjson.dumps(message, default=_refuse, option=_FAST_OPTIONS)

@@ -346,3 +346,90 @@ def test_a_server_that_died_between_calls_is_started_again(echo_stdio_command, p
         time.sleep(pause)
         assert server.echo(message="second").text == "second"
         assert server.client.transport.pid not in (None, pid)
+
+
+def test_a_request_left_in_the_pipe_of_a_child_that_holds_it_is_not_sent_again(tmp_path):
+    """MCP-DESC-14: the process exits right after an answer, a child of its own keeps its stdin
+    and reads the next request later: that request is not given to a new process as well (the
+    tool is not idempotent: it would run twice). The call fails; the child runs it, once."""
+    from llm_mcp_tests.support.processes import SERVERS_DIR
+
+    record = tmp_path / "record"
+    command = [sys.executable, str(SERVERS_DIR / "hands_off.py"), str(record)]
+    with llm_mcp.mcp(command=command, name="hands-off", timeout=10) as server:
+        assert [tool.name for tool in server.tools] == ["record"]
+        with pytest.raises(llm_mcp.ConnectionError):
+            server.call("record")
+        deadline = time.monotonic() + 5
+        while not record.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        time.sleep(0.5)
+    assert len(record.read_text().splitlines()) == 1
+
+
+def test_a_call_in_flight_when_the_process_is_killed_may_have_run_though_another_request_was_left_unread():
+    """MCP-DESC-14: two calls to a server that reads one request at a time; it is killed while
+    running the first. The first fails as a call that may have run (`ProcessExitedError` with
+    the killed process's status, not `StartupFailedError`: the second request left in the pipe
+    says nothing of the first); the second, never read, goes to a new process and is answered."""
+    import os
+    import signal
+    import threading
+
+    from llm_mcp.client.errors import may_have_run
+
+    outcomes: dict[int, object] = {}
+
+    with llm_mcp.mcp(command=raw_stdio_command(era="modern"), name="killed-busy", timeout=20) as server:
+        server.tools
+        pid = server.client.transport.pid
+
+        def call(index: int) -> None:
+            try:
+                outcomes[index] = server.call("sleep", seconds=1.5).text
+            except llm_mcp.MCPError as exc:
+                outcomes[index] = exc
+
+        threads = [threading.Thread(target=call, args=(index,)) for index in range(2)]
+        threads[0].start()
+        time.sleep(0.4)  # the server reads the first request and sleeps
+        threads[1].start()
+        time.sleep(0.4)
+        os.kill(pid, signal.SIGKILL)
+        for thread in threads:
+            thread.join(30)
+        assert server.client.transport.pid not in (None, pid)
+    first = outcomes[0]
+    assert type(first) is llm_mcp.ProcessExitedError and may_have_run(first)
+    assert first.exit_status == -signal.SIGKILL and "while handling tools/call" in str(first)
+    assert outcomes[1] == "slept"
+
+
+def test_a_handshake_era_server_that_exits_after_a_call_is_given_the_handshake_again():
+    """MCP-DESC-14: a handshake-era process ends just after answering (here, 0.3 s later, having
+    read nothing more). The next call, written before it ended, was never read: it fails as a call
+    that did not run, and is not handed to a new process that had no ``initialize`` (the server
+    answers such a request with "not initialized", and every later call would get the same). The
+    call after it gets the handshake on a new process and its answer."""
+    from llm_mcp.client.errors import may_have_run
+
+    with llm_mcp.mcp(command=raw_stdio_command("exit_after_call", "handshake"), name="one-call", timeout=10) as server:
+        assert server.echo(message="first").text == "first"
+        assert server.protocol_version == "2025-11-25"
+        pid = server.client.transport.pid
+        with pytest.raises(llm_mcp.ConnectionError) as failed:
+            server.echo(message="second")
+        assert not may_have_run(failed.value)
+        time.sleep(0.5)
+        assert server.echo(message="third").text == "third"
+        assert server.client.transport.pid not in (None, pid)
+
+
+def test_a_server_of_2026_07_28_that_exits_after_a_call_serves_the_next_call_from_a_new_process():
+    """MCP-DESC-14: the same on 2026-07-28, where a request needs no handshake: the call written
+    before the process ended, never read, goes to a new process, which answers it."""
+    with llm_mcp.mcp(command=raw_stdio_command("exit_after_call", "modern"), name="one-call", timeout=10) as server:
+        assert server.echo(message="first").text == "first"
+        pid = server.client.transport.pid
+        assert server.echo(message="second").text == "second"
+        assert server.client.transport.pid not in (None, pid)

@@ -42,6 +42,18 @@ def test_a_server_failing_at_start_up_is_started_once_and_its_stderr_rides_on_th
     assert not llm_mcp.client.errors.may_have_run(error)  # it never read the request
 
 
+def test_a_server_printing_a_line_on_stdout_before_failing_at_start_up_is_started_once(tmp_path):
+    """A process that writes a line that is no JSON-RPC message to its stdout (a usage text) and
+    exits without reading its request never answered anything: it is not started again."""
+    starts = tmp_path / "starts"
+    server = llm_mcp.mcp(command=[PYTHON, FAILS, str(starts), "Usage: server --port N"], name="npx")
+    with pytest.raises(llm_mcp.StartupFailedError) as failed:
+        server.tools
+    server.close()
+    assert starts.read_text().splitlines() == ["started"]
+    assert failed.value.exit_status == 1 and not llm_mcp.client.errors.may_have_run(failed.value)
+
+
 def test_mcp_inspect_and_mcp_call_print_the_stderr_tail(tmp_path):
     command = f"{PYTHON} {FAILS} {tmp_path / 'starts'}"
     for args in (["mcp_inspect", "--command", command], ["mcp_call", "--command", command, "echo"]):

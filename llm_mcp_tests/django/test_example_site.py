@@ -433,3 +433,36 @@ def test_site_held_question_answered_without_a_resume_job(enqueued):
     call.refresh_from_db()
     assert call.pending_questions[0]["response"] == {"action": "accept", "content": {"environment": "staging"}}
     assert call.pending_questions[0]["held"] is True and enqueued == []
+
+
+def test_the_files_beside_the_example_sqlite_database_are_ignored_by_git(tmp_path):
+    """The example settings put SQLite in WAL mode: while the site runs (``make run``), the
+    database has its ``-wal`` and ``-shm`` files beside it. Every file that an open database
+    in the settings' mode has beside it in the repository (the default ``DJANGO_DB_PATH``) is
+    ignored by git, as the database itself is."""
+    import shutil
+    import sqlite3
+    import subprocess
+    from pathlib import Path
+
+    from example_project import settings as site_settings
+
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    options = site_settings.DATABASES["default"].get("OPTIONS", {})
+    database = tmp_path / "db.sqlite3"
+    connection = sqlite3.connect(database)
+    try:
+        if options.get("init_command"):
+            connection.execute(options["init_command"])
+        connection.execute("CREATE TABLE t (x)")
+        connection.commit()
+        names = sorted(path.name for path in tmp_path.iterdir())
+    finally:
+        connection.close()
+    assert names[0] == "db.sqlite3" and len(names) == 3  # the -wal and -shm files in WAL mode
+    default = Path(site_settings.BASE_DIR) / "db.sqlite3"
+    relative = [str(default.with_name(name).relative_to(site_settings.BASE_DIR)) for name in names]
+    checked = subprocess.run(["git", "check-ignore", "--no-index", *relative], cwd=site_settings.BASE_DIR,
+                             capture_output=True, text=True)
+    assert sorted(checked.stdout.split()) == relative

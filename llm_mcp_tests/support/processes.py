@@ -128,7 +128,7 @@ def timed_after_start(server: Any, seconds: float) -> Any:
 
 def raw_stdio_command(case: str = "none", era: str = "handshake", *flags: str) -> list[str]:
     """argv for the misbehaving raw stdio server (``case``: none|C01|C02|C03|C05|C16|C17|S2C|
-    silent_discover|exit_on_discover; see raw_stdio.py)."""
+    silent_discover|exit_on_discover|exit_after_call; see raw_stdio.py)."""
     return [PYTHON, RAW_STDIO_SERVER, "--case", case, "--era", era, *flags]
 
 

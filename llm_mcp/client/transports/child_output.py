@@ -25,7 +25,8 @@ from collections.abc import Callable, Iterable
 
 from ..logs import printable
 
-__all__ = ["TAIL_LINES", "TAIL_LINE_CHARS", "StderrTail", "decode_line", "never_read_input", "unread_input", "with_tail"]
+__all__ = ["TAIL_LINES", "TAIL_LINE_CHARS", "StderrTail", "decode_line", "input_unheld", "never_read_input", "unread_input",
+           "with_tail"]
 
 TAIL_LINES = 20
 """Lines of a server's stderr an error carries (the last ones)."""
@@ -140,3 +141,21 @@ def unread_input(process: subprocess.Popen[bytes]) -> int | None:
     except (OSError, ValueError):
         return None
     return struct.unpack("i", buffered)[0]
+
+
+def input_unheld(process: subprocess.Popen[bytes]) -> bool:
+    """Whether no process holds ``process``'s stdin open for reading any more (Linux: the write
+    end of a pipe without readers polls as ``POLLERR``): what is left in the pipe can never be
+    read. ``False`` when a reader remains (a child the process handed its stdin to, which may
+    read it yet) or when that cannot be told (not Linux, no pipe)."""
+    if not sys.platform.startswith("linux") or process.stdin is None:
+        return False
+    import select
+
+    try:
+        poller = select.poll()
+        poller.register(process.stdin.fileno(), select.POLLOUT)
+        events = poller.poll(0)
+    except (OSError, ValueError):
+        return False
+    return any(mask & select.POLLERR for _, mask in events)

@@ -24,7 +24,7 @@ from ..context import current as current_context
 from ..context import held_seconds
 from ..errors import ConnectionError, ProcessExitedError, ServerTimeoutError, StartupFailedError
 from .base import MessageHandler, Transport
-from .child_output import StderrTail, decode_line, never_read_input, unread_input, with_tail
+from .child_output import StderrTail, decode_line, input_unheld, unread_input, with_tail
 
 __all__ = ["INHERITED_ENV", "StdioTransport", "child_environment"]
 
@@ -72,7 +72,7 @@ class _Pending:
 class _Stream:
     """One server process and what has been read of its stdout."""
 
-    __slots__ = ("buffer", "eof", "fd", "poller", "process", "read_at", "scanned", "sent")
+    __slots__ = ("answered", "buffer", "eof", "fd", "poller", "process", "read_at", "scanned", "sent", "tail")
 
     def __init__(self, process: subprocess.Popen[bytes]):
         assert process.stdout is not None
@@ -87,6 +87,8 @@ class _Stream:
         self.eof = False
         self.read_at: float | None = None  # when stdout last gave bytes (monotonic); None before the first
         self.sent = 0  # bytes written to its stdin
+        self.answered = False  # whether a response came from it (not mere output: a usage text)
+        self.tail: StderrTail | None = None  # its stderr's last lines, for errors
 
     @property
     def usable(self) -> bool:
@@ -216,13 +218,17 @@ class StdioTransport(Transport):
         deadline = time.monotonic() + seconds
         data = protocol.encode(message) + b"\n"
         pending = self._exchange(message, data, seconds, deadline, on_message)
-        if pending.response is None and pending.stream.read_at is not None and self._never_read(pending):
+        if pending.response is None and version == protocol.LATEST and pending.stream.answered \
+                and self._never_read(pending):
             # The process had answered before and ended without reading this request (killed,
-            # crashed over another one, or exited while idle): a new process gets it, once.
+            # crashed over another one, or exited while idle): a new process gets it, once. Only
+            # on 2026-07-28, where a request carries all a process needs: in the handshake era a
+            # new process has had no ``initialize`` (the session does the handshake at the next
+            # request, seeing the process gone).
             log.debug("MCP server %s ended before reading %s; starting it again", self.name, message.get("method"))
             pending = self._exchange(message, data, seconds, deadline, on_message)
         if pending.response is None:
-            raise self._exited(pending.stream, message)
+            raise self._exited(pending, message)
         return pending.response
 
     def _exchange(self, message: dict[str, Any], data: bytes, seconds: float, deadline: float,
@@ -238,7 +244,7 @@ class StdioTransport(Transport):
             try:
                 pending.sent_at = self._send(stream, data, deadline)
             except ProcessExitedError:
-                if stream.read_at is None:
+                if not stream.answered:
                     raise  # it never answered anything: it failed while starting
                 pending.done = True  # nothing of it was accepted: see `_never_read`
                 return pending
@@ -255,21 +261,30 @@ class StdioTransport(Transport):
     def _never_read(pending: _Pending) -> bool:
         """Whether the ended process of ``pending`` never read any byte of its request: the write
         found its stdin closed, or the bytes still unread in the pipe reach back to the request's
-        start (Linux: ``FIONREAD``; elsewhere ``False`` unless the write failed)."""
+        start and no process can read them any more (Linux: ``FIONREAD``, and no reader of the pipe
+        left: a child the process handed its stdin to may read the request yet, and run it; elsewhere
+        ``False`` unless the write failed)."""
         if pending.sent_at is None:
             return True
-        unread = unread_input(pending.stream.process)
-        return unread is not None and pending.stream.sent - unread <= pending.sent_at
+        process = pending.stream.process
+        unread = unread_input(process)
+        return unread is not None and pending.stream.sent - unread <= pending.sent_at and input_unheld(process)
 
-    def _exited(self, stream: _Stream, message: dict[str, Any]) -> ProcessExitedError:
-        """The error for a process that ended while ``message`` waited: with its stderr tail, and
-        `StartupFailedError` when it never read the request (see ``child_output``)."""
-        tail = self._tail.text(wait=STDERR_WAIT) if self._tail is not None else ""
-        kind = StartupFailedError if never_read_input(stream.process) else ProcessExitedError
-        text = (f"MCP server {self.name!r} exited with status {self._exit_status} "
-                f"{'while starting, before reading' if kind is StartupFailedError else 'while handling'} "
-                f"{message.get('method')}")
-        return kind(with_tail(text, tail), server=self.name, exit_status=self._exit_status, stderr=tail)
+    def _exited(self, pending: _Pending, message: dict[str, Any]) -> ProcessExitedError:
+        """The error for the process that ended while ``message`` (``pending``) waited: with that
+        process's exit status and stderr tail (not those of a process started since, for another
+        request), and `StartupFailedError` when it never read this request (`_never_read`; other
+        requests left unread in its pipe say nothing of this one)."""
+        stream = pending.stream
+        tail = stream.tail.text(wait=STDERR_WAIT) if stream.tail is not None else ""
+        status = stream.process.returncode
+        if self._never_read(pending):
+            kind: type[ProcessExitedError] = StartupFailedError
+            what = "while starting, before reading" if not stream.answered else "before reading"
+        else:
+            kind, what = ProcessExitedError, "while handling"
+        text = f"MCP server {self.name!r} exited with status {status} {what} {message.get('method')}"
+        return kind(with_tail(text, tail), server=self.name, exit_status=status, stderr=tail)
 
     def notify(self, message: dict[str, Any], *, version: str | None) -> None:
         with self._lock:
@@ -319,10 +334,11 @@ class StdioTransport(Transport):
         if _CAN_POLL:
             assert process.stdin is not None
             os.set_blocking(process.stdin.fileno(), False)  # writes wait with a deadline, in _write
-        self._stream, self._exit_status, self._junk_lines = _Stream(process), None, 0
+        stream = _Stream(process)
+        self._stream, self._exit_status, self._junk_lines = stream, None, 0
         self._lenient_warned = False
         weakref.finalize(self, _stop, process)  # a transport never closed still ends its process
-        self._tail = StderrTail(secrets=[v for k, v in env.items() if k not in INHERITED_ENV])
+        self._tail = stream.tail = StderrTail(secrets=[v for k, v in env.items() if k not in INHERITED_ENV])
         threading.Thread(target=self._tail.read, args=(process, logging.getLogger(f"llm_mcp.server.{self.name}").info),
                          name=f"mcp-stderr-{self.name}", daemon=True).start()
         log.debug("started MCP server %s (pid %s)", self.name, process.pid)
@@ -508,6 +524,7 @@ class StdioTransport(Transport):
         if "method" not in message:  # a response: `_parse` passes JSON-RPC messages only
             with self._lock:
                 pending = self._pending.pop(message["id"], None)
+                stream.answered = True
                 if pending is not None:
                     pending.response = message
                     pending.answer()

@@ -50,6 +50,11 @@ Cases (``--case``, default ``none``; names are case-insensitive):
   receives ``server/discover`` (before answering anything); everything else as
   in the chosen era. Meant for ``--era handshake``: a client must start it again
   and do the handshake.
+* ``exit_after_call``: after answering a ``tools/call`` it waits 0.3 s (reading
+  nothing) and exits with status 0, as a server that serves one call per process
+  does. In the handshake era it is strict: a request other than ``initialize``,
+  ``server/discover`` or ``ping`` before ``initialize`` gets ``-32002 Server not
+  initialized`` (a new process must be given the handshake again).
 
 Progress notifications use the request's ``_meta.progressToken`` when given,
 otherwise the token ``raw-progress``.
@@ -78,7 +83,9 @@ HEARTBEAT_METHOD = "vendor/heartbeat"
 HANDSHAKE_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 LATEST_HANDSHAKE = "2025-11-25"
 MODERN_VERSION = "2026-07-28"
-CASES = ("none", "C01", "C02", "C03", "C05", "C16", "C17", "S2C", "silent_discover", "exit_on_discover")
+CASES = ("none", "C01", "C02", "C03", "C05", "C16", "C17", "S2C", "silent_discover", "exit_on_discover",
+         "exit_after_call")
+EXIT_AFTER_CALL_SECONDS = 0.3
 STARTUP_STDERR = "raw_stdio: started (case {case}, era {era}, pid {pid})"
 
 TOOLS: list[dict[str, Any]] = [
@@ -208,6 +215,7 @@ class RawServer:
         sys.stderr.flush()
         if self.case == "C01":
             self.write_raw(NOISE_LINE)
+        initialized = False
         while True:
             message = self.next_message()
             if message is None:
@@ -216,10 +224,18 @@ class RawServer:
                 continue  # a stray response
             if "id" not in message:
                 continue  # notifications are ignored
+            strict = self.case == "exit_after_call" and self.era == "handshake"
+            if strict and not initialized and message["method"] not in ("initialize", "server/discover", "ping"):
+                self.error(message["id"], -32002, "Server not initialized")
+                continue
+            initialized = initialized or message["method"] == "initialize"
             try:
                 self.handle_request(message)
             except Exception as exc:  # pragma: no cover - defensive
                 self.error(message.get("id"), -32603, f"internal error: {exc}")
+            if self.case == "exit_after_call" and message["method"] == "tools/call":
+                time.sleep(EXIT_AFTER_CALL_SECONDS)
+                os._exit(0)
 
     def handle_request(self, message: dict[str, Any]) -> None:
         request_id = message["id"]
