@@ -435,11 +435,13 @@ def test_site_held_question_answered_without_a_resume_job(enqueued):
     assert call.pending_questions[0]["held"] is True and enqueued == []
 
 
-def test_the_files_beside_the_example_sqlite_database_are_ignored_by_git(tmp_path):
+def test_the_files_beside_the_example_sqlite_database_are_ignored_by_git(tmp_path, monkeypatch):
     """The example settings put SQLite in WAL mode: while the site runs (``make run``), the
     database has its ``-wal`` and ``-shm`` files beside it. Every file that an open database
     in the settings' mode has beside it in the repository (the default ``DJANGO_DB_PATH``) is
-    ignored by git, as the database itself is."""
+    ignored by git, as the database itself is. The settings are read as ``make run`` reads them
+    (SQLite), also when this suite runs on PostgreSQL."""
+    import importlib.util
     import shutil
     import sqlite3
     import subprocess
@@ -449,7 +451,13 @@ def test_the_files_beside_the_example_sqlite_database_are_ignored_by_git(tmp_pat
 
     if shutil.which("git") is None:
         pytest.skip("git is not installed")
-    options = site_settings.DATABASES["default"].get("OPTIONS", {})
+    monkeypatch.delenv("DJANGO_DB_ENGINE", raising=False)
+    spec = importlib.util.spec_from_file_location("example_settings_as_run", site_settings.__file__)
+    assert spec is not None and spec.loader is not None
+    as_run = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(as_run)
+    assert as_run.DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3"
+    options = as_run.DATABASES["default"].get("OPTIONS", {})
     database = tmp_path / "db.sqlite3"
     connection = sqlite3.connect(database)
     try:
