@@ -10,9 +10,10 @@ Three small pieces the stdio transport hooks in (`llm_mcp.client.transports.stdi
   at most `TAIL_LINE_CHARS` characters), control characters escaped, and the values of the
   environment the server was given replaced by ``[redacted]``: errors carry it
   (`ProcessExitedError.stderr`), ``mcp_inspect`` and ``mcp_call`` print it.
-* `never_read_input`: whether a process that exited left its first request unread in its
-  stdin pipe: it failed while starting (an ``npx`` package that does not exist, a bad
-  command) and starting it again, for the handshake say, will not help.
+* `unread_input` and `input_unheld`: how many bytes written to a process's stdin it left
+  unread, and whether anything can still read them. A process that exited without reading
+  its first request failed while starting (an ``npx`` package that does not exist, a bad
+  command); a request an ended process never read, and nothing else can, may go to a new one.
 """
 
 from __future__ import annotations
@@ -25,8 +26,7 @@ from collections.abc import Callable, Iterable
 
 from ..logs import printable
 
-__all__ = ["TAIL_LINES", "TAIL_LINE_CHARS", "StderrTail", "decode_line", "input_unheld", "never_read_input", "unread_input",
-           "with_tail"]
+__all__ = ["TAIL_LINES", "TAIL_LINE_CHARS", "StderrTail", "decode_line", "input_unheld", "unread_input", "with_tail"]
 
 TAIL_LINES = 20
 """Lines of a server's stderr an error carries (the last ones)."""
@@ -118,13 +118,6 @@ def with_tail(message: str, tail: str) -> str:
         return message
     indented = "\n".join(f"  {line}" for line in tail.splitlines())
     return f"{message}. Its stderr ended with:\n{indented}"
-
-
-def never_read_input(process: subprocess.Popen[bytes]) -> bool:
-    """Whether ``process`` (which has exited) left bytes we wrote unread in its stdin pipe:
-    it never read its first request. Linux only (see `unread_input`); ``False`` when it
-    cannot be told."""
-    return bool(unread_input(process))
 
 
 def unread_input(process: subprocess.Popen[bytes]) -> int | None:

@@ -197,9 +197,7 @@ class StdioTransport(Transport):
         self._reader: int | None = None  # the thread reading stdout now
         self._waiting: dict[_Pending, None] = {}  # threads waiting for the reader, oldest first
         self._write_lock = threading.Lock()
-        self._exit_status: int | None = None
         self._junk_lines = 0
-        self._tail: StderrTail | None = None  # the current process's stderr tail, for errors
         self._lenient_warned = False
         self._listening: tuple[Any, _Pending] | None = None  # (subscription key, its pending)
 
@@ -335,11 +333,11 @@ class StdioTransport(Transport):
             assert process.stdin is not None
             os.set_blocking(process.stdin.fileno(), False)  # writes wait with a deadline, in _write
         stream = _Stream(process)
-        self._stream, self._exit_status, self._junk_lines = stream, None, 0
+        self._stream, self._junk_lines = stream, 0
         self._lenient_warned = False
         weakref.finalize(self, _stop, process)  # a transport never closed still ends its process
-        self._tail = stream.tail = StderrTail(secrets=[v for k, v in env.items() if k not in INHERITED_ENV])
-        threading.Thread(target=self._tail.read, args=(process, logging.getLogger(f"llm_mcp.server.{self.name}").info),
+        stream.tail = StderrTail(secrets=[v for k, v in env.items() if k not in INHERITED_ENV])
+        threading.Thread(target=stream.tail.read, args=(process, logging.getLogger(f"llm_mcp.server.{self.name}").info),
                          name=f"mcp-stderr-{self.name}", daemon=True).start()
         log.debug("started MCP server %s (pid %s)", self.name, process.pid)
         return self._stream
@@ -472,7 +470,6 @@ class StdioTransport(Transport):
             stream.process.kill()
             status = stream.process.wait()
         with self._lock:
-            self._exit_status = status
             for key, pending in list(self._pending.items()):
                 if pending.stream is stream:
                     del self._pending[key]
@@ -578,9 +575,10 @@ class StdioTransport(Transport):
                 self._pending.pop(key, None)
                 if self._listening is not None and self._listening[1] is pending:
                     self._listening = None
-        if pending.response is None:
-            raise ProcessExitedError(f"MCP server {self.name!r} exited with status {self._exit_status} while "
-                                     "listened to", server=self.name, exit_status=self._exit_status)
+        if pending.response is None:  # the status of the process listened to, not of one started since
+            status = pending.stream.process.returncode
+            raise ProcessExitedError(f"MCP server {self.name!r} exited with status {status} while "
+                                     "listened to", server=self.name, exit_status=status)
         return pending.response
 
     def _for_listener(self, message: dict[str, Any]) -> bool:
