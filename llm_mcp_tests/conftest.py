@@ -9,6 +9,9 @@ Every server process started here is killed at the end of its fixture's scope.
 HTTP servers listen on free ``127.0.0.1`` ports and are only yielded once the
 port accepts connections. Command fixtures yield argv lists (no shell); the
 client under test starts those processes itself.
+
+On SQLite the test database is a file in a temporary folder, opened as the example settings
+open theirs (see ``django_db_modify_db_settings`` below).
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -36,6 +40,44 @@ from llm_mcp_tests.support.processes import (
     raw_stdio_command,
     start_http_server,
 )
+
+# --------------------------------------------------------------------------- the test database
+
+
+@pytest.fixture(scope="session")
+def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix: None) -> Iterator[None]:
+    """On SQLite, each database's test copy is a file in a temporary folder (removed at the end of
+    the session), not Django's in-memory database, and it keeps the settings' ``OPTIONS``: the
+    example settings' WAL, busy timeout and IMMEDIATE transactions, as the site runs.
+
+    The in-memory test database has a shared cache, where a table one connection reads makes
+    another connection's write fail at once ("database table is locked"), whatever the timeout;
+    with a file, each thread of a test has its own connection and a writer waits for a reader, as
+    each process of a deployment does. The turn locks' ``.llm_mcp_locks`` folder is made beside
+    the file. The folder is in ``/dev/shm`` when there is one (memory: a commit costs about 20 us
+    there, 0.6 to 0.9 ms on a disk, which WAL syncs at each), else in the system's temporary
+    folder. PostgreSQL (``DJANGO_DB_ENGINE=postgresql``) is untouched.
+    """
+    from django.conf import settings
+
+    folder: Path | None = None
+    for alias, database in settings.DATABASES.items():
+        if database.get("ENGINE") != "django.db.backends.sqlite3":
+            continue
+        test = database.setdefault("TEST", {})
+        if test.get("NAME") not in (None, "", ":memory:"):  # a file the settings chose themselves
+            continue
+        if folder is None:
+            shm = Path("/dev/shm")
+            in_memory = shm.is_dir() and os.access(shm, os.W_OK | os.X_OK)
+            folder = Path(tempfile.mkdtemp(prefix="llm-mcp-test-db-", dir=shm if in_memory else None))
+        test["NAME"] = str(folder / f"{alias}.sqlite3")
+    try:
+        yield
+    finally:
+        if folder is not None:
+            shutil.rmtree(folder, ignore_errors=True)
+
 
 # --------------------------------------------------------------------------- echo server (mcp SDK)
 

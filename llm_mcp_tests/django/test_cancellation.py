@@ -21,19 +21,6 @@ from llm_mcp_tests.support.progress import BOUND, kit, settled, steps_done, wait
 from llm_mcp_tests.support.records import record_on, reload
 
 
-def _set_flag(rows: Any, pk: Any) -> bool:
-    """Set the cancelled column; False when SQLite's shared-cache table lock refused it this time."""
-    from django.db import OperationalError
-
-    try:
-        rows.objects.filter(pk=pk).update(cancelled=True)
-    except OperationalError as exc:
-        if "locked" not in str(exc):
-            raise
-        return False
-    return True
-
-
 def _flag_from_another_thread(pk: Any, ready: Any) -> threading.Thread:
     """Set the saved chat's cancelled column from a thread with its own database connection (as another
     process would), once ``ready()`` holds; the live chat is not told."""
@@ -44,9 +31,7 @@ def _flag_from_another_thread(pk: Any, ready: Any) -> threading.Thread:
 
         try:
             if wait_until(ready):
-                # another process would wait out a reader's lock (SQLite's busy timeout); the test
-                # database is in memory with a shared cache, where a locked table fails at once
-                wait_until(lambda: _set_flag(ChatRow, pk))
+                ChatRow.objects.filter(pk=pk).update(cancelled=True)
         finally:
             connection.close()
 

@@ -210,7 +210,6 @@ def test_state_endpoint_says_whether_a_turn_runs():
             done_event.wait(30)
         connections.close_all()
 
-    lock.on_acquire = None  # no row repair from that thread (an in-memory SQLite test database has one connection)
     runner = threading.Thread(target=turn)
     runner.start()
     try:

@@ -69,9 +69,6 @@ def test_the_raw_column_holds_no_plaintext():
 @pytest.mark.django_db(transaction=True)
 def test_synchronize_makes_threads_take_turns():
     """MCP-CRED-05, MCP-CRED-06: within one process too, blocks on one key do not overlap."""
-    if connection.vendor == "sqlite" and connection.is_in_memory_db():
-        pytest.skip("threads of an in-memory SQLite test database share one connection; "
-                    "test_processes covers SQLite files across processes")
     inside: list[int] = []
     overlaps: list[bool] = []
 
