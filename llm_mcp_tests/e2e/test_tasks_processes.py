@@ -112,12 +112,14 @@ def test_a_chat_cancelled_from_another_process_sends_tasks_cancel(worker, model,
     assert "was cancelled" in Path(worker["WORKER_LOG"]).read_text()
 
 
-def test_a_check_while_the_server_is_down_raises_and_the_next_one_succeeds(worker, model, kit):
+def test_a_check_while_the_server_is_down_raises_and_the_next_one_succeeds(worker, model, kit, tmp_path):
     """MCP-TASK-17, MCP-TASK-22 (across processes): while the server is unreachable the
     worker's check raises (logged), the call and its task stay on the row; once it is back, a
-    later ``check_tasks`` finishes the turn."""
+    later ``check_tasks`` finishes the turn. The task waits for a gate the test opens once the
+    server is back, so it cannot end before the outage, however slow the machine."""
+    gate = tmp_path / "gate"
     with Relay(kit.port) as relay:
-        model.add(tool_call("report", {"steps": 2, "delay": 1.0}), reply("Done after the outage."))
+        model.add(tool_call("gated", {"path": str(gate)}), reply("Done after the outage."))
         chat_id = str(step(worker, "task-chat", f"http://127.0.0.1:{relay.port}/mcp", "Report").json["chat"])
         wait_for(worker, ["tasks", chat_id], lambda out: out["calls"] and out["calls"][0]["task_id"])
         relay.down()
@@ -129,6 +131,7 @@ def test_a_check_while_the_server_is_down_raises_and_the_next_one_succeeds(worke
         [row] = step(worker, "tasks", chat_id).json["calls"]
         assert row["has_task"] and row["result"] is None
         relay.up()
+        gate.touch()
         state = wait_for_answer(worker, chat_id, seconds=40)
         assert state["messages"][-1]["content"] == "Done after the outage."
-        assert model.requests[1].tool_results[0]["content"] == "report with 2 steps"
+        assert model.requests[1].tool_results[0]["content"] == f"passed the gate at {gate}"
