@@ -345,7 +345,8 @@ class Client:
                 ``input_requests`` and ``request_state`` as sent; ``requests`` is empty here:
                 ``MCP.run`` turns them into questions).
         """
-        self.connect()
+        if self.era != MODERN:  # 2026-07-28 is stateless: nothing to check per request
+            self.connect()
         missing = missing_capability(method, self.capabilities)
         if missing is not None:
             raise not_offered(self.name, method, missing)
@@ -474,7 +475,8 @@ class Client:
     def list(self, method: str, key: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
         """Every item of a paginated list (``tools/list`` -> ``"tools"``), following ``nextCursor``;
         empty, with no request, when the server's capabilities do not offer it (`llm_mcp.client.offered`)."""
-        self.connect()
+        if self.era != MODERN:  # 2026-07-28 is stateless: nothing to check per request
+            self.connect()
         missing = missing_capability(method, self.capabilities)
         if missing is not None:
             log.debug("MCP server %s offers no %s: %s not sent, the list is empty", self.name, missing, method)
