@@ -307,7 +307,8 @@ class Client:
         """A request's ``_meta`` on 2026-07-28: ``extra``, then the protocol version, client info and
         capabilities. Without ``extra`` the same dict is given again while the version and the
         declared capabilities (the very dict) stay: callers only read and send it."""
-        capabilities = self._capabilities(MODERN) if self.declared is not None else None
+        declared = self.declared
+        capabilities = declared(MODERN) if declared is not None else None
         if not extra:
             kept = self._meta_kept
             if kept is not None and kept[0] == version and kept[1] is capabilities:
