@@ -430,7 +430,10 @@ class Client:
                         self._handshake()
                     continue
                 raise self._error(error, method)
-            return self._complete(response.get("result"), method)
+            result = response.get("result")
+            if type(result) is dict and result.get("resultType", "complete") == "complete":
+                return result  # the usual answer; `_complete` reads the others
+            return self._complete(result, method)
 
     def _complete(self, result: Any, method: str) -> dict[str, Any]:
         if not isinstance(result, dict):
