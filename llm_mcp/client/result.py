@@ -181,18 +181,30 @@ class Result:
         self.tool_name = tool_name
         self.ui_uri = ui_uri
         self.schema_errors: list[str] = []
-        texts: list[str] = []
         self.attachments: list[Attachment] = []
         content = raw.get("content")
+        if type(content) is list and len(content) == 1 and type(content[0]) is dict \
+                and content[0].get("type") == "text" and type(content[0].get("text")) is str:
+            self.text = content[0]["text"]  # the usual answer, one text block: read here
+        else:
+            self.text = self._read(content)
+        self.structured = raw.get("structuredContent")
+        meta = raw.get("_meta")
+        self.meta = meta if isinstance(meta, dict) else {}
+        self.is_error = raw.get("isError") is True
+
+    def _read(self, content: Any) -> str:
+        """The text of ``content`` (the blocks as sent); its other blocks go to ``attachments``,
+        what is malformed to ``schema_errors``."""
         if content is None:
             self.schema_errors.append("content is missing (the protocol requires it)")
-        elif not isinstance(content, list):
+            return ""
+        if not isinstance(content, list):
             self.schema_errors.append("content is not a list; ignored")
-            log.warning("MCP tool %s: content is not a list; ignored", tool_name)
-        for index, block in enumerate(content if isinstance(content, list) else []):
-            if type(block) is dict and block.get("type") == "text" and type(block.get("text")) is str:
-                texts.append(block["text"])  # the usual block, read here (`read_block` reads every kind)
-                continue
+            log.warning("MCP tool %s: content is not a list; ignored", self.tool_name)
+            return ""
+        texts: list[str] = []
+        for index, block in enumerate(content):
             text, attachment, problem = read_block(block)
             if text is not None:
                 texts.append(text)
@@ -200,11 +212,8 @@ class Result:
                 self.attachments.append(attachment)
             if problem:  # keep the rest of the result: the tool has run, its other blocks count
                 self.schema_errors.append(f"content[{index}] {problem}; skipped")
-                log.warning("MCP tool %s: content block %d %s; skipped", tool_name, index, problem)
-        self.text = "\n".join(texts)
-        self.structured = raw.get("structuredContent")
-        self.meta = as_object(raw.get("_meta"))
-        self.is_error = raw.get("isError") is True
+                log.warning("MCP tool %s: content block %d %s; skipped", self.tool_name, index, problem)
+        return "\n".join(texts)
 
     @property
     def content(self) -> list[dict[str, Any]]:

@@ -307,7 +307,8 @@ class Client:
         """A request's ``_meta`` on 2026-07-28: ``extra``, then the protocol version, client info and
         capabilities. Without ``extra`` the same dict is given again while the version and the
         declared capabilities (the very dict) stay: callers only read and send it."""
-        capabilities = self._capabilities(MODERN) if self.declared is not None else None
+        declared = self.declared
+        capabilities = declared(MODERN) if declared is not None else None
         if not extra:
             kept = self._meta_kept
             if kept is not None and kept[0] == version and kept[1] is capabilities:
@@ -345,7 +346,8 @@ class Client:
                 ``input_requests`` and ``request_state`` as sent; ``requests`` is empty here:
                 ``MCP.run`` turns them into questions).
         """
-        self.connect()
+        if self.era != MODERN:  # 2026-07-28 is stateless: nothing to check per request
+            self.connect()
         missing = missing_capability(method, self.capabilities)
         if missing is not None:
             raise not_offered(self.name, method, missing)
@@ -428,7 +430,10 @@ class Client:
                         self._handshake()
                     continue
                 raise self._error(error, method)
-            return self._complete(response.get("result"), method)
+            result = response.get("result")
+            if type(result) is dict and result.get("resultType", "complete") == "complete":
+                return result  # the usual answer; `_complete` reads the others
+            return self._complete(result, method)
 
     def _complete(self, result: Any, method: str) -> dict[str, Any]:
         if not isinstance(result, dict):
@@ -474,7 +479,8 @@ class Client:
     def list(self, method: str, key: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
         """Every item of a paginated list (``tools/list`` -> ``"tools"``), following ``nextCursor``;
         empty, with no request, when the server's capabilities do not offer it (`llm_mcp.client.offered`)."""
-        self.connect()
+        if self.era != MODERN:  # 2026-07-28 is stateless: nothing to check per request
+            self.connect()
         missing = missing_capability(method, self.capabilities)
         if missing is not None:
             log.debug("MCP server %s offers no %s: %s not sent, the list is empty", self.name, missing, method)

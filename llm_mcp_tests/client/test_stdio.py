@@ -12,6 +12,7 @@ import pytest
 
 import llm_mcp
 
+from llm_mcp_tests.support.busy_server import while_busy
 from llm_mcp_tests.support.processes import raw_stdio_command, timed_after_start
 from llm_mcp_tests.support.scripted import result
 
@@ -374,35 +375,38 @@ def test_a_call_in_flight_when_the_process_is_killed_may_have_run_though_another
     says nothing of the first); the second, never read, goes to a new process and is answered."""
     import os
     import signal
-    import threading
 
     from llm_mcp.client.errors import may_have_run
-
-    outcomes: dict[int, object] = {}
 
     with llm_mcp.mcp(command=raw_stdio_command(era="modern"), name="killed-busy", timeout=20) as server:
         server.tools
         pid = server.client.transport.pid
-
-        def call(index: int) -> None:
-            try:
-                outcomes[index] = server.call("sleep", seconds=1.5).text
-            except llm_mcp.MCPError as exc:
-                outcomes[index] = exc
-
-        threads = [threading.Thread(target=call, args=(index,)) for index in range(2)]
-        threads[0].start()
-        time.sleep(0.4)  # the server reads the first request and sleeps
-        threads[1].start()
-        time.sleep(0.4)
-        os.kill(pid, signal.SIGKILL)
-        for thread in threads:
-            thread.join(30)
+        outcomes = while_busy(server, lambda: server.call("sleep", seconds=1.5).text,
+                              then=lambda: os.kill(pid, signal.SIGKILL))
         assert server.client.transport.pid not in (None, pid)
     first = outcomes[0]
     assert type(first) is llm_mcp.ProcessExitedError and may_have_run(first)
     assert first.exit_status == -signal.SIGKILL and "while handling tools/call" in str(first)
     assert outcomes[1] == "slept"
+
+
+@pytest.mark.parametrize("size", [10, 300_000], ids=["left-in-the-pipe", "still-being-written"])
+def test_a_request_in_flight_when_the_server_is_closed_is_not_sent_to_a_new_process(size):
+    """MCP-DESC-14: ``close()`` while a call's request waits in the pipe of a busy server (unread,
+    or, larger than the pipe holds, still being written): the request is not handed to a new
+    process, which would start one after the close that nothing ends. No process lives on after
+    the calls."""
+    server = llm_mcp.mcp(command=raw_stdio_command(era="modern"), name="closed-busy", timeout=20)
+    server.tools
+    transport = server.client.transport
+    first_process = transport.process
+    outcomes = while_busy(server, lambda: server.call("echo", message="x" * size).text, then=server.close)
+    assert first_process.poll() is not None
+    assert transport.process is None  # nothing started since the close
+    # close() lets the process finish what it reads before its stdin ends: a call gets its answer,
+    # or fails as a call to a server that is gone
+    assert outcomes[0] == "slept" or isinstance(outcomes[0], llm_mcp.ConnectionError), outcomes
+    assert outcomes[1] == "x" * size or isinstance(outcomes[1], llm_mcp.ConnectionError), outcomes
 
 
 def test_a_handshake_era_server_that_exits_after_a_call_is_given_the_handshake_again():

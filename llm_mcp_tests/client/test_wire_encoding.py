@@ -65,8 +65,13 @@ def test_uuids_and_plain_enums_are_written_as_their_text_and_value():
 
 
 @pytest.mark.parametrize("text", ['{"a":1}', ' {"a": [1, 2.5, "x"]} ', '{"a": NaN, "b": Infinity}',
-                                  '[%d]' % 2**70, '["\\ud800"]', '{"a":1,"a":2}', '1e400'])
+                                  '[%d]' % 2**70, '["\\ud800"]', '{"a":1,"a":2}', '1e400',
+                                  '[-9223372036854775809, 18446744073709551616, 9223372036854775807]',
+                                  '[0.12345678901234567890123, 1.7976931348623157e309, -0.0, 1E2]',
+                                  '{"id":"1234567890123456789","n":-0}', '"caf\u00e9 \\u00e9 \\ud83d\\ude00"'])
 def test_decode_reads_what_json_reads(text):
+    """The fast reader (``orjson``) and ``json`` give the same value, the same types included:
+    integers past 64 bits stay exact integers, floats out of range are infinity, text is text."""
     expected = json.loads(text)
     got = protocol.decode(text)
     assert repr(got) == repr(expected)  # NaN compares unequal to itself; repr compares exactly

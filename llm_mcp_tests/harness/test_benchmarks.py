@@ -118,3 +118,17 @@ def test_quick_records_benchmark_reports_both_contenders(tmp_path: Path, journal
         assert all(positive(results["record"][key]) for key in ("cpu_ms", "wall_ms", "cpu_ratio", "wall_ratio",
                                                                  "queries_per_turn"))
     assert histories["10"]["record"]["queries_per_turn"] == histories["100"]["record"]["queries_per_turn"]
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_quick_instruction_count_runs_every_layer(tmp_path: Path) -> None:
+    """``instructions.py --quick``: every layer (the floor, the transport, the session, the whole
+    call) runs against the stand-in answer and checks it; callgrind is not needed for that."""
+    out = tmp_path / "instructions.json"
+    done = subprocess.run([sys.executable, str(REPO_ROOT / "benchmarks" / "instructions.py"), "--quick",
+                           "--json", str(out)], cwd=str(REPO_ROOT), capture_output=True, text=True, timeout=240)
+    assert done.returncode == 0, done.stderr[-4000:]
+    results = json.loads(out.read_text())
+    assert [row["layer"] for row in results["rows"]] == ["floor", "transport", "session", "call"]
+    assert results["quick"] is True and "every layer ran" in done.stdout

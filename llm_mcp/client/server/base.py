@@ -124,6 +124,9 @@ class MCP:
                                    address=lambda: (self.connection.endpoint(), self.connection.timeout()),
                                    capabilities=lambda: self.declared_capabilities("modern"), http_context=context)
         self._declared_kept: dict[tuple[str, bool], dict[str, Any]] = {}
+        # declared values, fixed for the object's life: whether the capabilities are built anew each request
+        self._declared_varies = type(self).declared_capabilities is not MCP.declared_capabilities \
+            or bool(settings.option("oauth"))
         self.connection = Connection(settings, self._auth, name=name, declared=self._declared_for_requests,
                                      on_client=self._wire, headers=self.http_headers,
                                      process_spec=self.process_spec, http_context=context)
@@ -233,7 +236,7 @@ class MCP:
         it reads are declared values, fixed for the object's life. Built each time when the
         ``oauth`` setting is given (its extensions may evaluate callables) or a subclass overrides
         `declared_capabilities`. The dict is shared: the protocol client only reads and sends it."""
-        if type(self).declared_capabilities is not MCP.declared_capabilities or self.settings.option("oauth"):
+        if self._declared_varies:
             return self.declared_capabilities(era)
         key = (era, self._questions.held)
         kept = self._declared_kept.get(key)

@@ -70,7 +70,8 @@ class Calls:
                 arguments = params.get("arguments") or {}
             try:
                 raw = self.request_answering("tools/call", params, resume=resume, context=call,
-                                             headers=param_headers(tool.header_map, arguments),
+                                             headers=param_headers(tool.header_map, arguments) if tool.header_map
+                                             else None,
                                              resend=tool.idempotent,
                                              on_progress=self.progress_listener(call))
             except MCPError as exc:
@@ -80,7 +81,8 @@ class Calls:
                     raise
                 fresh = next((t for t in self.catalog.refresh_tools() if t.server_name == tool.server_name), tool)
                 raw = self.request_answering("tools/call", params, resume=resume, context=call,
-                                             headers=param_headers(fresh.header_map, arguments),
+                                             headers=param_headers(fresh.header_map, arguments) if fresh.header_map
+                                             else None,
                                              resend=fresh.idempotent, on_progress=self.progress_listener(call))
                 tool = fresh
         finally:

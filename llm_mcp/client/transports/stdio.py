@@ -480,7 +480,7 @@ class StdioTransport(Transport):
         """The JSON-RPC messages on one line (a batch array counts as several); junk is skipped."""
         try:  # the usual line: one JSON-RPC object in UTF-8
             parsed = protocol.decode(raw.decode())
-            if type(parsed) is dict and protocol.is_message(parsed):
+            if type(parsed) is dict and (protocol.is_result(parsed) or protocol.is_message(parsed)):
                 return [parsed]
         except ValueError:
             pass
