@@ -86,6 +86,19 @@ def test_decode_refuses_what_json_refuses(text):
         protocol.decode(text)
 
 
+@pytest.mark.parametrize("text", ["[" * 1000 + "]" * 1000, '{"a":' * 1000 + "1" + "}" * 1000,
+                                  '{"jsonrpc":"2.0","id":1,"result":' + "[" * 1020 + "]" * 1020 + "}"])
+def test_decode_refuses_nesting_json_cannot_read(text):
+    """Nesting deeper than ``json`` reads under the interpreter's recursion limit (1000 levels by
+    default; ``orjson`` alone would read 1024) is refused as ``json`` refuses it, from text and
+    from bytes, so no value deeper than the rest of Python can handle gets through."""
+    with pytest.raises(RecursionError):
+        json.loads(text)
+    for data in (text, text.encode()):
+        with pytest.raises(ValueError, match="nested too deeply"):
+            protocol.decode(data)
+
+
 def test_a_nan_argument_fails_the_call_before_anything_is_sent(echo_stdio_command):
     """The call fails with ValueError naming the method; the server, which got nothing, still
     answers the next call."""
