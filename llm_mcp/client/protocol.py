@@ -148,6 +148,8 @@ _OPENER = b"{"
 as many as the recursion limit leaves it (fewer than 1000 by default), so text with half the
 recursion limit of them or more is read by ``json`` (the same verdict while the call stack is
 less than half the limit deep)."""
+_SHORT = 512
+"""Text shorter than this nests fewer than 256 levels (each opens and closes): not counted."""
 
 
 def decode(data: str | bytes) -> Any:
@@ -165,7 +167,8 @@ def decode(data: str | bytes) -> Any:
     try:
         raw = data.encode() if type(data) is str else data
         mapped = raw.translate(_FOLD)
-        if mapped.find(_LONG_NUMBER) < 0 and mapped.count(_OPENER) < sys.getrecursionlimit() // 2:
+        if mapped.find(_LONG_NUMBER) < 0 and (len(mapped) < _SHORT
+                                                or mapped.count(_OPENER) < sys.getrecursionlimit() // 2):
             return orjson.loads(raw)
     except (orjson.JSONDecodeError, UnicodeEncodeError):
         pass
