@@ -23,13 +23,16 @@ def _value(rnd: random.Random, depth: int) -> str:
     kind = rnd.random()
     if depth > 4 or kind < 0.45:
         return rnd.choice(_PIECES) if rnd.random() < 0.6 else rnd.choice(_STRINGS)
-    space = lambda: rnd.choice(_SPACE)  # noqa: E731 - a little spelling helper
     if kind < 0.7:
-        items = [space() + _value(rnd, depth + 1) + space() for _ in range(rnd.randint(0, 4))]
+        items = [_space(rnd) + _value(rnd, depth + 1) + _space(rnd) for _ in range(rnd.randint(0, 4))]
         return "[" + ",".join(items) + "]"
     keys = [rnd.choice(_STRINGS) for _ in range(rnd.randint(0, 4))]  # duplicate keys come up often
-    items = [space() + key + space() + ":" + space() + _value(rnd, depth + 1) for key in keys]
-    return "{" + ",".join(items) + space() + "}"
+    items = [_space(rnd) + key + _space(rnd) + ":" + _space(rnd) + _value(rnd, depth + 1) for key in keys]
+    return "{" + ",".join(items) + _space(rnd) + "}"
+
+
+def _space(rnd: random.Random) -> str:
+    return rnd.choice(_SPACE)
 
 
 def _damaged(rnd: random.Random, text: str) -> str:
@@ -50,5 +53,5 @@ def json_texts(seed: int, count: int) -> Iterator[str]:
     whitespace around them, some with unpaired surrogates in the text itself."""
     rnd = random.Random(seed)
     for _ in range(count):
-        text = rnd.choice(_SPACE) + _value(rnd, 0) + rnd.choice(_SPACE)
+        text = _space(rnd) + _value(rnd, 0) + _space(rnd)
         yield _damaged(rnd, text) if rnd.random() < 0.5 else text
