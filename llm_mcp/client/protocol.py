@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 import json
 import random
+import sys
 from typing import Any
 
 import orjson
@@ -136,11 +137,19 @@ def encode(message: dict[str, Any]) -> bytes:
 _DECODER = json.JSONDecoder()
 _DECODE = _DECODER.decode
 
-_DIGITS = bytes.maketrans(b"0123456789", b"0000000000")
+_FOLD = bytes.maketrans(b"0123456789[", b"0000000000{")
+"""Digits to ``0`` and ``[`` to ``{``: what `decode` looks for, in one pass."""
 _LONG_NUMBER = b"0" * 19
-"""Nineteen digits in a row (digits mapped to ``0`` by `_DIGITS`): where ``orjson`` could read a
-number otherwise than ``json`` (it reads an integer past 64 bits as a float). A string holding
-such digits is read by ``json`` too: slower, never different."""
+"""Nineteen digits in a row: where ``orjson`` could read a number otherwise than ``json`` (it
+reads an integer past 64 bits as a float). A string holding such digits is read by ``json``
+too: slower, never different."""
+_OPENER = b"{"
+"""``{`` and ``[``: their count bounds the nesting depth. ``orjson`` reads 1024 levels, ``json``
+as many as the recursion limit leaves it (fewer than 1000 by default), so text with half the
+recursion limit of them or more is read by ``json`` (the same verdict while the call stack is
+less than half the limit deep)."""
+_SHORT = 512
+"""Text shorter than this nests fewer than 256 levels (each opens and closes): not counted."""
 
 
 def decode(data: str | bytes) -> Any:
@@ -150,13 +159,16 @@ def decode(data: str | bytes) -> Any:
 
     Every response goes through here, so ``orjson`` reads it (about twice as fast as ``json``).
     Where it could read otherwise, ``json`` reads the text and its verdict stands: text with a
-    run of 19 digits (an integer past 64 bits), and text ``orjson`` refuses (NaN, infinity,
+    run of 19 digits (an integer past 64 bits), text with as many ``{`` and ``[`` as half the
+    recursion limit (nesting ``json`` may refuse), and text ``orjson`` refuses (NaN, infinity,
     numbers out of a float's range, unpaired surrogates, encodings other than UTF-8, malformed
     JSON, which ``json`` then names).
     """
     try:
         raw = data.encode() if type(data) is str else data
-        if raw.translate(_DIGITS).find(_LONG_NUMBER) < 0:
+        mapped = raw.translate(_FOLD)
+        if mapped.find(_LONG_NUMBER) < 0 and (len(mapped) < _SHORT
+                                                or mapped.count(_OPENER) < sys.getrecursionlimit() // 2):
             return orjson.loads(raw)
     except (orjson.JSONDecodeError, UnicodeEncodeError):
         pass

@@ -593,6 +593,39 @@ def test_result_without_content_is_reported():
     assert Result({"content": []}).schema_errors == []
 
 
+class _Block(dict):
+    pass
+
+
+class _Text(str):
+    pass
+
+
+@pytest.mark.parametrize("content, text, errors", [
+    ([{"type": "text", "text": "one"}], "one", []),
+    ([_Block(type="text", text=_Text("sub"))], "sub", []),
+    ([7], "", ["content[0] is not an object; skipped"]),
+    ([{"type": "text", "text": 5}], "", ["content[0] is a text block whose text is not a string; skipped"]),
+    ([{"type": "text"}], "", ["content[0] is a text block whose text is not a string; skipped"]),
+    ([{"type": "nonsense", "text": "x"}], "", []),
+    ([{"type": "text", "text": "a"}, {"type": "text", "text": "b"}], "a\nb", []),
+    ([], "", []),
+    ({"type": "text", "text": "a"}, "", ["content is not a list; ignored"]),
+    ("a", "", ["content is not a list; ignored"]),
+])
+def test_a_result_of_one_block_reads_as_any_other(content, text, errors, caplog):
+    """The usual answer, one text block, is read at once; every other single block, a block of
+    a subclass of dict or str, several blocks and content that is not a list are read as
+    before: the text, what was skipped (reported and logged), the rest of the result kept."""
+    from llm_mcp.client.result import Result
+
+    with caplog.at_level(logging.WARNING, logger="llm_mcp.client"):
+        outcome = Result({"content": content, "_meta": [], "isError": 1, "structuredContent": 0}, tool_name="t")
+    assert (outcome.text, outcome.schema_errors, outcome.attachments) == (text, errors, [])
+    assert (outcome.meta, outcome.is_error, outcome.structured) == ({}, False, 0)
+    assert len([r for r in caplog.records if r.getMessage().startswith("MCP tool t:")]) == len(errors)
+
+
 def test_malformed_content_blocks_are_skipped_and_reported(scripted):
     """One bad block does not lose the result of a tool that has run."""
     blocks = [{"type": "text", "text": "kept"}, {"type": "text", "text": 5}, {"type": "image", "data": "!!!!"},

@@ -5,6 +5,7 @@ a process that fails while starting is started once per call. Also: lines in ano
 
 from __future__ import annotations
 
+import json
 import logging
 from io import StringIO
 
@@ -130,3 +131,26 @@ def test_a_junk_line_that_is_not_utf8_is_skipped_without_a_warning(caplog):
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert warnings == ["MCP server quiet wrote JSON-RPC that is not valid UTF-8 (another encoding?); read it with "
                         "replacement characters"]
+
+
+_RESULT = {"jsonrpc": "2.0", "result": {}}
+_ERROR = {"jsonrpc": "2.0", "error": {"code": -1, "message": "no"}}
+
+
+@pytest.mark.parametrize("message, read", [
+    ({**_RESULT, "id": 1}, True), ({**_RESULT, "id": "a"}, True), ({**_RESULT, "id": 0}, True),
+    ({**_RESULT, "id": True}, False), ({**_RESULT, "id": 1.0}, False), ({**_RESULT, "id": None}, False),
+    ({**_RESULT, "id": [1]}, False), ({**_RESULT}, False), ({**_RESULT, "id": 1, "jsonrpc": "1.0"}, False),
+    ({**_ERROR, "id": None}, True), ({**_ERROR, "id": 2}, True), ({**_ERROR, "id": False}, False),
+    ({**_RESULT, "id": 1, "method": "x"}, True),  # a request, with a stray result
+    ({**_RESULT, "id": 1, "method": 5}, False),
+])
+def test_a_line_is_read_as_the_json_rpc_message_it_holds(message, read):
+    """JSON-RPC 2.0 §5: a response's id is a string or an integer (``null`` only in an error); a
+    result response with any other id, a bool included, is not a message, alone or in a batch."""
+    from llm_mcp.client.transports.stdio import StdioTransport
+
+    transport = StdioTransport(lambda: ([PYTHON, "-c", "pass"], {}), name="ids")
+    assert transport._parse(json.dumps(message).encode()) == ([message] if read else [])
+    batch = [message, {**_RESULT, "id": 9}]
+    assert transport._parse(json.dumps(batch).encode()) == ([message] if read else []) + [batch[1]]

@@ -13,6 +13,7 @@ import pytest
 
 import llm_mcp
 from llm_mcp.client import protocol
+from llm_mcp_tests.support.json_texts import json_texts
 
 MESSAGES = [
     protocol.request("tools/call", {"name": "echo", "arguments": {"message": "hi"}}),
@@ -84,6 +85,42 @@ def test_decode_refuses_what_json_refuses(text):
         json.loads(text)
     with pytest.raises(ValueError):
         protocol.decode(text)
+
+
+@pytest.mark.parametrize("text", ["[" * 1000 + "]" * 1000, '{"a":' * 1000 + "1" + "}" * 1000,
+                                  '{"jsonrpc":"2.0","id":1,"result":' + "[" * 1020 + "]" * 1020 + "}"])
+def test_decode_refuses_nesting_json_cannot_read(text):
+    """Nesting deeper than ``json`` reads under the interpreter's recursion limit (1000 levels by
+    default; ``orjson`` alone would read 1024) is refused as ``json`` refuses it, from text and
+    from bytes, so no value deeper than the rest of Python can handle gets through."""
+    with pytest.raises(RecursionError):
+        json.loads(text)
+    for data in (text, text.encode()):
+        with pytest.raises(ValueError, match="nested too deeply"):
+            protocol.decode(data)
+
+
+def _read(reader, data):
+    try:
+        return "read", repr(reader(data))  # repr: NaN equals nothing, -0.0 equals 0, 1 equals 1.0
+    except ValueError:
+        return "refused"
+
+
+ENCODINGS = ("utf-8", "utf-8", "utf-8", "utf-8-sig", "utf-16", "utf-16-le", "utf-32-be")
+
+
+def test_decode_reads_generated_texts_as_json_does():
+    """Thousands of generated texts, valid and damaged (numbers of every spelling, escapes,
+    surrogates, control characters, odd whitespace, BOMs), as text and as bytes in UTF-8, -16
+    and -32: `decode` reads the same value, of the same types, or refuses, exactly as ``json``."""
+    differ = []
+    for index, text in enumerate(json_texts(seed=20261202, count=6000)):
+        data = text.encode(ENCODINGS[index % len(ENCODINGS)], "surrogatepass")
+        for given in (text, data):
+            if _read(protocol.decode, given) != _read(json.loads, given):
+                differ.append(given)
+    assert differ == []
 
 
 def test_a_nan_argument_fails_the_call_before_anything_is_sent(echo_stdio_command):
