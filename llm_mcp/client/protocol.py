@@ -197,14 +197,14 @@ def is_response(message: Any) -> bool:
         and (_valid_id(message.get("id")) or (message.get("id") is None and "error" in message))
 
 
+_ID_TYPES = (int, str)  # an id as JSON gives it: `type()` is exact, so a bool (an int subclass) is neither
+
+
 def is_result(message: dict[str, Any]) -> bool:
     """Whether the dict ``message`` is a JSON-RPC result response (the usual message, told at
     once; `is_message` covers every kind)."""
     return "result" in message and message.get("jsonrpc") == "2.0" and type(message.get("id")) in _ID_TYPES \
         and "method" not in message
-
-
-_ID_TYPES = (int, str)  # an id as JSON gives it: `type()` is exact, so a bool (an int subclass) is neither
 
 
 def is_request(message: Any) -> bool:

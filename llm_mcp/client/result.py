@@ -189,8 +189,7 @@ class Result:
         else:
             self.text = self._read(content)
         self.structured = raw.get("structuredContent")
-        meta = raw.get("_meta")
-        self.meta = meta if isinstance(meta, dict) else {}
+        self.meta = as_object(raw.get("_meta"))
         self.is_error = raw.get("isError") is True
 
     def _read(self, content: Any) -> str:

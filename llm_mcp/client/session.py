@@ -479,8 +479,7 @@ class Client:
     def list(self, method: str, key: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
         """Every item of a paginated list (``tools/list`` -> ``"tools"``), following ``nextCursor``;
         empty, with no request, when the server's capabilities do not offer it (`llm_mcp.client.offered`)."""
-        if self.era != MODERN:  # 2026-07-28 is stateless: nothing to check per request
-            self.connect()
+        self.connect()
         missing = missing_capability(method, self.capabilities)
         if missing is not None:
             log.debug("MCP server %s offers no %s: %s not sent, the list is empty", self.name, missing, method)
