@@ -585,14 +585,15 @@ class StdioTransport(Transport):
 
     def _dispatch(self, stream: _Stream, message: dict[str, Any]) -> None:
         if "method" not in message:  # a response: `_parse` passes JSON-RPC messages only
+            key = message.get("id")  # an error response may lack it (JSON-RPC wants null there)
             with self._lock:
-                pending = self._pending.pop(message["id"], None)
+                pending = self._pending.pop(key, None)
                 stream.answered = True
                 if pending is not None:
                     pending.response = message
                     pending.answer()
             if pending is None:
-                log.debug("MCP server %s answered an unknown request id %r", self.name, message["id"])
+                log.debug("MCP server %s answered an unknown request id %r", self.name, key)
             return
         if self._listening is not None and self._for_listener(message):
             return
