@@ -152,10 +152,12 @@ _SHORT = 512
 """Text shorter than this nests fewer than 256 levels (each opens and closes): not counted."""
 
 
-def decode(data: str | bytes) -> Any:
+def decode(data: str | bytes, utf8: bool = False) -> Any:
     """Parse JSON from a server; ``ValueError`` for anything that is not JSON we can hold
     (nesting too deep for the parser included). Reads what Python's ``json`` reads (NaN and
     Infinity, integers of any size, unpaired surrogate escapes; bytes in UTF-8, -16 or -32).
+    ``utf8``: ``data`` is bytes that must be UTF-8, read as ``decode(data.decode())`` reads them
+    (``UnicodeDecodeError`` for others), without making that text when ``orjson`` reads them.
 
     Every response goes through here, so ``orjson`` reads it (about twice as fast as ``json``).
     Where it could read otherwise, ``json`` reads the text and its verdict stands: text with a
@@ -172,6 +174,8 @@ def decode(data: str | bytes) -> Any:
             return orjson.loads(raw)
     except (orjson.JSONDecodeError, UnicodeEncodeError):
         pass
+    if utf8:
+        data = data.decode()  # type: ignore[union-attr]
     try:
         return _DECODE(data) if type(data) is str else json.loads(data)
     except RecursionError:

@@ -294,6 +294,8 @@ for line in sys.stdin:
         for item in junk:
             sys.stdout.write(json.dumps(item) + "\n")
         sys.stdout.write("[" * 100000 + "\n")
+        if mode == "idless_error":  # an error response without the id JSON-RPC requires (null or not)
+            sys.stdout.write(json.dumps({"jsonrpc": "2.0", "error": {"code": -32700, "message": "Parse error"}}) + "\n")
         res = {"content": [{"type": "text", "text": "survived"}]}
     sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": res}) + "\n")
     sys.stdout.flush()
@@ -310,6 +312,16 @@ def test_stdio_ill_typed_ids_params_tokens_and_deep_json_are_skipped():
         assert server.protocol_version == "2026-07-28"
         assert server.client.request("tools/call", {"name": "t"}, on_progress=lambda p: None)["content"][0][
             "text"] == "survived"
+
+
+def test_an_error_response_without_an_id_is_skipped_and_the_call_still_answered(caplog):
+    """JSON-RPC 2.0 §5: a response carries an ``id`` (``null`` when the request's could not be
+    read). An error response with none at all answers no request: it is logged as answering an
+    unknown one, and the reading thread goes on to the response it waits for."""
+    caplog.set_level(logging.DEBUG, logger="llm_mcp")
+    with hostile("idless_error") as server:
+        assert server.client.request("tools/call", {"name": "t"})["content"][0]["text"] == "survived"
+    assert any("unknown request id None" in r.getMessage() for r in caplog.records)
 
 
 def test_stdio_server_that_stops_reading_is_bounded():

@@ -9,6 +9,7 @@ then SIGTERM, then SIGKILL).
 from __future__ import annotations
 
 import logging
+import math
 import os
 import select
 import subprocess
@@ -16,6 +17,7 @@ import sys
 import threading
 import time
 import weakref
+from threading import get_ident
 from typing import Any, Callable
 
 from .. import protocol
@@ -48,18 +50,19 @@ def child_environment(extra: dict[str, str] | None = None) -> dict[str, str]:
 
 
 class _Pending:
-    __slots__ = ("done", "inbox", "on_message", "response", "sent_at", "stream", "wake")
+    """One request waiting for its response (or a listener for its messages).
 
-    def __init__(self, stream: _Stream, on_message: MessageHandler | None):
-        self.stream = stream
-        self.sent_at: int | None = None  # the stdin offset its request starts at, once written
-        self.on_message = on_message
-        self.response: dict[str, Any] | None = None
-        self.done = False
-        self.inbox: list[dict[str, Any]] | None = None  # a listener's: the messages read for it, not yet handled
-        # Made only when this waiter has to wait for another thread's reading: that thread wakes
-        # this one alone (its response came, or the turn to read passes to it), not every waiter.
-        self.wake: threading.Condition | None = None
+    No ``__init__`` and no ``__slots__``: the defaults are class attributes, so that making one per
+    request is an allocation and one attribute set (``stream``), without a Python call."""
+
+    stream: _Stream
+    sent_at: int | None = None  # the stdin offset its request starts at, once written
+    response: dict[str, Any] | None = None
+    done = False
+    inbox: list[dict[str, Any]] | None = None  # a listener's: the messages read for it, not yet handled
+    # Made only when this waiter has to wait for another thread's reading: that thread wakes
+    # this one alone (its response came, or the turn to read passes to it), not every waiter.
+    wake: threading.Condition | None = None
 
     def answer(self) -> None:
         """Mark this request done (its response is set, or the process ended) and wake its
@@ -85,7 +88,8 @@ class _Stream:
         self.buffer = bytearray()
         self.scanned = 0
         self.eof = False
-        self.read_at: float | None = None  # when stdout last gave bytes (monotonic); None before the first
+        # When stdout last gave bytes (monotonic; at most one wait slice early, see `_read`).
+        self.read_at = -math.inf
         self.sent = 0  # bytes written to its stdin
         self.answered = False  # whether a response came from it (not mere output: a usage text)
         self.tail: StderrTail | None = None  # its stderr's last lines, for errors
@@ -96,38 +100,11 @@ class _Stream:
         to have ended. Asks the system (``waitpid``) only after `EXIT_CHECK` seconds without output:
         a process that wrote a moment ago is taken as alive (one system call less per request), and
         should it have ended since, the request's write finds its stdin closed and
-        `StdioTransport.request` starts it again."""
+        `StdioTransport.request` starts it again. (`StdioTransport._exchange` tells the usual
+        case, output a moment ago, without this call.)"""
         if self.eof or self.process.returncode is not None:
             return False
-        read_at = self.read_at
-        return (read_at is not None and time.monotonic() - read_at < EXIT_CHECK) or self.process.poll() is None
-
-    def next_line(self) -> bytes | None:
-        """The next complete line (without its newline), or ``None`` until more is read."""
-        end = self.buffer.find(b"\n", self.scanned)
-        if end < 0:
-            self.scanned = len(self.buffer)
-            if self.eof and self.buffer:  # a last line without a newline
-                line, self.buffer = bytes(self.buffer), bytearray()
-                return line
-            return None
-        line = bytes(self.buffer[:end])
-        del self.buffer[:end + 1]
-        self.scanned = 0
-        return line
-
-    def fill(self, seconds: float) -> bool:
-        """Read what the server wrote, waiting at most ``seconds`` (POSIX; elsewhere until data
-        comes); ``False`` when nothing came in time."""
-        if self.poller is not None and not self.poller.poll(max(seconds, 0) * 1000):
-            return False
-        chunk = os.read(self.fd, 1 << 16)
-        if chunk:
-            self.buffer += chunk
-            self.read_at = time.monotonic()
-        else:
-            self.eof = True
-        return True
+        return time.monotonic() - self.read_at < EXIT_CHECK or self.process.poll() is None
 
 
 EXIT_CHECK = 0.5
@@ -156,6 +133,9 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
             process.kill()
             process.wait()
 
+
+_UNREAD = object()
+"""`StdioTransport._parse`'s default: the line is not read yet."""
 
 _CAN_POLL = hasattr(select, "poll")  # POSIX; on Windows a read waits until the server writes
 
@@ -195,6 +175,7 @@ class StdioTransport(Transport):
         self._pending: dict[Any, _Pending] = {}
         self._lock = threading.Lock()
         self._reader: int | None = None  # the thread reading stdout now
+        self._sender: int | None = None  # the reader while it writes its request (see `_lend_turn`)
         self._waiting: dict[_Pending, None] = {}  # threads waiting for the reader, oldest first
         self._write_lock = threading.Lock()
         self._junk_lines = 0
@@ -213,31 +194,43 @@ class StdioTransport(Transport):
         if on_message is not None:
             self.handler = on_message
         seconds = self.timeout if timeout is None else timeout
-        deadline = time.monotonic() + seconds
+        now = time.monotonic()
         data = protocol.encode(message) + b"\n"
-        pending = self._exchange(message, data, seconds, deadline, on_message)
-        if pending.response is None and version == protocol.LATEST and pending.stream.answered \
-                and self._never_read(pending):
+        pending = self._exchange(message, data, seconds, now)
+        if pending.response is not None:
+            return pending.response
+        if version == protocol.LATEST and pending.stream.answered and self._never_read(pending):
             # The process had answered before and ended without reading this request (killed,
             # crashed over another one, or exited while idle): a new process gets it, once. Only
             # on 2026-07-28, where a request carries all a process needs: in the handshake era a
             # new process has had no ``initialize`` (the session does the handshake at the next
             # request, seeing the process gone).
             log.debug("MCP server %s ended before reading %s; starting it again", self.name, message.get("method"))
-            pending = self._exchange(message, data, seconds, deadline, on_message)
-        if pending.response is None:
-            raise self._exited(pending, message)
-        return pending.response
+            pending = self._exchange(message, data, seconds, now)
+            if pending.response is not None:
+                return pending.response
+        raise self._exited(pending, message)
 
-    def _exchange(self, message: dict[str, Any], data: bytes, seconds: float, deadline: float,
-                  on_message: MessageHandler | None) -> _Pending:
+    def _exchange(self, message: dict[str, Any], data: bytes, seconds: float, now: float) -> _Pending:
         """Send ``data`` (``message`` encoded) to the running process and wait for the answer: the
         `_Pending` with its ``response``, ``None`` when the process ended first. Raises
-        ``ServerTimeoutError`` at the deadline."""
+        ``ServerTimeoutError`` ``seconds`` after ``now``."""
         key = message["id"]
+        deadline = now + seconds
+        me = get_ident()
         with self._lock:
-            stream = self._ensure_started()
-            pending = self._pending[key] = _Pending(stream, on_message)
+            stream = self._stream
+            if stream is None or stream.eof or stream.process.returncode is not None \
+                    or now - stream.read_at >= EXIT_CHECK:  # else usable, as `_Stream.usable` tells
+                stream = self._ensure_started()
+            pending = self._pending[key] = _Pending()
+            pending.stream = stream
+            reader = self._reader
+            if reader is None:
+                # The usual case, no other reader: the turn to read is taken here, with the
+                # registration (one lock acquisition for both). `_send` gives it up should the
+                # write have to wait for the process (which may wait for its stdout to be read).
+                self._reader = self._sender = me
         try:
             try:
                 pending.sent_at = self._send(stream, data, deadline)
@@ -246,13 +239,23 @@ class StdioTransport(Transport):
                     raise  # it never answered anything: it failed while starting
                 pending.done = True  # nothing of it was accepted: see `_never_read`
                 return pending
-            if not self._wait(pending, deadline):
+            finally:
+                if self._sender == me:  # then the turn is still this thread's: nobody else sets it
+                    self._sender = None
+            # Whether this thread reads: only it sets `_reader` to itself or, holding it, back.
+            if self._reader == me:
+                answered = self._read(key, pending, deadline, reader == me)
+            else:
+                answered = self._wait(key, pending, deadline)
+            if not answered:
                 raise ServerTimeoutError(f"MCP server {self.name!r} did not answer {message.get('method')} within "
                                          f"{seconds:g} s", server=self.name)
         finally:
             if self._pending.get(key) is pending:  # an answer or the process's end took it out already
                 with self._lock:
                     self._pending.pop(key, None)
+                    if self._reader == me and reader is None:  # the send failed with the turn taken
+                        self._leave_turn()
         return pending
 
     @staticmethod
@@ -356,6 +359,8 @@ class StdioTransport(Transport):
                 start = stream.sent
                 assert process.stdin is not None
                 if not _CAN_POLL:
+                    if self._sender == get_ident():  # this write may wait: see `_lend_turn`
+                        self._lend_turn()
                     process.stdin.write(data)
                     process.stdin.flush()
                     stream.sent += len(data)
@@ -368,6 +373,8 @@ class StdioTransport(Transport):
                 stream.sent += written
                 if written == len(data):
                     return start
+                if self._sender == get_ident():  # the pipe is full: see `_lend_turn`
+                    self._lend_turn()
                 deadline = deadline if deadline is not None else time.monotonic() + self.timeout
                 view = memoryview(data)[written:]
                 while view:
@@ -396,36 +403,43 @@ class StdioTransport(Transport):
 
     # -- reading: whoever waits reads -----------------------------------------------------------
 
-    def _wait(self, pending: _Pending, deadline: float) -> bool:
-        """Wait for ``pending`` to be answered (or its process to end); ``False`` at the deadline."""
-        me = threading.get_ident()
-        while True:
-            with self._lock:
-                while not pending.done and not pending.inbox and self._reader not in (None, me):
-                    remaining = deadline + held_seconds() - time.monotonic()
-                    if remaining <= 0:
-                        return False
-                    _check_cancelled()
-                    if pending.wake is None:
-                        pending.wake = threading.Condition(self._lock)
-                    self._waiting[pending] = None
-                    try:
-                        pending.wake.wait(min(remaining, _slice()))
-                    finally:
-                        self._waiting.pop(pending, None)
-                if pending.done or pending.inbox:
-                    if self._reader is None and self._waiting:
-                        self._pass_turn()  # the turn may have been passed to us after our answer came
-                    return True
-                nested, self._reader = self._reader == me, me  # a handler may call the server again
-            try:
-                return self._read(pending, deadline)  # True: answered (or the process ended)
-            finally:
-                if not nested:
-                    with self._lock:
-                        self._reader = None
-                        if self._waiting:
-                            self._pass_turn()
+    def _wait(self, key: Any, pending: _Pending, deadline: float) -> bool:
+        """Wait for ``pending`` (registered under ``key``) to be answered (or its process to end),
+        reading when the turn comes to this thread; ``False`` at the deadline."""
+        me = get_ident()
+        with self._lock:
+            while not pending.done and not pending.inbox and self._reader not in (None, me):
+                remaining = deadline + held_seconds() - time.monotonic()
+                if remaining <= 0:
+                    return False
+                _check_cancelled()
+                if pending.wake is None:
+                    pending.wake = threading.Condition(self._lock)
+                self._waiting[pending] = None
+                try:
+                    pending.wake.wait(min(remaining, _slice()))
+                finally:
+                    self._waiting.pop(pending, None)
+            if pending.done or pending.inbox:
+                if self._reader is None and self._waiting:
+                    self._pass_turn()  # the turn may have been passed to us after our answer came
+                return True
+            nested, self._reader = self._reader == me, me  # a handler may call the server again
+        return self._read(key, pending, deadline, nested)
+
+    def _lend_turn(self) -> None:
+        """Give up the turn to read that `_exchange` took before writing its request, when the
+        write has to wait: the process may have stopped reading its stdin until its stdout is read,
+        for another waiter. The request is then waited for in `_wait`."""
+        with self._lock:
+            self._sender = None
+            self._leave_turn()
+
+    def _leave_turn(self) -> None:
+        """Give up the turn to read (with the lock held): to the oldest waiter still unanswered."""
+        self._reader = None
+        if self._waiting:
+            self._pass_turn()
 
     def _pass_turn(self) -> None:
         """Wake the oldest waiter still unanswered to read next (with the lock held)."""
@@ -435,33 +449,82 @@ class StdioTransport(Transport):
                 waiter.wake.notify()
                 return
 
-    def _read(self, pending: _Pending, deadline: float) -> bool:
+    def _read(self, key: Any, pending: _Pending, deadline: float, nested: bool) -> bool:
+        """Read stdout, with the turn to read, until ``pending`` (registered under ``key``) is
+        answered (or its process ends, or a listener's inbox fills): ``True``; ``False`` at the
+        deadline. Gives up the turn when done unless ``nested`` (a handler called the server
+        again, in the thread whose turn it is: the outer read goes on after it)."""
         stream = pending.stream
-        while not pending.done and not pending.inbox:
-            line = stream.next_line() if stream.buffer else None
-            if line is not None:
-                for message in self._parse(line):
-                    self._dispatch(stream, message)
-            elif stream.eof:
-                self._ended(stream)
-            else:
-                call = current_context()  # read once per wait: the held time and the cancel scope
-                # A question held for a person does not count against the deadline.
-                left = deadline + (call.held_seconds if call is not None else 0.0) - time.monotonic()
-                if left <= 0:
-                    return False
-                scope = call.cancel if call is not None else None
-                if scope is not None:
-                    scope.check()
-                try:
-                    # In slices, so that a server whose process ended while a child of its own
-                    # holds its stdout open is noticed, not waited for until the deadline.
-                    if not stream.fill(min(left, CANCEL_CHECK if scope is not None else EXIT_CHECK)) \
-                            and stream.process.poll() is not None:
+        buffer = stream.buffer
+        try:
+            while not pending.done and not pending.inbox:
+                end = buffer.find(b"\n", stream.scanned) if buffer else -1
+                if end >= 0:
+                    line = bytes(buffer[:end])
+                    del buffer[:end + 1]
+                    stream.scanned = 0
+                elif stream.eof:
+                    if not buffer:
+                        self._ended(stream)
+                        continue
+                    line = bytes(buffer)  # a last line without a newline
+                    buffer.clear()
+                else:
+                    call = current_context()  # read once per wait: the held time and the cancel scope
+                    now = time.monotonic()
+                    # A question held for a person does not count against the deadline.
+                    left = deadline + (call.held_seconds if call is not None else 0.0) - now
+                    if left <= 0:
+                        return False
+                    scope = call.cancel if call is not None else None
+                    if scope is not None:
+                        scope.check()
+                    try:
+                        # In slices, so that a server whose process ended while a child of its own
+                        # holds its stdout open is noticed, not waited for until the deadline.
+                        poller = stream.poller  # None on Windows: the read waits until data comes
+                        if poller is not None and not poller.poll(
+                                min(left, CANCEL_CHECK if scope is not None else EXIT_CHECK) * 1000):
+                            if stream.process.poll() is not None:
+                                stream.eof = True
+                            continue
+                        chunk = os.read(stream.fd, 1 << 16)
+                    except OSError:
+                        chunk = b""
+                    if not chunk:
                         stream.eof = True
-                except OSError:
-                    stream.eof = True
-        return True
+                        continue
+                    stream.read_at = now  # when the wait began: early by a slice at most, never late
+                    if buffer or chunk.find(b"\n") != len(chunk) - 1:
+                        # Not the usual chunk, one whole line: to the buffer, scanned up to here.
+                        stream.scanned = len(buffer)
+                        buffer += chunk
+                        continue
+                    line = chunk  # its newline stays: JSON reads it as white space
+                try:  # the usual line: one JSON-RPC result, most often the one awaited here
+                    parsed = protocol.decode(line, True)  # in UTF-8
+                except ValueError:
+                    parsed = None
+                if type(parsed) is dict and protocol.is_result(parsed) and parsed["id"] == key:
+                    # This thread's own response, taken without the lock: another thread learns
+                    # of a response only from `_pending` and `wake` under the lock, and only the
+                    # thread whose turn it is (this one) reads and answers; the pending leaves
+                    # `_pending` when the turn is given up, below.
+                    stream.answered = True
+                    pending.response = parsed
+                    pending.done = True
+                    break
+                for message in self._parse(line, parsed):
+                    self._dispatch(stream, message)
+            return True
+        finally:
+            if not nested:
+                with self._lock:  # `_leave_turn`, inline: this runs at every request
+                    if pending.done:
+                        self._pending.pop(key, None)
+                    self._reader = None
+                    if self._waiting:
+                        self._pass_turn()
 
     def _ended(self, stream: _Stream) -> None:
         try:
@@ -476,14 +539,17 @@ class StdioTransport(Transport):
                     pending.answer()  # response stays None: request() raises ConnectionError
         log.debug("MCP server %s exited with status %s", self.name, status)
 
-    def _parse(self, raw: bytes) -> list[dict[str, Any]]:
-        """The JSON-RPC messages on one line (a batch array counts as several); junk is skipped."""
-        try:  # the usual line: one JSON-RPC object in UTF-8
-            parsed = protocol.decode(raw.decode())
-            if type(parsed) is dict and (protocol.is_result(parsed) or protocol.is_message(parsed)):
-                return [parsed]
-        except ValueError:
-            pass
+    def _parse(self, raw: bytes, parsed: Any = _UNREAD) -> list[dict[str, Any]]:
+        """The JSON-RPC messages on one line (a batch array counts as several); junk is skipped.
+        ``parsed``: the line as `protocol.decode` reads it in UTF-8 (``None`` when it cannot), when
+        the caller has read it already."""
+        if parsed is _UNREAD:
+            try:
+                parsed = protocol.decode(raw, True)
+            except ValueError:
+                parsed = None
+        if type(parsed) is dict and (protocol.is_result(parsed) or protocol.is_message(parsed)):
+            return [parsed]
         line, lenient = decode_line(raw)
         if not line:
             return []
@@ -519,14 +585,15 @@ class StdioTransport(Transport):
 
     def _dispatch(self, stream: _Stream, message: dict[str, Any]) -> None:
         if "method" not in message:  # a response: `_parse` passes JSON-RPC messages only
+            key = message.get("id")  # an error response may lack it (JSON-RPC wants null there)
             with self._lock:
-                pending = self._pending.pop(message["id"], None)
+                pending = self._pending.pop(key, None)
                 stream.answered = True
                 if pending is not None:
                     pending.response = message
                     pending.answer()
             if pending is None:
-                log.debug("MCP server %s answered an unknown request id %r", self.name, message["id"])
+                log.debug("MCP server %s answered an unknown request id %r", self.name, key)
             return
         if self._listening is not None and self._for_listener(message):
             return
@@ -554,7 +621,8 @@ class StdioTransport(Transport):
         key = message["id"] if message is not None else _UNPROMPTED
         with self._lock:
             stream = self._ensure_started()
-            pending = self._pending[key] = _Pending(stream, None)
+            pending = self._pending[key] = _Pending()
+            pending.stream = stream
             pending.inbox = []
             self._listening = (key, pending)
         try:
@@ -563,7 +631,7 @@ class StdioTransport(Transport):
             elif on_open is not None:
                 on_open()
             while True:
-                self._wait(pending, float("inf"))
+                self._wait(key, pending, float("inf"))
                 with self._lock:
                     items, pending.inbox = pending.inbox or [], []
                 for item in items:
