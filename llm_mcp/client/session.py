@@ -111,7 +111,8 @@ class Client:
         self.transport = transport
         self.log_level = check_log_level(log_level)
         self.declared = declared
-        self._meta_kept: tuple[Any, Any, Any, dict[str, Any]] = (None, None, None, {})  # see `_meta_for`
+        # `request`'s usual _meta (none of its own in the params): (capabilities, version, log level, meta)
+        self._meta_kept: tuple[Any, Any, Any, dict[str, Any]] = (False, None, None, {})
         self.name = name
         self.timeout = timeout
         self.era_key = era_key
@@ -303,25 +304,16 @@ class Client:
         """The client capabilities declared to a server of this era (``{}`` when none)."""
         return self.declared(era) if self.declared is not None else {}
 
-    def _meta_for(self, version: str, extra: dict[str, Any] | None = None,
-                  log_level: str | None = None) -> dict[str, Any]:
+    def _meta_for(self, version: str, extra: dict[str, Any] | None = None, log_level: str | None = None,
+                  capabilities: dict[str, Any] | None = None) -> dict[str, Any]:
         """A message's ``_meta`` on 2026-07-28: ``extra``, then the protocol version, client info,
-        capabilities and the wanted ``log_level`` (requests only). Without
-        ``extra`` the dict is kept in ``_meta_kept`` with what it was built from, and given again while
-        they stay (the declared capabilities: the very dict): callers only read and send it."""
-        capabilities = self.declared(MODERN) if self.declared is not None else None
-        if not extra:
-            kept = self._meta_kept
-            if kept[0] == version and kept[1] is capabilities and kept[2] == log_level:
-                return kept[3]
-        # Shallow on purpose: the nested values are constants, serialized at once.
-        meta = {**(extra or {}), **_BASE_META, protocol.META_PROTOCOL_VERSION: version}
-        if capabilities is not None:
-            meta[protocol.META_CLIENT_CAPABILITIES] = capabilities
+        ``capabilities`` (when ``None``, what ``declared`` gives for the modern era) and the wanted
+        ``log_level`` (requests only). A fresh dict, shallow on purpose: the nested values are
+        constants, serialized at once (`request` keeps and reuses its usual one, see ``_meta_kept``)."""
+        meta = {**(extra or {}), **_BASE_META, protocol.META_PROTOCOL_VERSION: version,
+                protocol.META_CLIENT_CAPABILITIES: self._capabilities(MODERN) if capabilities is None else capabilities}
         if log_level is not None:
             meta[LOG_LEVEL_META] = log_level
-        if not extra:
-            self._meta_kept = (version, capabilities, log_level, meta)
         return meta
 
     # -- requests -----------------------------------------------------------------------------
@@ -372,7 +364,15 @@ class Client:
             while True:
                 version = self.protocol_version
                 if self.era == MODERN:
-                    body = {**params, "_meta": self._meta_for(version, params.get("_meta"), self.log_level)}
+                    capabilities = self.declared(MODERN) if self.declared is not None else None
+                    kept = self._meta_kept  # the last request's own _meta, and what it was built from
+                    if kept[0] is not capabilities or kept[1] != version or kept[2] != self.log_level \
+                            or "_meta" in params:
+                        kept = (capabilities, version, self.log_level,
+                                self._meta_for(version, params.get("_meta"), self.log_level, capabilities))
+                        if "_meta" not in params:  # the same dict again while these stay: it is only read
+                            self._meta_kept = kept
+                    body = {**params, "_meta": kept[3]}
                 else:
                     body = params
                 message = protocol.request(method, body or None)
