@@ -77,10 +77,9 @@ def next_id() -> int:
 
 def request(method: str, params: dict[str, Any] | None = None, *, id: int | str | None = None) -> dict[str, Any]:
     """Build a JSON-RPC 2.0 request object (a dict ready for ``json.dumps``)."""
-    message: dict[str, Any] = {"jsonrpc": "2.0", "id": next(_ids) if id is None else id, "method": method}
-    if params is not None:
-        message["params"] = params
-    return message
+    if params is None:  # one dict built whole either way: every request is built here
+        return {"jsonrpc": "2.0", "id": next(_ids) if id is None else id, "method": method}
+    return {"jsonrpc": "2.0", "id": next(_ids) if id is None else id, "method": method, "params": params}
 
 
 def notification(method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:

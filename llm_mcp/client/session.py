@@ -14,6 +14,7 @@ import copy
 import itertools
 import logging
 import threading
+from functools import partial
 from typing import TYPE_CHECKING, Any, Callable
 
 from . import protocol, state
@@ -34,11 +35,10 @@ from .errors import (
 from .extensions import TASKS_EXTENSION
 from .logs import LOG_LEVEL_META, check_log_level, printable, wanted
 from .logs import write as write_log
-from .offered import missing_capability, not_offered
+from .offered import CAPABILITY_OF, missing_capability, not_offered
 from .transports.base import Transport, adopt
 
 if TYPE_CHECKING:
-    from .cancel import CancelScope
     from .context import CallContext
 
 __all__ = ["Client"]
@@ -111,7 +111,8 @@ class Client:
         self.transport = transport
         self.log_level = check_log_level(log_level)
         self.declared = declared
-        self._meta_kept: tuple[str, Any, dict[str, Any]] | None = None  # see `_meta_for`
+        # `request`'s usual _meta (none of its own in the params): (capabilities, version, log level, meta)
+        self._meta_kept: tuple[Any, Any, Any, dict[str, Any]] = (False, None, None, {})
         self.name = name
         self.timeout = timeout
         self.era_key = era_key
@@ -264,20 +265,20 @@ class Client:
         if "error" in response:
             log.debug("MCP server %s refused logging/setLevel %s", self.name, self.log_level)
 
-    def _exchange(self, message: dict[str, Any], version: str | None, timeout: float | None,
-                  headers: dict[str, str] | None = None, context: CallContext | None = None) -> dict[str, Any]:
-        """One request through the transport; an answer that is not an object counts as empty.
-        ``context``: the call the request belongs to, active while the server's requests on its
-        stream are answered (whichever thread reads them), so a question can reach its chat."""
-        handler = self._on_message
-        if context is not None:
-            def handler(incoming: dict[str, Any]) -> dict[str, Any] | None:
-                if current_context() is context or not protocol.is_request(incoming):
-                    return self._on_message(incoming)  # a notification: in the reading thread, as it was
-                with context.active():
-                    return self._on_message(incoming)
-        return protocol.as_object(self._transport.request(message, version=version, timeout=timeout, headers=headers,
-                                                         on_message=handler))
+    def _exchange(self, message: dict[str, Any], version: str | None, timeout: float | None) -> dict[str, Any]:
+        """One request through the transport, outside any call (connecting); an answer that is not an
+        object counts as empty. A call's requests go through `request`, which passes its context."""
+        return protocol.as_object(self._transport.request(message, version=version, timeout=timeout,
+                                                         on_message=self._on_message))
+
+    def _on_message_in(self, context: CallContext, incoming: dict[str, Any]) -> dict[str, Any] | None:
+        """`_on_message` for a message arriving during a call of ``context``: the server's requests
+        are answered with the context active (whichever thread reads them), so a question can reach
+        its chat; notifications are handled in the reading thread, as they come."""
+        if current_context() is context or not protocol.is_request(incoming):
+            return self._on_message(incoming)
+        with context.active():
+            return self._on_message(incoming)
 
     def _identity(self, result: dict[str, Any], fallback_info: Any = None) -> None:
         """Keep what a discover or initialize result says about the server, ignoring ill-typed fields."""
@@ -303,22 +304,16 @@ class Client:
         """The client capabilities declared to a server of this era (``{}`` when none)."""
         return self.declared(era) if self.declared is not None else {}
 
-    def _meta_for(self, version: str, extra: dict[str, Any] | None = None) -> dict[str, Any]:
-        """A request's ``_meta`` on 2026-07-28: ``extra``, then the protocol version, client info and
-        capabilities. Without ``extra`` the same dict is given again while the version and the
-        declared capabilities (the very dict) stay: callers only read and send it."""
-        declared = self.declared
-        capabilities = declared(MODERN) if declared is not None else None
-        if not extra:
-            kept = self._meta_kept
-            if kept is not None and kept[0] == version and kept[1] is capabilities:
-                return kept[2]
-        # Shallow on purpose: the nested values are constants, serialized at once.
-        meta = {**(extra or {}), **_BASE_META, protocol.META_PROTOCOL_VERSION: version}
-        if capabilities is not None:
-            meta[protocol.META_CLIENT_CAPABILITIES] = capabilities
-        if not extra:
-            self._meta_kept = (version, capabilities, meta)
+    def _meta_for(self, version: str, extra: dict[str, Any] | None = None, log_level: str | None = None,
+                  capabilities: dict[str, Any] | None = None) -> dict[str, Any]:
+        """A message's ``_meta`` on 2026-07-28: ``extra``, then the protocol version, client info,
+        ``capabilities`` (when ``None``, what ``declared`` gives for the modern era) and the wanted
+        ``log_level`` (requests only). A fresh dict, shallow on purpose: the nested values are
+        constants, serialized at once (`request` keeps and reuses its usual one, see ``_meta_kept``)."""
+        meta = {**(extra or {}), **_BASE_META, protocol.META_PROTOCOL_VERSION: version,
+                protocol.META_CLIENT_CAPABILITIES: self._capabilities(MODERN) if capabilities is None else capabilities}
+        if log_level is not None:
+            meta[LOG_LEVEL_META] = log_level
         return meta
 
     # -- requests -----------------------------------------------------------------------------
@@ -337,7 +332,7 @@ class Client:
             resend: whether a request whose stream broke may be sent again (new id).
             on_progress: receives each ``notifications/progress`` params dict for this request.
             context: the call this request belongs to; its ``cancel`` scope can stop it
-                (default: the current call context's, see ``cancel.current_scope``).
+                (default: the current call context, see ``context.current``).
 
         Raises:
             MCPError: a JSON-RPC error (``.code``), an unknown ``resultType``, or a stream
@@ -346,94 +341,98 @@ class Client:
                 ``input_requests`` and ``request_state`` as sent; ``requests`` is empty here:
                 ``MCP.run`` turns them into questions).
         """
+        # Every tool call runs through here: the usual 2026-07-28 answer (a complete result) takes
+        # as few lines and calls as it can; what is rare (progress, errors, retries) is off that path.
         if self.era != MODERN:  # 2026-07-28 is stateless: nothing to check per request
             self.connect()
-        missing = missing_capability(method, self.capabilities)
-        if missing is not None:
-            raise not_offered(self.name, method, missing)
+        if method in CAPABILITY_OF and CAPABILITY_OF[method] not in self.capabilities:
+            raise not_offered(self.name, method, CAPABILITY_OF[method])
+        if context is None:
+            context = current_context()
+        params = params or {}  # only read: what is sent is built anew below
         token = None
-        params = params or {}  # only read: what is sent is built anew in `_send`
         if on_progress is not None:
             token = f"{self.name}-{next(self._tokens)}"
             params = {**params, "_meta": {**(params.get("_meta") or {}), "progressToken": token}}
             self._progress[token] = on_progress
+        scope = context.cancel if context is not None else None
+        # the server's messages during the call are answered in its context (see `_on_message_in`)
+        on_message = self._on_message if context is None else partial(self._on_message_in, context)
+        renegotiated = renewed = False
+        attempts = 0  # streams read for this request, resumptions included; three at most
         try:
-            result = self._send(method, params, headers, timeout, resend,
-                                context.cancel if context is not None else current_scope(),
-                                context or current_context())
+            while True:
+                version = self.protocol_version
+                if self.era == MODERN:
+                    capabilities = self.declared(MODERN) if self.declared is not None else None
+                    kept = self._meta_kept  # the last request's own _meta, and what it was built from
+                    if kept[0] is not capabilities or kept[1] != version or kept[2] != self.log_level \
+                            or "_meta" in params:
+                        kept = (capabilities, version, self.log_level,
+                                self._meta_for(version, params.get("_meta"), self.log_level, capabilities))
+                        if "_meta" not in params:  # the same dict again while these stay: it is only read
+                            self._meta_kept = kept
+                    body = {**params, "_meta": kept[3]}
+                else:
+                    body = params
+                message = protocol.request(method, body or None)
+                try:
+                    if scope is not None:
+                        scope.check()
+                    try:
+                        response = self._transport.request(message, version=version, timeout=timeout or self.timeout,
+                                                           headers=headers if self.era == MODERN else None,
+                                                           on_message=on_message)
+                    except Exception:
+                        if scope is not None and scope.cancelled:
+                            self._cancel(message["id"], scope.reason or "cancelled")
+                            raise CancelledError(f"{method} to MCP server {self.name!r} was cancelled: "
+                                                 f"{scope.reason}", server=self.name) from None
+                        raise
+                except ServerTimeoutError:
+                    self._cancel(message["id"], "timed out")
+                    raise
+                except SessionExpiredError:
+                    if renewed:
+                        raise MCPError(f"MCP server {self.name!r} ended the new session too (HTTP 404)",
+                                       server=self.name) from None
+                    renewed = True
+                    self.era = None
+                    self._handshake()
+                    continue
+                except StreamBrokenError as exc:
+                    attempts += exc.attempts
+                    if not resend or attempts >= MAX_ATTEMPTS:
+                        raise StreamBrokenError(f"{exc} ({attempts} attempt{'s' if attempts > 1 else ''})",
+                                                server=self.name, attempts=attempts) from None
+                    continue
+                result = response.get("result") if type(response) is dict else None
+                if type(result) is dict and "error" not in response and result.get("resultType", "complete") == "complete":
+                    return result  # the usual answer; below, errors, then `_complete` for the others
+                error = protocol.as_object(response).get("error")
+                if isinstance(error, dict):
+                    if scope is not None and scope.cancelled:
+                        # told before its stream was shut (handshake-era HTTP), the server answered with an
+                        # error (the SDKs' -32800 "Request cancelled"): that is the cancellation
+                        raise CancelledError(f"{method} to MCP server {self.name!r} was cancelled: {scope.reason}",
+                                             server=self.name)
+                    if error.get("code") == protocol.UNSUPPORTED_PROTOCOL_VERSION and self.era == MODERN \
+                            and not renegotiated:
+                        renegotiated = True
+                        chosen = self._choose(protocol.as_object(error.get("data")).get("supported"))
+                        if chosen is None:
+                            raise self._error(error, method)
+                        if chosen != protocol.LATEST:
+                            self.era = None
+                            self._handshake()
+                        continue
+                    raise self._error(error, method)
+                return self._complete(result, method)
         finally:
             if token is not None:
                 self._progress.pop(token, None)
-            failure = self._inline_errors.pop(0) if self._inline_errors else None
-            if failure is not None:
-                raise failure
-        return result
-
-    def _send(self, method: str, params: dict[str, Any], headers: dict[str, str] | None,
-              timeout: float | None, resend: bool, scope: CancelScope | None,
-              context: CallContext | None = None) -> dict[str, Any]:
-        renegotiated = renewed = False
-        attempts = 0  # streams read for this request, resumptions included; three at most
-        while True:
-            version = self.protocol_version
-            if self.era == MODERN:
-                body = {**params, "_meta": self._meta_for(version, params.get("_meta"))}
-                if self.log_level is not None:
-                    body["_meta"] = {**body["_meta"], LOG_LEVEL_META: self.log_level}
-            else:
-                body = params
-            message = protocol.request(method, body or None)
-            try:
-                if scope is not None:
-                    scope.check()
-                try:
-                    response = self._exchange(message, version, timeout or self.timeout,
-                                              headers if self.era == MODERN else None, context)
-                except Exception:
-                    if scope is not None and scope.cancelled:
-                        self._cancel(message["id"], scope.reason or "cancelled")
-                        raise CancelledError(f"{method} to MCP server {self.name!r} was cancelled: {scope.reason}",
-                                             server=self.name) from None
-                    raise
-                if scope is not None and scope.cancelled and isinstance(response.get("error"), dict):
-                    # told before its stream was shut (handshake-era HTTP), the server answered with an
-                    # error (the SDKs' -32800 "Request cancelled"): that is the cancellation
-                    raise CancelledError(f"{method} to MCP server {self.name!r} was cancelled: {scope.reason}",
-                                         server=self.name)
-            except ServerTimeoutError:
-                self._cancel(message["id"], "timed out")
-                raise
-            except SessionExpiredError:
-                if renewed:
-                    raise MCPError(f"MCP server {self.name!r} ended the new session too (HTTP 404)",
-                                   server=self.name) from None
-                renewed = True
-                self.era = None
-                self._handshake()
-                continue
-            except StreamBrokenError as exc:
-                attempts += exc.attempts
-                if not resend or attempts >= MAX_ATTEMPTS:
-                    raise StreamBrokenError(f"{exc} ({attempts} attempt{'s' if attempts > 1 else ''})",
-                                            server=self.name, attempts=attempts) from None
-                continue
-            error = response.get("error")
-            if isinstance(error, dict):
-                if error.get("code") == protocol.UNSUPPORTED_PROTOCOL_VERSION and self.era == MODERN \
-                        and not renegotiated:
-                    renegotiated = True
-                    chosen = self._choose(protocol.as_object(error.get("data")).get("supported"))
-                    if chosen is None:
-                        raise self._error(error, method)
-                    if chosen != protocol.LATEST:
-                        self.era = None
-                        self._handshake()
-                    continue
-                raise self._error(error, method)
-            result = response.get("result")
-            if type(result) is dict and result.get("resultType", "complete") == "complete":
-                return result  # the usual answer; `_complete` reads the others
-            return self._complete(result, method)
+            if self._inline_errors:
+                raise self._inline_errors.pop(0)
 
     def _complete(self, result: Any, method: str) -> dict[str, Any]:
         if not isinstance(result, dict):

@@ -236,12 +236,12 @@ class MCP:
         it reads are declared values, fixed for the object's life. Built each time when the
         ``oauth`` setting is given (its extensions may evaluate callables) or a subclass overrides
         `declared_capabilities`. The dict is shared: the protocol client only reads and sends it."""
-        if self._declared_varies:
-            return self.declared_capabilities(era)
         key = (era, self._questions.held)
-        kept = self._declared_kept.get(key)
+        kept = self._declared_kept.get(key)  # never filled when it varies
         if kept is None:
-            kept = self._declared_kept[key] = self.declared_capabilities(era)
+            kept = self.declared_capabilities(era)
+            if not self._declared_varies:
+                self._declared_kept[key] = kept
         return kept
 
     def connect(self) -> MCP:
