@@ -64,6 +64,21 @@ def test_conn_02_handshake_fallback_and_session(raw_http):
     assert all(headers_of(e).get("mcp-protocol-version") == "2025-11-25" for e in log[2:])
 
 
+def test_conn_02_handshake_era_requests_carry_no_2026_headers(raw_http):
+    """MCP-CONN-01, MCP-CONN-02: Mcp-Method and Mcp-Name belong to 2026-07-28; the probe carries them,
+    the handshake and the session's requests after it do not."""
+    server = llm_mcp.mcp(url=raw_http.url("basic"))
+    assert server.echo(message="hi").text == "hi"
+    server.close()
+    sent = posts(raw_http.log())
+    methods = [json.loads(e["body"]).get("method") for e in sent]
+    assert methods[0] == "server/discover" and "tools/call" in methods
+    assert headers_of(sent[0])["mcp-method"] == "server/discover"
+    for entry in sent[1:]:
+        headers = headers_of(entry)
+        assert "mcp-method" not in headers and "mcp-name" not in headers, headers
+
+
 def test_conn_02_era_is_remembered_per_endpoint(raw_http):
     """MCP-CONN-02: the era found for an endpoint is remembered in the process: no second probe."""
     url = raw_http.url("basic")

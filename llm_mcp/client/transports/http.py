@@ -254,9 +254,11 @@ class HTTPTransport(OverHTTP):
             except _ErrorBody as error:  # a 4xx that still speaks JSON-RPC: let the client read the error
                 return {"jsonrpc": "2.0", "id": message["id"], "error": error.body["error"]}
             with sent as response:
-                kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
+                content_type = response.headers.get("content-type", "")
+                kind = content_type.split(";")[0].strip().lower()
                 if kind == "text/event-stream":
-                    return self._read_stream(response, message, version, timeout, deadline, on_message)
+                    return self._read_stream(response, message, version, timeout, deadline, on_message,
+                                             content_type)
                 body = self._json_body(response, timeout=timeout)
         except BaseException:
             failed = True  # a cancelled request: the client's cancel() will find its id told
@@ -469,7 +471,8 @@ class HTTPTransport(OverHTTP):
               extra: dict[str, str] | None = None, deadline: float | None = None,
               trace: Callable[[str, dict[str, Any]], None] | None = None):
         headers = self._base_headers(version)
-        headers.update(method_headers(message))
+        if version == protocol.LATEST:  # Mcp-Method and Mcp-Name are 2026-07-28's; older servers know none
+            headers.update(method_headers(message))
         self._version = version
         if extra:
             headers.update(extra)
@@ -485,8 +488,9 @@ class HTTPTransport(OverHTTP):
                              f"{describe(exc, self.url)}", timeout_message=self._no_answer(message, timeout),
                              broke_message=broke_off(self.name, message, exc)) from None
         if response.is_success:
-            session = response.headers.get("mcp-session-id")
-            if session and version != protocol.LATEST:
+            # 2026-07-28 has no sessions: its answers' headers are not searched for one.
+            session = response.headers.get("mcp-session-id") if version != protocol.LATEST else None
+            if session:
                 if not _VISIBLE_ASCII.match(session):
                     response.close()
                     raise MCPError(f"MCP server {self.name!r} sent an Mcp-Session-Id with characters other than "
@@ -586,13 +590,14 @@ class HTTPTransport(OverHTTP):
                           type(exc).__name__)
 
     def _read_stream(self, response: httpx.Response, message: dict[str, Any], version: str | None,
-                     timeout: float, deadline: float, on_message: MessageHandler | None) -> dict[str, Any]:
+                     timeout: float, deadline: float, on_message: MessageHandler | None,
+                     content_type: str | None = None) -> dict[str, Any]:
         last_id: str | None = None
         retry_ms: int | None = None
         attempts = 1
         while True:
             try:
-                for event_id, retry, data in _events(response):
+                for event_id, retry, data in _events(response, content_type):
                     last_id = event_id or last_id
                     retry_ms = retry if retry is not None else retry_ms
                     answer = self._find_response(data, message, on_message, version)
@@ -614,7 +619,7 @@ class HTTPTransport(OverHTTP):
             attempts += 1
             time.sleep(max(0.0, min((retry_ms if retry_ms is not None else 1000) / 1000,
                                     deadline - time.monotonic())))
-            response = self._resume(last_id, version, timeout, deadline)
+            response, content_type = self._resume(last_id, version, timeout, deadline), None
 
     def _drain(self, response: httpx.Response) -> None:
         """Read an answered SSE stream to its end, for at most `DRAIN_GRACE` seconds, so that its
@@ -645,21 +650,27 @@ class HTTPTransport(OverHTTP):
         return response
 
 
+@functools.lru_cache(maxsize=64)
 def _timeouts(timeout: float | None) -> httpx.Timeout:
     """A request's httpx timeouts: ``timeout`` seconds (connecting: 10 at most); ``None``: no
-    read timeout (a listen stream), 10 s to connect."""
+    read timeout (a listen stream), 10 s to connect. Kept per value (httpx only reads them):
+    a server's requests mostly share one timeout."""
     if timeout is None:
         return httpx.Timeout(None, connect=10.0)
     return httpx.Timeout(timeout, connect=min(timeout, 10.0))
 
 
-def _events(response: httpx.Response) -> Iterator[tuple[str | None, int | None, Any]]:
+def _events(response: httpx.Response, content_type: str | None = None) -> Iterator[tuple[str | None, int | None, Any]]:
     """Yield ``(event id, retry ms, parsed data)`` for each SSE event that carries JSON.
 
     Events with empty data, comments (``: ping``), and data that is not JSON (such as
     ``keep-alive``) are skipped, though their ``id`` and ``retry`` still count.
+    ``content_type``: the response's ``Content-Type`` as already read by the caller, if it was.
     """
-    response.headers["content-type"] = "text/event-stream"  # media types are case-insensitive; httpx-sse's check is not
+    if content_type is None or "text/event-stream" not in content_type:
+        # Media types are case-insensitive; httpx-sse's check is not. (Rewriting a header costs
+        # a pass over them all: skipped when the server wrote it in lower case, as servers do.)
+        response.headers["content-type"] = "text/event-stream"
     for sse in EventSource(response).iter_sse():
         data = sse.data
         parsed = None
