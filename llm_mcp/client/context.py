@@ -78,12 +78,8 @@ class CallContext:
                  hold: Callable[[Any, float], dict[str, Any]] | None = None,
                  sample: Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]] | None = None,
                  held_seconds: float = 0.0):
-        self.cancel = cancel
-        self.resume = resume
-        self.on_progress = on_progress
-        self.call = call
-        self.hold = hold
-        self.sample = sample
+        self.cancel, self.resume, self.on_progress = cancel, resume, on_progress
+        self.call, self.hold, self.sample = call, hold, sample
         self.held_seconds = held_seconds
 
     @property
