@@ -26,7 +26,6 @@ import contextvars
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Callable
 
 if TYPE_CHECKING:
@@ -34,12 +33,15 @@ if TYPE_CHECKING:
     from .cancel import CancelScope
     from .progress import Progress
 
-__all__ = ["CallContext", "current", "for_call", "held_seconds", "leave", "with_changes"]
+__all__ = ["CallContext", "current", "enter", "for_call", "held_seconds", "leave", "with_changes"]
 
 _current: contextvars.ContextVar[CallContext | None] = contextvars.ContextVar("llm_mcp_call_context", default=None)
 
 
-@dataclass(slots=True)
+_lock = threading.Lock()
+"""Guards every context's `memo`, `went_down` and `held_seconds`: what it guards is a dict
+lookup or an addition, and a lock per context cost an allocation on every call."""
+
 class CallContext:
     """The state of one call, passed along its path.
 
@@ -66,16 +68,48 @@ class CallContext:
             (`llm_mcp.client.outages.record`): a chat leaves them out of its next requests.
     """
 
-    cancel: CancelScope | None = None
-    resume: Resume | None = None
-    on_progress: Callable[[Progress], Any] | None = None
-    call: bool = True
-    hold: Callable[[Any, float], dict[str, Any]] | None = None
-    sample: Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]] | None = None
-    held_seconds: float = field(default=0.0, repr=False, compare=False)
-    memo: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
-    went_down: set[str] = field(default_factory=set, repr=False, compare=False)
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+    # A plain class with slots rather than a dataclass: one is made per call, and its generated
+    # __init__ (ten fields, a dict, a set and a lock) cost twice this one. ``memo`` and
+    # ``went_down`` are made on first use (most calls use neither).
+    __slots__ = ("_memo", "_went_down", "call", "cancel", "held_seconds", "hold", "on_progress", "resume", "sample")
+
+    def __init__(self, cancel: CancelScope | None = None, resume: Resume | None = None,
+                 on_progress: Callable[[Progress], Any] | None = None, call: bool = True,
+                 hold: Callable[[Any, float], dict[str, Any]] | None = None,
+                 sample: Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]] | None = None,
+                 held_seconds: float = 0.0):
+        self.cancel, self.resume, self.on_progress = cancel, resume, on_progress
+        self.call, self.hold, self.sample = call, hold, sample
+        self.held_seconds = held_seconds
+
+    @property
+    def memo(self) -> dict[Any, Any]:
+        """Values evaluated once for this call, by key (see `remember`)."""
+        try:
+            return self._memo
+        except AttributeError:  # the first use
+            return self._made("_memo", dict)
+
+    @property
+    def went_down(self) -> set[str]:
+        """Names of the servers whose outage this call recorded."""
+        try:
+            return self._went_down
+        except AttributeError:  # the first use
+            return self._made("_went_down", set)
+
+    def _made(self, slot: str, make: Callable[[], Any]) -> Any:
+        """The value of ``slot``, made now if no thread of this call made it meanwhile."""
+        with _lock:
+            try:
+                return getattr(self, slot)
+            except AttributeError:
+                setattr(self, slot, make())
+                return getattr(self, slot)
+
+    def __repr__(self) -> str:
+        return (f"CallContext(cancel={self.cancel!r}, resume={self.resume!r}, on_progress={self.on_progress!r}, "
+                f"call={self.call!r}, hold={self.hold!r}, sample={self.sample!r})")
 
     def remember(self, key: Any, compute: Callable[[], Any]) -> Any:
         """``compute()`` the first time ``key`` is asked for in this call, the same value after.
@@ -84,24 +118,28 @@ class CallContext:
         context (`call` false) nothing is remembered: ``compute()`` runs each time."""
         if not self.call:
             return compute()
-        with self._lock:
-            if key in self.memo:
-                return self.memo[key]
+        memo = self.memo  # read before taking the lock: the first use takes it too
+        with _lock:
+            if key in memo:
+                return memo[key]
         value = compute()
-        with self._lock:
-            return self.memo.setdefault(key, value)
+        with _lock:
+            return memo.setdefault(key, value)
 
     def count(self, key: Any) -> int:
         """Count one more ``key`` in this call and return how many there have been (1 the first
         time): how a collaborator bounds what a server may ask for during one call."""
-        with self._lock:
-            counted = self.memo[("count", key)] = self.memo.get(("count", key), 0) + 1
+        memo = self.memo
+        with _lock:
+            counted = memo[("count", key)] = memo.get(("count", key), 0) + 1
         return counted
 
     def but(self, **changes: Any) -> CallContext:
         """A copy with ``changes`` (``cancel``, ``resume``, ``on_progress``, ``call``, ``hold``), nothing
         remembered and no outage recorded."""
-        return replace(self, memo={}, went_down=set(), held_seconds=0.0, _lock=threading.Lock(), **changes)
+        fields = {"cancel": self.cancel, "resume": self.resume, "on_progress": self.on_progress, "call": self.call,
+                  "hold": self.hold, "sample": self.sample}
+        return CallContext(**{**fields, **changes})
 
     @contextlib.contextmanager
     def holding(self) -> Iterator[None]:
@@ -111,7 +149,7 @@ class CallContext:
         try:
             yield
         finally:
-            with self._lock:
+            with _lock:
                 self.held_seconds += time.monotonic() - started
 
     @contextlib.contextmanager
@@ -128,9 +166,12 @@ class CallContext:
         return _current.set(self)
 
 
-def leave(token: contextvars.Token[CallContext | None]) -> None:
-    """End what `CallContext.enter` began."""
-    _current.reset(token)
+enter = _current.set
+"""``enter(context)``: what `CallContext.enter` does, as the context variable's own method (no
+Python frame: ``MCP.run`` enters a context on every call). Returns the token for `leave`."""
+
+leave = _current.reset
+"""``leave(token)``: end what `CallContext.enter` (or `enter`) began."""
 
 
 def held_seconds() -> float:
@@ -156,6 +197,4 @@ def for_call() -> CallContext:
     tool call), else a call context of its own that keeps the current cancel scope, resume and
     listener."""
     context = _current.get()
-    if context is None:
-        return CallContext()
-    return context if context.call else context.but(call=True)
+    return CallContext() if context is None else context if context.call else context.but(call=True)

@@ -176,21 +176,32 @@ class Result:
     __slots__ = ("_raw", "attachments", "is_error", "meta", "schema_errors", "structured", "text", "tool_name",
                  "ui_uri")
 
-    def __init__(self, raw: dict[str, Any], *, tool_name: str | None = None, ui_uri: str | None = None):
+    def __init__(self, raw: dict[str, Any], tool_name: str | None = None, ui_uri: str | None = None):
         self._raw = raw
         self.tool_name = tool_name
         self.ui_uri = ui_uri
-        self.schema_errors: list[str] = []
-        self.attachments: list[Attachment] = []
         content = raw.get("content")
-        if type(content) is list and len(content) == 1 and type(content[0]) is dict \
-                and content[0].get("type") == "text" and type(content[0].get("text")) is str:
-            self.text = content[0]["text"]  # the usual answer, one text block: read here
-        else:
-            self.text = self._read(content)
+        try:  # the usual answer, one text block, read here (fewer tests than the type checks)
+            [block] = content
+            text = block["text"] if block["type"] == "text" else None
+        except (TypeError, ValueError, KeyError):  # not one block, or not a text block's dict
+            text = None
+        self.text = text if type(text) is str and type(content) is list else self._read(content)
         self.structured = raw.get("structuredContent")
-        self.meta = as_object(raw.get("_meta"))
         self.is_error = raw.get("isError") is True
+
+    def __getattr__(self, name: str) -> Any:
+        # ``meta``, ``schema_errors`` and ``attachments`` are made when first read: the usual
+        # answer (one text block) needs none of them, and most callers read none. After that
+        # they are plain attributes (a list appended to stays appended).
+        if name == "meta":
+            value: Any = as_object(self._raw.get("_meta"))
+        elif name in ("schema_errors", "attachments"):
+            value = []
+        else:
+            raise AttributeError(name)
+        object.__setattr__(self, name, value)
+        return value
 
     def _read(self, content: Any) -> str:
         """The text of ``content`` (the blocks as sent); its other blocks go to ``attachments``,

@@ -73,6 +73,9 @@ class Tool:
         self.fixed_arguments: dict[str, Any] = {}
         self.wrap: Any = None
         self._validator: Any = None
+        # read on every call: worked out once (a tool is built anew when the server's list changes)
+        self._resend = self.idempotent
+        self._ui_uri = self.ui_uri
 
     # Behaviour hints (MCP "ToolAnnotations"): trust them as far as you trust the server.
 

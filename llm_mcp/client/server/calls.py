@@ -35,6 +35,8 @@ if TYPE_CHECKING:
 
 __all__ = ["Calls"]
 
+_ROUNDS = range(MAX_INPUT_ROUNDS)
+
 
 class Calls:
     """The ``tools/call`` path of one server.
@@ -61,19 +63,19 @@ class Calls:
         `for_call`); see ``MCP.run``. A [`Task`][llm_mcp.Task] when the server answered with one
         (only when the ``"tasks"`` extension is declared)."""
         call = call or context.for_call()
-        token = call.enter()  # the transports' cancel check and the headers see this call's context
+        token = context.enter(call)  # the transports' cancel check and the headers see this call's context
         try:  # (enter/leave rather than ``with call.active()``: one generator less per call)
             params = {"name": tool.server_name, "arguments": arguments}
             resume = self.questions.resume_for(call, "tools/call", params) if call.resume is not None else None
             if resume is not None:  # a paused chat call going on
                 params = resume.params
                 arguments = params.get("arguments") or {}
+            listened = self._after_progress is not None or call.on_progress is not None  # (most calls: nobody)
             try:
-                raw = self.request_answering("tools/call", params, resume=resume, context=call,
-                                             headers=param_headers(tool.header_map, arguments) if tool.header_map
-                                             else None,
-                                             resend=tool.idempotent,
-                                             on_progress=self.progress_listener(call))
+                raw = self.request_answering("tools/call", params, resume,  # (positional: no keywords matched)
+                                             param_headers(tool.header_map, arguments) if tool.header_map else None,
+                                             None, tool._resend, self.progress_listener(call) if listened else None,
+                                             call)
             except MCPError as exc:
                 if exc.code is not None and unknown_tool(str(exc), tool.server_name):
                     self.catalog.forget("tools")  # the tool is gone: the next listing shows what is left
@@ -83,30 +85,36 @@ class Calls:
                 raw = self.request_answering("tools/call", params, resume=resume, context=call,
                                              headers=param_headers(fresh.header_map, arguments) if fresh.header_map
                                              else None,
-                                             resend=fresh.idempotent, on_progress=self.progress_listener(call))
+                                             resend=fresh._resend, on_progress=self.progress_listener(call))
                 tool = fresh
         finally:
             context.leave(token)
         if raw.get("resultType") == "task":
             return Task(raw, server=self.settings.owner, tool_name=tool.server_name)
-        result = Result(raw, tool_name=tool.server_name, ui_uri=tool.ui_uri)
+        result = Result(raw, tool.server_name, tool._ui_uri)  # (positional: keywords to a class cost a dict)
         if result.is_error and unknown_tool(result.text, tool.server_name):
             self.catalog.forget("tools")
-        tool.check_output(result)
+        if tool.output_schema is not None:  # (check_output's own first test: most tools have none)
+            tool.check_output(result)
         return result
 
-    def request_answering(self, method: str, params: dict[str, Any], *, resume: Resume | None = None,
-                          **options: Any) -> dict[str, Any]:
-        """``client.request(method, params)``, answering the server's questions round after round.
+    def request_answering(self, method: str, params: dict[str, Any], resume: Resume | None = None,
+                          headers: dict[str, str] | None = None, timeout: float | None = None, resend: bool = True,
+                          on_progress: Callable[[dict[str, Any]], None] | None = None,
+                          context: CallContext | None = None) -> dict[str, Any]:
+        """``client.request(method, params)`` (the other keywords are its own), answering the
+        server's questions round after round.
 
         Raises [`InputRequiredError`][llm_mcp.client.errors.InputRequiredError] with the questions left open, and
         ``MCPError`` after `MAX_INPUT_ROUNDS` answered rounds, for more than
         `MAX_INPUT_REQUESTS` questions in one round, or for an input request that is not
         an ``elicitation/create``."""
-        extra = answers_payload(resume.questions, resume.request_state) if resume is not None else {}
-        for _ in range(MAX_INPUT_ROUNDS):
-            try:
-                return self.connection.client.request(method, {**params, **extra} if extra else params, **options)
+        extra = answers_payload(resume.questions, resume.request_state) if resume is not None else None
+        for _ in _ROUNDS:
+            try:  # (the keywords spelled out, not ``**options``: no dict built and unpacked per call)
+                return self.connection.client.request(method, {**params, **extra} if extra else params,
+                                                      headers=headers, timeout=timeout, resend=resend,
+                                                      on_progress=on_progress, context=context)
             except InputRequiredError as exc:
                 if exc.questions:  # a nested server's questions: not ours to answer
                     raise

@@ -86,11 +86,13 @@ class Catalog:
 
     def tool(self, name: str) -> Tool | None:
         """The tool with this server-side name, or ``None`` (lists the tools the first time)."""
-        index = self._tool_index
-        if index is None:
-            self.tools()
-            index = self._tool_index or {}
-        return index.get(name)
+        return (self._tool_index or self._indexed_tools()).get(name)  # one line: read on every call
+
+    def _indexed_tools(self) -> dict[str, Tool]:
+        """The tools by server-side name, listed now if they are not kept (``{}`` when the listing
+        was overtaken by a change, or the server has none)."""
+        self.tools()
+        return self._tool_index or {}
 
     def _list_tools(self) -> list[Tool]:
         name = self.server.name

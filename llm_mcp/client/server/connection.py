@@ -77,36 +77,40 @@ class Connection:
         self._declared = declared
         self._on_client = on_client
         self._lock = threading.RLock()
-        self._client: Client | None = None
+
+    client: Client
+    """The protocol client, built on first use (no I/O until a request): see `__getattr__`."""
+
+    def __getattr__(self, name: str) -> Any:
+        # ``client`` not built yet (or forgotten): build it. Once built it is a plain attribute,
+        # read on every call without a property's Python frame.
+        if name != "client":
+            raise AttributeError(f"'Connection' object has no attribute {name!r}")
+        with self._lock:
+            client = self.__dict__.get("client")
+            if client is None:
+                client = self._build()
+                self.client = client
+                self._on_client(client)
+            return client
 
     @property
     def built(self) -> bool:
         """Whether the client was built (nothing is built, nor contacted, before the first use)."""
-        return self._client is not None
-
-    @property
-    def client(self) -> Client:
-        """The protocol client, built on first use (no I/O until a request)."""
-        client = self._client
-        if client is not None:  # built: read without the lock (one attribute read)
-            return client
-        with self._lock:
-            if self._client is None:
-                self._client = self._build()
-                self._on_client(self._client)
-            return self._client
+        return "client" in self.__dict__
 
     def forget(self) -> None:
         """Drop the client without closing it: in a forked child, its connection (sockets, a
         stdio process's pipes) is the parent's. The next use builds a new one."""
         with self._lock:
-            self._client = None
+            self.__dict__.pop("client", None)
 
     def close(self) -> None:
         """Close the client (the next request reconnects)."""
         with self._lock:
-            if self._client is not None:
-                self._client.close()
+            client = self.__dict__.get("client")
+            if client is not None:
+                client.close()
 
     @functools.cached_property
     def fixed_address(self) -> tuple[str, Any] | None:
