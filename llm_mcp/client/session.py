@@ -87,6 +87,9 @@ class Client:
             client capabilities to declare (``{"elicitation": {...}, "extensions": {...}}``);
             ``None`` declares none. Called per 2026-07-28 request; what it returns is only read and
             sent, never changed, so it may hand out the same dict each time.
+        declared_fixed: ``True`` when ``declared`` gives the same capabilities for 2026-07-28 for
+            the client's life (an ``MCP`` whose capabilities come from declared values sets it):
+            then it is asked once, not per request. ``False`` by default.
         on_input_request: answers a handshake-era server's ``elicitation/create`` request in
             line: takes its params, returns the ``ElicitResult`` dict; ``None`` refuses such
             requests (``-32601``). An exception it raises declines the request, then comes out
@@ -111,6 +114,7 @@ class Client:
         self.transport = transport
         self.log_level = check_log_level(log_level)
         self.declared = declared
+        self.declared_fixed = False
         # `request`'s usual _meta (none of its own in the params): (capabilities, version, log level, meta)
         self._meta_kept: tuple[Any, Any, Any, dict[str, Any]] = (False, None, None, {})
         self.name = name
@@ -364,8 +368,9 @@ class Client:
             while True:
                 version = self.protocol_version
                 if self.era == MODERN:
-                    capabilities = self.declared(MODERN) if self.declared is not None else None
                     kept = self._meta_kept  # the last request's own _meta, and what it was built from
+                    capabilities = kept[0] if self.declared_fixed and kept[0] is not False else (
+                        self.declared(MODERN) if self.declared is not None else None)
                     if kept[0] is not capabilities or kept[1] != version or kept[2] != self.log_level \
                             or "_meta" in params:
                         kept = (capabilities, version, self.log_level,

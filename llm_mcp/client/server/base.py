@@ -144,6 +144,7 @@ class MCP:
     def _wire(self, client: Client) -> None:
         """What a freshly built client is told: the collaborators that answer the server's
         requests (questions, roots, sampling) hook themselves in; changes are reported."""
+        client.declared_fixed = not self._declared_varies  # 2026-07-28's do not depend on `hold_questions`
         self._questions.wire(client)
         self._roots.wire(client)
         self._sampling.wire(client)
