@@ -196,6 +196,24 @@ def test_concurrent_calls_share_one_process(echo_stdio_command):
     assert answers == expected
 
 
+def test_threads_sending_requests_larger_than_the_pipe_all_get_their_answers():
+    """Several threads share a server that reads one request at a time and writes each answer
+    before reading on; requests and answers are larger than a pipe holds, so writes wait for the
+    server, which waits for its stdout to be read. Whichever thread holds the turn to read must
+    not sit waiting to write meanwhile: every call is answered well within its timeout, none is
+    killed as a server that stopped reading."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    sizes = [10, 100_000, 300_000] * 20
+    with llm_mcp.mcp(command=raw_stdio_command(era="modern"), name="big-both-ways", timeout=8) as server:
+        server.tools
+        pid = server.client.transport.pid
+        with ThreadPoolExecutor(max_workers=6) as pool:
+            answers = list(pool.map(lambda size: len(server.call("echo", message="x" * size).text), sizes))
+        assert server.client.transport.pid == pid
+    assert answers == sizes
+
+
 def server_sleep_text(seconds):
     from llm_mcp_tests.support.servers import echo_server
 

@@ -354,8 +354,12 @@ class StdioTransport(Transport):
         ``ProcessExitedError`` when the process has ended (its stdin is closed), ``ConnectionError``
         when it is unreachable otherwise."""
         process = stream.process
+        if not self._write_lock.acquire(False):
+            if self._sender == get_ident():  # another write goes on, and may wait: see `_lend_turn`
+                self._lend_turn()
+            self._write_lock.acquire()
         try:
-            with self._write_lock:
+            try:
                 start = stream.sent
                 assert process.stdin is not None
                 if not _CAN_POLL:
@@ -390,6 +394,8 @@ class StdioTransport(Transport):
                             raise ServerTimeoutError(f"MCP server {self.name!r} stopped reading its input",
                                                      server=self.name) from None
                 return start
+            finally:
+                self._write_lock.release()
         except ConnectionError:
             raise  # ours is an OSError too
         except (OSError, ValueError) as exc:
@@ -429,8 +435,9 @@ class StdioTransport(Transport):
 
     def _lend_turn(self) -> None:
         """Give up the turn to read that `_exchange` took before writing its request, when the
-        write has to wait: the process may have stopped reading its stdin until its stdout is read,
-        for another waiter. The request is then waited for in `_wait`."""
+        write has to wait (for a full pipe, or for another thread's write, which may wait for one):
+        the process may have stopped reading its stdin until its stdout is read, for another
+        waiter. The request is then waited for in `_wait`."""
         with self._lock:
             self._sender = None
             self._leave_turn()
