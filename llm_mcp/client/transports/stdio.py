@@ -229,7 +229,8 @@ class StdioTransport(Transport):
             if reader is None:
                 # The usual case, no other reader: the turn to read is taken here, with the
                 # registration (one lock acquisition for both). `_send` gives it up should the
-                # write have to wait for the process (which may wait for its stdout to be read).
+                # write have to wait, for the process (which may wait for its stdout to be read)
+                # or for another thread's write (which may wait for the process): see `_lend_turn`.
                 self._reader = self._sender = me
         try:
             try:
@@ -516,7 +517,7 @@ class StdioTransport(Transport):
                     # This thread's own response, taken without the lock: another thread learns
                     # of a response only from `_pending` and `wake` under the lock, and only the
                     # thread whose turn it is (this one) reads and answers; the pending leaves
-                    # `_pending` when the turn is given up, below.
+                    # `_pending` when the turn is given up, below (nested: in `_exchange`).
                     stream.answered = True
                     pending.response = parsed
                     pending.done = True
