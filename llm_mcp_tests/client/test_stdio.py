@@ -342,6 +342,43 @@ def test_an_error_response_without_an_id_is_skipped_and_the_call_still_answered(
     assert any("unknown request id None" in r.getMessage() for r in caplog.records)
 
 
+LATE_BIG = r'''
+import json, sys, time
+for line in sys.stdin:
+    msg = json.loads(line)
+    if "id" not in msg:
+        continue
+    if msg["method"] == "server/discover":
+        res = {"supportedVersions": ["2026-07-28"], "capabilities": {"tools": {}}}
+    elif msg["method"] == "tools/list":
+        res = {"tools": [{"name": name, "inputSchema": {"type": "object"}} for name in ("late_big", "echo")]}
+    elif msg["params"]["name"] == "late_big":  # answered after the caller gave up: more than a pipe holds
+        time.sleep(0.5)
+        res = {"content": [{"type": "text", "text": "x" * 1_000_000}]}
+    else:
+        res = {"content": [{"type": "text", "text": str(len(msg["params"]["arguments"]["message"]))}]}
+    sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": res}) + "\n")
+    sys.stdout.flush()
+'''
+
+
+def test_a_large_request_is_written_while_the_server_writes_an_answer_nobody_waits_for():
+    """A call gave up (timed out); the server, which reads one request at a time, then writes its
+    answer, more than a pipe holds, and reads no more until it is read. The next call's request,
+    also more than a pipe holds, waits to be written with no other thread reading: the writing
+    thread reads the server's output meanwhile, so the request goes through and is answered,
+    rather than the server being killed as one that stopped reading."""
+    command = [sys.executable, "-c", LATE_BIG]
+    with llm_mcp.mcp(command=command, name="late-big", timeout=0.2) as server:
+        server.tools
+        with pytest.raises(llm_mcp.ServerTimeoutError):
+            server.call("late_big")
+        server.client.timeout = 10
+        pid = server.client.transport.pid
+        assert server.call("echo", message="y" * 500_000).text == "500000"
+        assert server.client.transport.pid == pid
+
+
 def test_stdio_server_that_stops_reading_is_bounded():
     """A server that stops reading its stdin cannot hold a large write past the timeout."""
     with hostile("stop_reading", timeout=2) as server:

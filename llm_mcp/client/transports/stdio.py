@@ -390,10 +390,13 @@ class StdioTransport(Transport):
                     except BlockingIOError:
                         writable = select.poll()
                         writable.register(fd, select.POLLOUT)
-                        if not writable.poll(max(deadline - time.monotonic(), 0) * 1000):
-                            process.kill()  # half a message sits in its pipe: this process is done
-                            raise ServerTimeoutError(f"MCP server {self.name!r} stopped reading its input",
-                                                     server=self.name) from None
+                        # In slices: between them, output nobody reads is read (see `_take_output`).
+                        while not writable.poll(min(max(deadline - time.monotonic(), 0), CANCEL_CHECK) * 1000):
+                            if time.monotonic() >= deadline:
+                                process.kill()  # half a message sits in its pipe: this process is done
+                                raise ServerTimeoutError(f"MCP server {self.name!r} stopped reading its input",
+                                                         server=self.name) from None
+                            self._take_output(stream)
                 return start
             finally:
                 self._write_lock.release()
@@ -407,6 +410,32 @@ class StdioTransport(Transport):
             failure = ConnectionError if status is None else ProcessExitedError  # a broken pipe, exit not yet seen
             raise failure(f"MCP server {self.name!r} is not running (exit status {status})", server=self.name,
                           exit_status=status) from None
+
+    def _take_output(self, stream: _Stream) -> None:
+        """While a write waits for the process, which may wait for its stdout to be read (an answer
+        nobody waits for any more, notifications), and no other thread reads: move what it wrote
+        to the buffer, unparsed (the next reader reads it there). At most `TAKEN_AT_ONCE` bytes."""
+        me = get_ident()
+        with self._lock:
+            if self._reader not in (None, me):
+                return  # that thread reads
+            lent, self._reader = self._reader is None, me
+        try:
+            taken = 0
+            while taken < TAKEN_AT_ONCE and stream.poller is not None and stream.poller.poll(0):
+                chunk = os.read(stream.fd, 1 << 16)
+                if not chunk:
+                    stream.eof = True
+                    break
+                stream.read_at = time.monotonic()
+                stream.buffer += chunk  # appended: what `scanned` covers stays without a newline
+                taken += len(chunk)
+        except OSError:
+            stream.eof = True
+        finally:
+            if lent:
+                with self._lock:
+                    self._leave_turn()
 
     # -- reading: whoever waits reads -----------------------------------------------------------
 
@@ -703,6 +732,9 @@ def _belongs(message: dict[str, Any], key: Any) -> bool:
 
 CANCEL_CHECK = 0.05
 """Seconds between checks of a cancel scope while a request waits (when one is active)."""
+
+TAKEN_AT_ONCE = 1 << 20
+"""Bytes of output a waiting write moves to the buffer at a time (`StdioTransport._take_output`)."""
 
 
 def _slice() -> float:
