@@ -199,7 +199,7 @@ class Result:
         elif name in ("schema_errors", "attachments"):
             value = []
         else:
-            raise AttributeError(name)
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}", name=name, obj=self)
         object.__setattr__(self, name, value)
         return value
 

@@ -115,7 +115,8 @@ class Client:
         self.log_level = check_log_level(log_level)
         self.declared = declared
         self.declared_fixed = False
-        # `request`'s usual _meta (none of its own in the params): (capabilities, version, log level, meta)
+        # `request`'s usual _meta (none of its own in the params): (capabilities, version, log level,
+        # meta); capabilities ``False`` until one is kept (``None`` is a real value: none declared)
         self._meta_kept: tuple[Any, Any, Any, dict[str, Any]] = (False, None, None, {})
         self.name = name
         self.timeout = timeout

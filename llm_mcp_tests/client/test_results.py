@@ -593,6 +593,22 @@ def test_result_without_content_is_reported():
     assert Result({"content": []}).schema_errors == []
 
 
+def test_a_result_attribute_it_lacks_is_named_in_the_error_as_python_names_it():
+    """Reading an attribute a Result lacks raises ``AttributeError`` worded as Python words it
+    (the class and the name), and ``hasattr``/``getattr`` with a default work; the parts made on
+    first read (``meta``, ``schema_errors``, ``attachments``) are attributes like any other."""
+    from llm_mcp.client.result import Result
+
+    result = Result({"content": [{"type": "text", "text": "hi"}], "_meta": {"k": 1}})
+    with pytest.raises(AttributeError) as info:
+        result.structured_content
+    assert str(info.value) == "'Result' object has no attribute 'structured_content'"
+    assert info.value.name == "structured_content" and info.value.obj is result
+    assert not hasattr(result, "nope") and getattr(result, "nope", 7) == 7
+    result.schema_errors.append("checked")
+    assert (result.meta, result.schema_errors, result.attachments) == ({"k": 1}, ["checked"], [])
+
+
 class _Block(dict):
     pass
 

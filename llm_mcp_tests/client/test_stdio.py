@@ -196,6 +196,24 @@ def test_concurrent_calls_share_one_process(echo_stdio_command):
     assert answers == expected
 
 
+def test_threads_sending_requests_larger_than_the_pipe_all_get_their_answers():
+    """Several threads share a server that reads one request at a time and writes each answer
+    before reading on; requests and answers are larger than a pipe holds, so writes wait for the
+    server, which waits for its stdout to be read. Whichever thread holds the turn to read must
+    not sit waiting to write meanwhile: every call is answered well within its timeout, none is
+    killed as a server that stopped reading."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    sizes = [10, 100_000, 300_000] * 20
+    with llm_mcp.mcp(command=raw_stdio_command(era="modern"), name="big-both-ways", timeout=8) as server:
+        server.tools
+        pid = server.client.transport.pid
+        with ThreadPoolExecutor(max_workers=6) as pool:
+            answers = list(pool.map(lambda size: len(server.call("echo", message="x" * size).text), sizes))
+        assert server.client.transport.pid == pid
+    assert answers == sizes
+
+
 def server_sleep_text(seconds):
     from llm_mcp_tests.support.servers import echo_server
 
@@ -322,6 +340,43 @@ def test_an_error_response_without_an_id_is_skipped_and_the_call_still_answered(
     with hostile("idless_error") as server:
         assert server.client.request("tools/call", {"name": "t"})["content"][0]["text"] == "survived"
     assert any("unknown request id None" in r.getMessage() for r in caplog.records)
+
+
+LATE_BIG = r'''
+import json, sys, time
+for line in sys.stdin:
+    msg = json.loads(line)
+    if "id" not in msg:
+        continue
+    if msg["method"] == "server/discover":
+        res = {"supportedVersions": ["2026-07-28"], "capabilities": {"tools": {}}}
+    elif msg["method"] == "tools/list":
+        res = {"tools": [{"name": name, "inputSchema": {"type": "object"}} for name in ("late_big", "echo")]}
+    elif msg["params"]["name"] == "late_big":  # answered after the caller gave up: more than a pipe holds
+        time.sleep(0.5)
+        res = {"content": [{"type": "text", "text": "x" * 1_000_000}]}
+    else:
+        res = {"content": [{"type": "text", "text": str(len(msg["params"]["arguments"]["message"]))}]}
+    sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": res}) + "\n")
+    sys.stdout.flush()
+'''
+
+
+def test_a_large_request_is_written_while_the_server_writes_an_answer_nobody_waits_for():
+    """A call gave up (timed out); the server, which reads one request at a time, then writes its
+    answer, more than a pipe holds, and reads no more until it is read. The next call's request,
+    also more than a pipe holds, waits to be written with no other thread reading: the writing
+    thread reads the server's output meanwhile, so the request goes through and is answered,
+    rather than the server being killed as one that stopped reading."""
+    command = [sys.executable, "-c", LATE_BIG]
+    with llm_mcp.mcp(command=command, name="late-big", timeout=0.2) as server:
+        server.tools
+        with pytest.raises(llm_mcp.ServerTimeoutError):
+            server.call("late_big")
+        server.client.timeout = 10
+        pid = server.client.transport.pid
+        assert server.call("echo", message="y" * 500_000).text == "500000"
+        assert server.client.transport.pid == pid
 
 
 def test_stdio_server_that_stops_reading_is_bounded():

@@ -229,7 +229,8 @@ class StdioTransport(Transport):
             if reader is None:
                 # The usual case, no other reader: the turn to read is taken here, with the
                 # registration (one lock acquisition for both). `_send` gives it up should the
-                # write have to wait for the process (which may wait for its stdout to be read).
+                # write have to wait, for the process (which may wait for its stdout to be read)
+                # or for another thread's write (which may wait for the process): see `_lend_turn`.
                 self._reader = self._sender = me
         try:
             try:
@@ -354,8 +355,12 @@ class StdioTransport(Transport):
         ``ProcessExitedError`` when the process has ended (its stdin is closed), ``ConnectionError``
         when it is unreachable otherwise."""
         process = stream.process
+        if not self._write_lock.acquire(False):
+            if self._sender == get_ident():  # another write goes on, and may wait: see `_lend_turn`
+                self._lend_turn()
+            self._write_lock.acquire()
         try:
-            with self._write_lock:
+            try:
                 start = stream.sent
                 assert process.stdin is not None
                 if not _CAN_POLL:
@@ -385,11 +390,16 @@ class StdioTransport(Transport):
                     except BlockingIOError:
                         writable = select.poll()
                         writable.register(fd, select.POLLOUT)
-                        if not writable.poll(max(deadline - time.monotonic(), 0) * 1000):
-                            process.kill()  # half a message sits in its pipe: this process is done
-                            raise ServerTimeoutError(f"MCP server {self.name!r} stopped reading its input",
-                                                     server=self.name) from None
+                        # In slices: between them, output nobody reads is read (see `_take_output`).
+                        while not writable.poll(min(max(deadline - time.monotonic(), 0), CANCEL_CHECK) * 1000):
+                            if time.monotonic() >= deadline:
+                                process.kill()  # half a message sits in its pipe: this process is done
+                                raise ServerTimeoutError(f"MCP server {self.name!r} stopped reading its input",
+                                                         server=self.name) from None
+                            self._take_output(stream)
                 return start
+            finally:
+                self._write_lock.release()
         except ConnectionError:
             raise  # ours is an OSError too
         except (OSError, ValueError) as exc:
@@ -400,6 +410,32 @@ class StdioTransport(Transport):
             failure = ConnectionError if status is None else ProcessExitedError  # a broken pipe, exit not yet seen
             raise failure(f"MCP server {self.name!r} is not running (exit status {status})", server=self.name,
                           exit_status=status) from None
+
+    def _take_output(self, stream: _Stream) -> None:
+        """While a write waits for the process, which may wait for its stdout to be read (an answer
+        nobody waits for any more, notifications), and no other thread reads: move what it wrote
+        to the buffer, unparsed (the next reader reads it there). At most `TAKEN_AT_ONCE` bytes."""
+        me = get_ident()
+        with self._lock:
+            if self._reader not in (None, me):
+                return  # that thread reads
+            lent, self._reader = self._reader is None, me
+        try:
+            taken = 0
+            while taken < TAKEN_AT_ONCE and stream.poller is not None and stream.poller.poll(0):
+                chunk = os.read(stream.fd, 1 << 16)
+                if not chunk:
+                    stream.eof = True
+                    break
+                stream.read_at = time.monotonic()
+                stream.buffer += chunk  # appended: what `scanned` covers stays without a newline
+                taken += len(chunk)
+        except OSError:
+            stream.eof = True
+        finally:
+            if lent:
+                with self._lock:
+                    self._leave_turn()
 
     # -- reading: whoever waits reads -----------------------------------------------------------
 
@@ -429,8 +465,9 @@ class StdioTransport(Transport):
 
     def _lend_turn(self) -> None:
         """Give up the turn to read that `_exchange` took before writing its request, when the
-        write has to wait: the process may have stopped reading its stdin until its stdout is read,
-        for another waiter. The request is then waited for in `_wait`."""
+        write has to wait (for a full pipe, or for another thread's write, which may wait for one):
+        the process may have stopped reading its stdin until its stdout is read, for another
+        waiter. The request is then waited for in `_wait`."""
         with self._lock:
             self._sender = None
             self._leave_turn()
@@ -509,7 +546,7 @@ class StdioTransport(Transport):
                     # This thread's own response, taken without the lock: another thread learns
                     # of a response only from `_pending` and `wake` under the lock, and only the
                     # thread whose turn it is (this one) reads and answers; the pending leaves
-                    # `_pending` when the turn is given up, below.
+                    # `_pending` when the turn is given up, below (nested: in `_exchange`).
                     stream.answered = True
                     pending.response = parsed
                     pending.done = True
@@ -695,6 +732,9 @@ def _belongs(message: dict[str, Any], key: Any) -> bool:
 
 CANCEL_CHECK = 0.05
 """Seconds between checks of a cancel scope while a request waits (when one is active)."""
+
+TAKEN_AT_ONCE = 1 << 20
+"""Bytes of output a waiting write moves to the buffer at a time (`StdioTransport._take_output`)."""
 
 
 def _slice() -> float:
