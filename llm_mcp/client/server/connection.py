@@ -90,8 +90,8 @@ class Connection:
             client = self.__dict__.get("client")
             if client is None:
                 client = self._build()
+                self._on_client(client)  # wired before other threads can see it (they read it without the lock)
                 self.client = client
-                self._on_client(client)
             return client
 
     @property
