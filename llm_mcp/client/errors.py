@@ -54,7 +54,6 @@ the exceptions of ``llm_mcp.testing``, which tool code inside a test server rais
 from __future__ import annotations
 
 import builtins
-import email.utils
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -410,6 +409,8 @@ def retry_after_seconds(value: str | None) -> float | None:
     value = value.strip()
     if value.isdigit():
         return float(value)
+    import email.utils  # only for an HTTP date; email brings socket and more, so not at import
+
     try:
         when = email.utils.parsedate_to_datetime(value)
     except (TypeError, ValueError):

@@ -19,14 +19,14 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from uritemplate import URITemplate
-
 from .completion import Completable
 from .errors import MCPError
 from .protocol import as_object, as_text
 from .result import Attachment, decode_base64, sniff_mime_type
 
 if TYPE_CHECKING:
+    from uritemplate import URITemplate
+
     from .server import MCP
 
 __all__ = ["Resource", "ResourceTemplate", "check_template", "expand_template", "template_variables"]
@@ -79,7 +79,13 @@ def template_variables(template: str) -> list[str]:
     Raises ``ValueError`` for a template that is not RFC 6570 (see `check_template`).
     """
     check_template(template)
-    return _variable_names(URITemplate(template))
+    return _variable_names(_parse(template))
+
+
+def _parse(template: str) -> URITemplate:
+    from uritemplate import URITemplate  # on a server's first template, not at import
+
+    return URITemplate(template)
 
 
 def _variable_names(parsed: URITemplate) -> list[str]:
@@ -96,7 +102,7 @@ def expand_template(template: str, variables: dict[str, Any]) -> str:
     ``{?query}``/``{&query}`` expression) that was not given.
     """
     check_template(template)
-    parsed = URITemplate(template)
+    parsed = _parse(template)
     names = _variable_names(parsed)
     unknown = [name for name in variables if name not in names]
     if unknown:

@@ -45,9 +45,12 @@ def test_importing_the_client_loads_no_transport_library_oauth_or_jsonschema() -
     modules = loaded_by("import llm_mcp.client")
     tops = {name.split(".")[0] for name in modules}
     assert not tops & HEAVY, sorted(tops & HEAVY)
-    # Of the libraries outside the standard library, only uritemplate (resource templates, pure Python)
-    # and orjson (one compiled module, which writes every message: protocol.encode).
-    assert third_party(modules) == {"orjson", "uritemplate"}
+    # Of the libraries outside the standard library, only orjson (one compiled module, which writes
+    # every message: protocol.encode); uritemplate waits for a resource template.
+    assert third_party(modules) == {"orjson"}
+    # Standard modules only rare paths need: email (an HTTP-date Retry-After; it brings socket) and
+    # the skills' sha256 (hashlib stays: outages key their waits with it).
+    assert not {name.split(".")[0] for name in modules} & {"email", "socket", "uritemplate"}
     ours = {name for name in modules if name.startswith("llm_mcp.")}
     assert "llm_mcp.client.session" in ours and "llm_mcp.client.server.base" in ours  # it did import the client
     assert not {m for m in ours if m.startswith(("llm_mcp.client.transports.http", "llm_mcp.client.transports.sse",
@@ -84,6 +87,12 @@ def test_the_libraries_arrive_when_a_server_needs_them() -> None:
     assert {"httpx", "joserfc"} <= {name.split(".")[0] for name in oauth}
     checked = loaded_by("from llm_mcp.client.question import _conforms\nassert not _conforms('x', 'email')")
     assert "jsonschema" in {name.split(".")[0] for name in checked}
+    template = loaded_by("from llm_mcp.client.resource import expand_template\n"
+                         "assert expand_template('file:///{+path}', {'path': 'a/b'}) == 'file:///a/b'")
+    assert "uritemplate" in {name.split(".")[0] for name in template}
+    dated = loaded_by("from llm_mcp.client.errors import retry_after_seconds\n"
+                      "assert retry_after_seconds('Wed, 21 Oct 2015 07:28:00 GMT') == 0.0")
+    assert "email" in {name.split(".")[0] for name in dated}
 
 
 @pytest.mark.parametrize("name", ["OAuth", "OAuthSettings", "MemoryStore", "TokenRequestError", "credential_key"])
