@@ -58,6 +58,22 @@ def test_importing_the_client_loads_no_transport_library_oauth_or_jsonschema() -
     assert {m for m in ours if m.startswith("llm_mcp.client.oauth")} <= {"llm_mcp.client.oauth",
                                                                        "llm_mcp.client.oauth.settings"}
     assert "llm_mcp.client.question" in ours  # questions are there, only their jsonschema checks wait
+    assert not {m for m in ours if m == "llm_mcp.chat" or m.startswith("llm_mcp.chat.")}  # chats wait too
+
+
+def test_the_package_still_offers_the_chat_names_on_first_use() -> None:
+    """``llm_mcp.chat`` (a callable module), ``llm_mcp.Chat``, ``Agent`` and ``ChatTool`` load the chat
+    package when first read, and a star import brings them all."""
+    modules = loaded_by("import llm_mcp, sys\nassert 'llm_mcp.chat' not in sys.modules\n"
+                        "from llm_mcp.chat.chat import Chat\nfrom llm_mcp.chat.agent import Agent\n"
+                        "from llm_mcp.chat.tools import ChatTool\n"
+                        "assert (llm_mcp.Chat, llm_mcp.Agent, llm_mcp.ChatTool) == (Chat, Agent, ChatTool)\n"
+                        "assert callable(llm_mcp.chat) and llm_mcp.chat is sys.modules['llm_mcp.chat']\n"
+                        "namespace = {}\nexec('from llm_mcp import *', namespace)\n"
+                        "assert namespace['Chat'] is Chat and namespace['chat'] is llm_mcp.chat\n"
+                        "try:\n    llm_mcp.Chats\nexcept AttributeError as exc:\n    assert 'Chats' in str(exc)\n"
+                        "else:\n    raise AssertionError('no AttributeError')")
+    assert "llm_mcp.chat" in modules
 
 
 def test_a_call_to_a_server_without_oauth_loads_neither_jose_nor_jsonschema(echo_http_url: str) -> None:
