@@ -36,3 +36,9 @@ def __getattr__(name: str) -> object:
     if name == "PublicAddressesOnly":
         return client.PublicAddressesOnly
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    """The names bound here and those of ``__all__`` that `__getattr__` provides (the chat's), without
+    importing them: tab completion and ``help(llm_mcp)`` see them as when they were imported eagerly."""
+    return sorted({*globals(), *__all__})

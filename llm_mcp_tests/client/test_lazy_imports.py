@@ -76,6 +76,15 @@ def test_the_package_still_offers_the_chat_names_on_first_use() -> None:
     assert "llm_mcp.chat" in modules
 
 
+def test_dir_of_the_package_lists_the_chat_names_without_loading_them() -> None:
+    """``dir(llm_mcp)`` (tab completion, ``help``) names what ``__all__`` offers, the chat names that
+    load on first use among them, as it did when they were imported eagerly; listing them loads nothing."""
+    loaded_by("import llm_mcp, sys\nnames = dir(llm_mcp)\n"
+              "assert set(llm_mcp.__all__) <= set(names), sorted(set(llm_mcp.__all__) - set(names))\n"
+              "assert names == sorted(names) and 'client' in names and '__getattr__' in names\n"
+              "assert 'llm_mcp.chat' not in sys.modules")
+
+
 def test_a_call_to_a_server_without_oauth_loads_neither_jose_nor_jsonschema(echo_http_url: str) -> None:
     modules = loaded_by(f"import llm_mcp\nserver = llm_mcp.mcp(url={echo_http_url!r}, name='echo')\n"
                         "assert server.call('echo', message='hi').text == 'hi'\nserver.close()")
