@@ -32,7 +32,9 @@ def __getattr__(name: str) -> object:
     if name == "chat":
         return importlib.import_module(".chat", __name__)  # also binds llm_mcp.chat for later lookups
     if name in _FROM_CHAT:
-        return getattr(importlib.import_module(".chat", __name__), name)
+        value = getattr(importlib.import_module(".chat", __name__), name)
+        globals()[name] = value  # bound here: later reads skip this function
+        return value
     if name == "PublicAddressesOnly":
         return client.PublicAddressesOnly
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
