@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import base64
 import functools
+import hashlib
 import json
 import logging
 import posixpath
@@ -349,8 +350,6 @@ class Skill:
         if len(data) != listed.size:
             raise SkillVerificationError(f"skill {self.name!r} of {name!r}: {uri} is {len(data)} bytes, its entry "
                                          f"says {listed.size}; refused", uri=uri, server=name)
-        import hashlib  # only when a skill's file is verified (it loads OpenSSL)
-
         digest = "sha256:" + hashlib.sha256(data).hexdigest()
         if digest != listed.digest:
             raise SkillVerificationError(f"skill {self.name!r} of {name!r}: the sha256 digest of {uri} differs "

@@ -48,8 +48,7 @@ def test_importing_the_client_loads_no_transport_library_oauth_or_jsonschema() -
     # Of the libraries outside the standard library, only orjson (one compiled module, which writes
     # every message: protocol.encode); uritemplate waits for a resource template.
     assert third_party(modules) == {"orjson"}
-    # Standard modules only rare paths need: email (an HTTP-date Retry-After; it brings socket) and
-    # the skills' sha256 (hashlib stays: outages key their waits with it).
+    # A standard module only a rare path needs: email (an HTTP-date Retry-After; it brings socket).
     assert not {name.split(".")[0] for name in modules} & {"email", "socket", "uritemplate"}
     ours = {name for name in modules if name.startswith("llm_mcp.")}
     assert "llm_mcp.client.session" in ours and "llm_mcp.client.server.base" in ours  # it did import the client
